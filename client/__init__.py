@@ -1,0 +1,1 @@
+"""voxlite client library (see issue: generated stub, sync and asyncio clients, CLI)."""

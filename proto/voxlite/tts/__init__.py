@@ -1,0 +1,1 @@
+"""voxlite protocol definitions."""

@@ -1,0 +1,1 @@
+"""Generated code for voxlite.tts.v1 (run scripts/gen-proto; do not edit)."""

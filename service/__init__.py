@@ -1,0 +1,1 @@
+"""voxlite server: Piper voices streamed over gRPC as the vocoder produces audio."""

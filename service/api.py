@@ -1,0 +1,341 @@
+"""The gRPC servicer: validates requests, runs sessions, maps domain errors to status codes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import grpc
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+from .audio import Encoding, InvalidAudioConfig, resolve_audio_settings
+from .errors import (
+    InvalidRequest,
+    Overloaded,
+    Unavailable,
+    VoiceNotFound,
+    VoiceUnavailable,
+    VoxliteError,
+)
+from .registry import VoiceRegistry
+from .session import (
+    AudioEvent,
+    ClearDoneEvent,
+    Event,
+    FlushDoneEvent,
+    FormatEvent,
+    Runner,
+    Session,
+    SessionLimits,
+    StreamSettings,
+    SummaryEvent,
+    TimestampsEvent,
+)
+
+_LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SERVICE_NAME = tts_pb2.DESCRIPTOR.services_by_name["TextToSpeechService"].full_name
+
+_STATUS: dict[type[VoxliteError], grpc.StatusCode] = {
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    VoiceNotFound: grpc.StatusCode.NOT_FOUND,
+    VoiceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
+}
+_ENCODINGS = {
+    tts_pb2.AUDIO_ENCODING_UNSPECIFIED: Encoding.OGG_OPUS,
+    tts_pb2.AUDIO_ENCODING_OGG_OPUS: Encoding.OGG_OPUS,
+    tts_pb2.AUDIO_ENCODING_OPUS: Encoding.OPUS,
+    tts_pb2.AUDIO_ENCODING_PCM_S16LE: Encoding.PCM_S16LE,
+    tts_pb2.AUDIO_ENCODING_MULAW: Encoding.MULAW,
+    tts_pb2.AUDIO_ENCODING_ALAW: Encoding.ALAW,
+}
+_ENCODING_TO_PROTO = {
+    v: k for k, v in _ENCODINGS.items() if k != tts_pb2.AUDIO_ENCODING_UNSPECIFIED
+}
+MIN_RATE, MAX_RATE = 0.25, 4.0
+MAX_NOISE = 2.0
+
+
+def status_of(error: VoxliteError) -> grpc.StatusCode:
+    for cls in type(error).__mro__:
+        if cls in _STATUS:
+            return _STATUS[cls]
+    return grpc.StatusCode.INTERNAL
+
+
+def _check_range(name: str, value: float, low: float, high: float) -> None:
+    if math.isnan(value) or not low <= value <= high:
+        raise InvalidRequest(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+
+
+class Admission:
+    """How many synthesis calls run now; refuses calls over the limit and while draining."""
+
+    def __init__(self, max_streams: int) -> None:
+        self.max_streams = max_streams
+        self.active = 0
+        self.ready = False
+        self.draining = False
+        self.sessions: set[Session] = set()
+
+    def enter(self) -> None:
+        if self.draining:
+            raise Unavailable("the server is shutting down: retry on another replica")
+        if not self.ready:
+            raise Unavailable("the server is starting (loading voices): retry in a moment")
+        if self.active >= self.max_streams:
+            raise Overloaded(
+                f"the server is at its limit of {self.max_streams} concurrent streams: retry "
+                "later or on another replica"
+            )
+        self.active += 1
+
+    def leave(self) -> None:
+        self.active -= 1
+
+
+class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
+    """voxlite.tts.v1.TextToSpeechService on a VoiceRegistry."""
+
+    def __init__(
+        self,
+        registry: VoiceRegistry,
+        run: Runner,
+        admission: Admission,
+        *,
+        max_text_chars: int,
+        session_factory: Callable[..., Session] = Session,
+    ) -> None:
+        self._registry = registry
+        self._run = run
+        self._admission = admission
+        self._max_text_chars = max_text_chars
+        self._session_factory = session_factory
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def settings(self, config: tts_pb2.SynthesisConfig) -> StreamSettings:
+        """Check a request's config and resolve it against the voice; raises with what to fix."""
+        voice = self._registry.get(config.voice)
+        rate = config.speaking_rate or 1.0
+        _check_range("speaking_rate", rate, MIN_RATE, MAX_RATE)
+        noise_scale = config.noise_scale if config.HasField("noise_scale") else None
+        noise_w = config.noise_w if config.HasField("noise_w") else None
+        if noise_scale is not None:
+            _check_range("noise_scale", noise_scale, 0.0, MAX_NOISE)
+        if noise_w is not None:
+            _check_range("noise_w", noise_w, 0.0, MAX_NOISE)
+        audio = config.audio
+        if audio.encoding not in _ENCODINGS:
+            raise InvalidRequest(
+                f"audio.encoding {audio.encoding} is unknown: use one of "
+                + ", ".join(tts_pb2.AudioEncoding.Name(e) for e in _ENCODINGS if e)
+            )
+        try:
+            audio_settings = resolve_audio_settings(
+                _ENCODINGS[audio.encoding],
+                audio.sample_rate_hz,
+                audio.bitrate_bps,
+                audio.frame_duration_ms,
+            )
+        except InvalidAudioConfig as exc:
+            raise InvalidRequest(f"audio: {exc}") from exc
+        params = voice.params(
+            speaking_rate=rate, noise_scale=noise_scale, noise_w=noise_w, speaker=config.speaker
+        )
+        return StreamSettings(voice, params, audio_settings, config.enable_word_timestamps)
+
+    def _check_text(self, text: str) -> None:
+        if len(text) > self._max_text_chars:
+            raise InvalidRequest(
+                f"text has {len(text)} characters, over the limit of {self._max_text_chars}: split "
+                "it into several requests or use StreamingSynthesize"
+            )
+
+    # -- RPCs ----------------------------------------------------------------------------------
+
+    async def ListVoices(
+        self, request: tts_pb2.ListVoicesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> tts_pb2.ListVoicesResponse:
+        default = self._registry.default_name
+        voices = [
+            tts_pb2.Voice(
+                name=v.info.name,
+                language=v.info.language,
+                native_sample_rate_hz=v.info.native_rate,
+                speakers=list(v.info.speakers),
+                quality=v.info.quality,
+                default=v.info.name == default,
+            )
+            for v in self._registry.voices()
+            if v.info.language.lower().startswith(request.language.lower().replace("-", "_"))
+        ]
+        failed = [
+            tts_pb2.VoiceLoadError(path=f.path, reason=f.reason) for f in self._registry.failures
+        ]
+        return tts_pb2.ListVoicesResponse(voices=voices, failed=failed)
+
+    async def Synthesize(
+        self, request: tts_pb2.SynthesizeRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[tts_pb2.SynthesizeResponse]:
+        try:
+            self._admission.enter()
+        except VoxliteError as exc:
+            await _abort(context, exc)
+        try:
+            if not request.text.strip():
+                raise InvalidRequest("text is empty: put the words to speak in the text field")
+            self._check_text(request.text)
+            session = self._session(self.settings(request.config))
+            session.push_text(request.text)
+            session.end()
+            async for event in session.events():
+                yield _synthesize_response(event)
+        except VoxliteError as exc:
+            await _abort(context, exc)
+        finally:
+            self._admission.leave()
+
+    async def StreamingSynthesize(
+        self,
+        request_iterator: AsyncIterator[tts_pb2.StreamingSynthesizeRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[tts_pb2.StreamingSynthesizeResponse]:
+        try:
+            self._admission.enter()
+        except VoxliteError as exc:
+            await _abort(context, exc)
+        session: Session | None = None
+        reader: asyncio.Task[None] | None = None
+        try:
+            requests = request_iterator.__aiter__()
+            try:
+                first = await requests.__anext__()
+            except StopAsyncIteration:
+                raise InvalidRequest(
+                    "the stream ended before its config: send config first"
+                ) from None
+            if first.WhichOneof("request") != "config":
+                raise InvalidRequest(
+                    "the first message must be config, got "
+                    + (first.WhichOneof("request") or "an empty message")
+                )
+            session = self._session(first.config)
+            reader = asyncio.ensure_future(self._read(requests, session))
+            async for event in session.events():
+                yield _streaming_response(event)
+        except VoxliteError as exc:
+            await _abort(context, exc)
+        finally:
+            if reader is not None:
+                reader.cancel()
+            self._admission.leave()
+
+    def _session(self, config: tts_pb2.SynthesisConfig | StreamSettings) -> Session:
+        settings = config if isinstance(config, StreamSettings) else self.settings(config)
+        return self._session_factory(
+            settings, self._run, limits=SessionLimits(max_buffered_chars=self._max_text_chars)
+        )
+
+    async def _read(
+        self, requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest], session: Session
+    ) -> None:
+        """Feed requests to the session as they arrive, while audio is being produced."""
+        self._admission.sessions.add(session)
+        try:
+            async for request in requests:
+                kind = request.WhichOneof("request")
+                if kind == "text":
+                    self._check_text(request.text)
+                    session.push_text(request.text)
+                elif kind == "flush":
+                    session.flush(request.flush.id)
+                elif kind == "clear":
+                    session.clear(request.clear.id)
+                elif kind == "config":
+                    raise InvalidRequest(
+                        "config was already sent: send it once, as the first message"
+                    )
+                else:
+                    raise InvalidRequest("empty request: set one of config, text, flush or clear")
+            session.end()
+        except VoxliteError as exc:
+            session.fail(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the call broke (client gone): stop the session's work
+            _LOG.debug("request stream ended: %r", exc)
+            session.fail(exc)
+        finally:
+            self._admission.sessions.discard(session)
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: VoxliteError) -> None:
+    await context.abort(status_of(exc), str(exc))
+
+
+def _format(event: FormatEvent) -> tts_pb2.AudioFormat:
+    opus = event.settings.encoding in (Encoding.OPUS, Encoding.OGG_OPUS)
+    return tts_pb2.AudioFormat(
+        encoding=_ENCODING_TO_PROTO[event.settings.encoding],
+        sample_rate_hz=event.settings.sample_rate_hz,
+        channels=1,
+        frame_duration_ms=event.settings.frame_ms if opus else 0,
+        voice=event.voice,
+        native_sample_rate_hz=event.native_rate,
+        opus_pre_skip=event.pre_skip,
+    )
+
+
+def _common(event: Event) -> dict[str, Any]:
+    if isinstance(event, FormatEvent):
+        return {"format": _format(event)}
+    if isinstance(event, AudioEvent):
+        return {
+            "audio": tts_pb2.AudioChunk(
+                audio=event.data,
+                sequence=event.sequence,
+                start_ms=event.start_ms,
+                duration_ms=event.duration_ms,
+                segment=event.segment,
+            )
+        }
+    if isinstance(event, TimestampsEvent):
+        return {
+            "timestamps": tts_pb2.Timestamps(
+                segment=event.segment,
+                text=event.text,
+                words=[
+                    tts_pb2.WordTimestamp(word=w.word, start_ms=w.start_ms, end_ms=w.end_ms)
+                    for w in event.words
+                ],
+            )
+        }
+    if isinstance(event, SummaryEvent):
+        return {
+            "summary": tts_pb2.Summary(
+                audio_duration_ms=event.audio_ms,
+                segments=event.segments,
+                time_to_first_audio_ms=event.time_to_first_audio_ms,
+                real_time_factor=event.real_time_factor,
+            )
+        }
+    if isinstance(event, FlushDoneEvent):
+        return {"flush_done": tts_pb2.FlushDone(id=event.id)}
+    if isinstance(event, ClearDoneEvent):
+        return {"clear_done": tts_pb2.ClearDone(id=event.id, last_sequence=event.last_sequence)}
+    raise TypeError(event)
+
+
+def _synthesize_response(event: Event) -> tts_pb2.SynthesizeResponse:
+    return tts_pb2.SynthesizeResponse(**_common(event))
+
+
+def _streaming_response(event: Event) -> tts_pb2.StreamingSynthesizeResponse:
+    return tts_pb2.StreamingSynthesizeResponse(**_common(event))

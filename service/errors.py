@@ -1,0 +1,36 @@
+"""Domain errors; the gRPC layer maps each to a status code in one place (api.py)."""
+
+from __future__ import annotations
+
+
+class VoxliteError(Exception):
+    """Base of all errors the server reports to callers. The message says what to fix."""
+
+
+class InvalidRequest(VoxliteError):
+    """A request field is missing, out of range or in the wrong order (INVALID_ARGUMENT)."""
+
+
+class VoiceNotFound(VoxliteError):
+    """The named voice or speaker does not exist (NOT_FOUND)."""
+
+
+class VoiceUnavailable(VoxliteError):
+    """The voice exists but could not be loaded (FAILED_PRECONDITION)."""
+
+
+class Overloaded(VoxliteError):
+    """A server or stream limit is reached (RESOURCE_EXHAUSTED)."""
+
+
+class Unavailable(VoxliteError):
+    """The server is starting or draining (UNAVAILABLE)."""
+
+
+class ModelError(VoxliteError):
+    """A voice file is missing, corrupt or not a Piper graph. Names the file and the reason."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = str(path)
+        self.reason = reason

@@ -1,0 +1,249 @@
+"""Cut a stream of text pieces into sentence/clause segments, independently of how it was split."""
+
+from __future__ import annotations
+
+# Sentence terminators. `…` and the rare double marks behave like `.`/`!`/`?`: they need
+# whitespace after them, because "3.14" and "example.com" must not cut.
+_TERM_LATIN = frozenset(
+    (".", "!", "?", "\N{HORIZONTAL ELLIPSIS}", "\N{DOUBLE EXCLAMATION MARK}",
+     "\N{DOUBLE QUESTION MARK}", "\N{QUESTION EXCLAMATION MARK}",
+     "\N{EXCLAMATION QUESTION MARK}")
+)  # fmt: skip
+# CJK text has no spaces between sentences, so these cut without waiting for whitespace.
+_TERM_CJK = frozenset(
+    ("\N{IDEOGRAPHIC FULL STOP}", "\N{FULLWIDTH EXCLAMATION MARK}",
+     "\N{FULLWIDTH QUESTION MARK}", "\N{HALFWIDTH IDEOGRAPHIC FULL STOP}")
+)  # fmt: skip
+_TERM = _TERM_LATIN | _TERM_CJK
+_CLAUSE_LATIN = frozenset((",", ";", ":"))
+_CLAUSE_CJK = frozenset(
+    ("\N{FULLWIDTH COMMA}", "\N{IDEOGRAPHIC COMMA}", "\N{FULLWIDTH SEMICOLON}",
+     "\N{FULLWIDTH COLON}", "\N{HALFWIDTH IDEOGRAPHIC COMMA}")
+)  # fmt: skip
+_CLAUSE = _CLAUSE_LATIN | _CLAUSE_CJK
+# Closing quotes/brackets belong to the sentence they close. `*`, `_` and backticks close
+# Markdown emphasis/code, which LLM output is full of ("**Done.** Next").
+_CLOSERS = frozenset(
+    ('"', "'", ")", "]", "}", "*", "_", "`",
+     "\N{RIGHT SINGLE QUOTATION MARK}", "\N{RIGHT DOUBLE QUOTATION MARK}",
+     "\N{RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK}",
+     "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}",
+     "\N{RIGHT CORNER BRACKET}", "\N{RIGHT WHITE CORNER BRACKET}",
+     "\N{FULLWIDTH RIGHT PARENTHESIS}", "\N{RIGHT BLACK LENTICULAR BRACKET}",
+     "\N{RIGHT TORTOISE SHELL BRACKET}", "\N{RIGHT ANGLE BRACKET}",
+     "\N{RIGHT DOUBLE ANGLE BRACKET}", "\N{RIGHT WHITE LENTICULAR BRACKET}",
+     "\N{RIGHT WHITE TORTOISE SHELL BRACKET}", "\N{RIGHT WHITE SQUARE BRACKET}",
+     "\N{FULLWIDTH RIGHT SQUARE BRACKET}", "\N{FULLWIDTH RIGHT CURLY BRACKET}",
+     "\N{FULLWIDTH QUOTATION MARK}", "\N{FULLWIDTH APOSTROPHE}")
+)  # fmt: skip
+_DASHES = frozenset(("\N{EM DASH}", "\N{EN DASH}"))
+# A spaced hyphen is a dash only on one line: "\n- item" is a Markdown bullet.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+# Only words that (almost) never end a sentence: "etc." and "no." do, so they are left out.
+_ABBREVIATIONS = frozenset(
+    (
+        "mr", "mrs", "ms", "mx", "dr", "prof", "st", "jr", "sr", "vs",
+        "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf",
+    )
+)  # fmt: skip
+_ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
+
+# Kinds of cut candidate being scanned (a run of marks whose fate depends on what follows).
+_NONE = 0
+_TERM_RUN = 1
+_CLAUSE_RUN = 2
+_DASH_RUN = 3
+_HYPHEN_RUN = 4
+
+
+class Segmenter:
+    """Incremental sentence/clause segmenter for streamed text.
+
+    Decisions at a position depend only on the text of the current segment up to a bounded
+    lookahead, never on where the pieces were split, so push() waits rather than guesses.
+    Every returned segment is an exact slice of the input, and none is longer than max_chars.
+    """
+
+    def __init__(self, *, clause_min_chars: int = 40, max_chars: int = 300) -> None:
+        if max_chars < 1:
+            raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+        if clause_min_chars < 0:
+            raise ValueError(f"clause_min_chars must be >= 0, got {clause_min_chars}")
+        self._clause_min = clause_min_chars
+        self._max = max_chars
+        # Pending text: the current segment starts at index 0. It is cut from the front as
+        # segments complete, so it never grows past max_chars and appends stay cheap.
+        self._buf = ""
+        self._first = True
+        self._reset_segment()
+
+    def _reset_segment(self) -> None:
+        # Index of the next character to scan: every character is examined once per segment,
+        # which keeps a stream of one-character pieces linear.
+        self._pos = 0
+        self._kind = _NONE
+        self._closing = False  # closers have started: more marks no longer extend the run
+        self._cjk = False  # the run ends in a CJK mark, which needs no whitespace after it
+        self._abbrev = False  # the run is a single "." ending an abbreviation or initial
+        self._run_len = 0
+        self._digit_before = False
+        self._last_ws = -1
+        self._first_visible = -1
+        self._has_word = False
+
+    @property
+    def buffered_chars(self) -> int:
+        """Characters received but not yet returned in a segment."""
+        return len(self._buf)
+
+    def push(self, text: str) -> list[str]:
+        """Feed a piece of text; return the segments it completed (often none)."""
+        if not text:
+            return []
+        self._buf += text
+        return self._scan()
+
+    def flush(self) -> list[str]:
+        """Return everything buffered as a final segment and start a new reply."""
+        # Every candidate but the last was already settled by the character after it, and the
+        # last one would cut at the end of the text anyway, so the tail is a single segment.
+        out = [self._buf] if self._buf else []
+        self._buf = ""
+        self._first = True
+        self._reset_segment()
+        return out
+
+    def clear(self) -> None:
+        """Drop buffered text (barge-in) and start a new reply."""
+        self._buf = ""
+        self._first = True
+        self._reset_segment()
+
+    def _scan(self) -> list[str]:
+        out: list[str] = []
+        while self._pos < len(self._buf):
+            i = self._pos
+            ch = self._buf[i]
+            if self._kind != _NONE:
+                if self._extends(ch):
+                    if i >= self._max:
+                        self._cap_cut(i, ch, out)
+                    else:
+                        self._pos = i + 1
+                    continue
+                cut = self._settle(ch, i)
+                self._kind = _NONE
+                if cut:
+                    # `ch` is scanned again as the first character of the next segment.
+                    self._cut(i, out)
+                    continue
+            if i >= self._max:
+                self._cap_cut(i, ch, out)
+                continue
+            self._scan_char(ch, i)
+            self._pos = i + 1
+        return out
+
+    def _extends(self, ch: str) -> bool:
+        """Whether `ch` continues the pending candidate; updates the run if so."""
+        kind = self._kind
+        if kind in (_TERM_RUN, _CLAUSE_RUN):
+            marks = _TERM if kind == _TERM_RUN else _CLAUSE
+            if not self._closing and ch in marks:
+                self._run_len += 1
+                self._abbrev = False
+                # The last mark decides: "?。" ends like "。", "。." like ".".
+                self._cjk = ch in _TERM_CJK or ch in _CLAUSE_CJK
+                return True
+            if ch in _CLOSERS:
+                self._closing = True
+                return True
+            return False
+        if kind == _DASH_RUN:
+            return ch in _DASHES
+        if kind == _HYPHEN_RUN and ch == "-":
+            self._run_len += 1
+            return True
+        return False
+
+    def _settle(self, ch: str, i: int) -> bool:
+        """Decide whether the candidate run that `ch` follows ends the segment at `i`."""
+        if not self._has_word:
+            # A segment of bare punctuation is no use to the synthesizer: keep it for the next.
+            return False
+        kind = self._kind
+        if kind == _TERM_RUN:
+            return (self._cjk or ch.isspace()) and not self._abbrev
+        if kind == _CLAUSE_RUN:
+            ok = self._cjk or ch.isspace()
+        elif kind == _DASH_RUN:
+            # A dash between digits is a range ("pages 10 to 20"), read as one phrase.
+            ok = not (self._digit_before and ch.isdigit())
+        else:
+            # "---" is a Markdown rule or a separator, not a dash.
+            ok = self._run_len <= 2 and ch.isspace()
+        return ok and (self._first or i - self._first_visible >= self._clause_min)
+
+    def _scan_char(self, ch: str, i: int) -> None:
+        if ch.isspace():
+            self._last_ws = i
+            return
+        if self._first_visible < 0:
+            self._first_visible = i
+        if ch.isalnum():
+            self._has_word = True
+            return
+        if ch in _TERM:
+            self._start_run(_TERM_RUN, ch in _TERM_CJK)
+            self._abbrev = ch == "." and self._ends_abbreviation(i)
+        elif ch in _CLAUSE:
+            self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
+        elif ch in _DASHES:
+            self._start_run(_DASH_RUN, False)
+            self._digit_before = i > 0 and self._buf[i - 1].isdigit()
+        elif ch == "-" and i > 0:
+            before = self._buf[i - 1]
+            if before.isspace() and before not in _LINE_BREAKS:
+                self._start_run(_HYPHEN_RUN, False)
+
+    def _start_run(self, kind: int, cjk: bool) -> None:
+        self._kind = kind
+        self._cjk = cjk
+        self._closing = False
+        self._abbrev = False
+        self._run_len = 1
+
+    def _ends_abbreviation(self, dot: int) -> bool:
+        """Whether the "." at `dot` ends a title, e.g./i.e., or an initial (J. R. R., U.S.)."""
+        buf = self._buf
+        start = dot
+        # Look back a bounded distance: a longer word is no abbreviation we know.
+        while start > 0 and buf[start - 1].isalpha() and dot - start <= _ABBREVIATION_MAX_LEN:
+            start -= 1
+        if start == dot or (start > 0 and buf[start - 1].isalnum()):
+            return False
+        word = buf[start:dot]
+        if len(word) == 1:
+            # Initials exist only in cased scripts; a lone CJK character is a word.
+            return word.isupper() or word.islower()
+        return word.lower() in _ABBREVIATIONS
+
+    def _cap_cut(self, i: int, ch: str, out: list[str]) -> None:
+        """Cut a segment that reached max_chars: at its last word boundary, else at the cap."""
+        if ch.isspace():
+            at = i
+        elif self._last_ws > 0:
+            at = self._last_ws
+        else:
+            at = i
+        # Characters after the cut are scanned again as the start of the next segment, where a
+        # mark run cut short by the cap can now complete.
+        self._cut(at, out)
+
+    def _cut(self, at: int, out: list[str]) -> None:
+        segment = self._buf[:at]
+        out.append(segment)
+        self._buf = self._buf[at:]
+        if self._first and not segment.isspace():
+            self._first = False
+        self._reset_segment()

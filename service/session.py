@@ -1,0 +1,418 @@
+"""One synthesis call: text in, events out, with flush, clear (barge-in) and backpressure."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from .audio import AudioPipeline, AudioSettings, EncodedChunk
+from .errors import Overloaded
+from .segmenter import Segmenter
+from .voice import SegmentSynthesis, SynthesisParams, VocoderSchedule, Voice
+from .words import WordTiming
+
+T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """Runs blocking work (onnxruntime, espeak) off the event loop and returns its result."""
+
+    def __call__(self, fn: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """A call's validated settings."""
+
+    voice: Voice
+    params: SynthesisParams
+    audio: AudioSettings
+    word_timestamps: bool = False
+
+
+# -- events: what a session produces, in order; the API layer turns them into responses ----------
+
+
+@dataclass(frozen=True)
+class FormatEvent:
+    settings: AudioSettings
+    voice: str
+    native_rate: int
+    pre_skip: int
+
+
+@dataclass(frozen=True)
+class AudioEvent:
+    data: bytes
+    sequence: int
+    start_ms: float
+    duration_ms: float
+    segment: int
+
+
+@dataclass(frozen=True)
+class TimestampsEvent:
+    segment: int
+    text: str
+    words: list[WordTiming]
+    """Times relative to the start of the output stream."""
+
+
+@dataclass(frozen=True)
+class FlushDoneEvent:
+    id: int
+
+
+@dataclass(frozen=True)
+class ClearDoneEvent:
+    id: int
+    last_sequence: int
+
+
+@dataclass(frozen=True)
+class SummaryEvent:
+    audio_ms: float
+    segments: int
+    time_to_first_audio_ms: float
+    real_time_factor: float
+
+
+Event = FormatEvent | AudioEvent | TimestampsEvent | FlushDoneEvent | ClearDoneEvent | SummaryEvent
+
+
+# -- internal queue items ------------------------------------------------------------------------
+
+
+@dataclass
+class _Segment:
+    generation: int
+    text: str
+
+
+@dataclass
+class _Pcm:
+    generation: int
+    segment: int
+    samples: np.ndarray
+
+
+@dataclass
+class _Words:
+    generation: int
+    segment: int
+    text: str
+    words: list[WordTiming]
+
+
+@dataclass
+class _Flush:
+    id: int
+
+
+@dataclass
+class _Clear:
+    id: int
+
+
+@dataclass
+class _End:
+    pass
+
+
+_Work = _Segment | _Flush | _End
+_Out = _Pcm | _Words | _Flush | _Clear | _End
+
+
+@dataclass
+class SessionLimits:
+    max_buffered_chars: int = 5000
+    """Text accepted but not yet synthesized; more is RESOURCE_EXHAUSTED."""
+    max_queued_seconds: float = 2.0
+    """Synthesized audio waiting to be sent; synthesis pauses beyond it (backpressure)."""
+
+
+@dataclass
+class _Stats:
+    first_text_at: float | None = None
+    first_audio_at: float | None = None
+    busy_seconds: float = 0.0
+    segments: int = 0
+    audio_samples: int = 0
+
+
+class Session:
+    """The state of one call. Input methods are called from the event loop and never block;
+    `events()` runs synthesis on the runner and yields what to send, in order.
+
+    Ordering guarantees: the format comes first and the summary last; audio keeps text order;
+    a FlushDone follows all audio of the text before its flush; a ClearDone follows everything
+    sent before the clear and precedes any audio of text sent after it.
+    """
+
+    def __init__(
+        self,
+        settings: StreamSettings,
+        run: Runner,
+        *,
+        limits: SessionLimits | None = None,
+        schedule: VocoderSchedule | None = None,
+        segmenter: Segmenter | None = None,
+    ) -> None:
+        self.settings = settings
+        self._run = run
+        self._limits = limits or SessionLimits()
+        self._schedule = schedule or VocoderSchedule()
+        self._segmenter = segmenter or Segmenter()
+        self._pipeline = AudioPipeline(
+            settings.audio, native_rate=settings.voice.info.native_rate, gain=settings.voice.gain
+        )
+        self._generation = 0
+        self._work: deque[_Work] = deque()
+        self._queued_chars = 0
+        self._out: deque[_Out] = deque()
+        self._queued_samples = 0
+        self._work_added = asyncio.Event()
+        self._out_added = asyncio.Event()
+        self._out_taken = asyncio.Event()
+        self._ended = False
+        self._error: BaseException | None = None
+        self._stats = _Stats()
+
+    # -- input side --------------------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def push_text(self, text: str) -> None:
+        """Append a piece of text; complete segments go to synthesis at once."""
+        if self._ended:
+            return
+        held = self._segmenter.buffered_chars + self._queued_chars + len(text)
+        if held > self._limits.max_buffered_chars:
+            raise Overloaded(
+                f"the stream holds {held} characters not yet spoken, over the limit of "
+                f"{self._limits.max_buffered_chars}: send text no faster than it can be spoken, "
+                "or flush and wait for flush_done"
+            )
+        for segment in self._segmenter.push(text):
+            self._add_segment(segment)
+
+    def flush(self, flush_id: int) -> None:
+        """Speak everything buffered now; FlushDone(flush_id) follows its audio."""
+        if self._ended:
+            return
+        for segment in self._segmenter.flush():
+            self._add_segment(segment)
+        self._add_work(_Flush(flush_id))
+
+    def clear(self, clear_id: int) -> None:
+        """Barge-in: drop buffered text and unsent audio, stop the segment in flight."""
+        if self._ended:
+            return
+        self._generation += 1
+        self._segmenter.clear()
+        # Pending flushes are acknowledged (their text is dropped) before the clear.
+        acks = [item for item in self._work if isinstance(item, _Flush)]
+        self._work = deque(item for item in self._work if not isinstance(item, (_Segment, _Flush)))
+        self._queued_chars = 0
+        kept = [item for item in self._out if not isinstance(item, (_Pcm, _Words))]
+        self._out = deque(kept)
+        self._queued_samples = 0
+        self._out.extend(acks)
+        self._out.append(_Clear(clear_id))
+        self._out_added.set()
+        self._out_taken.set()
+
+    def end(self) -> None:
+        """No more input: speak what is buffered, then finish with a summary. Idempotent."""
+        if self._ended:
+            return
+        for segment in self._segmenter.flush():
+            self._add_segment(segment)
+        self._add_work(_End())
+        self._ended = True
+
+    def fail(self, error: BaseException) -> None:
+        """End the call with `error` as soon as possible (raised from events())."""
+        if self._error is None:
+            self._error = error
+        self._ended = True
+        self._out_added.set()
+
+    def _add_segment(self, text: str) -> None:
+        if not text.strip():
+            return
+        if self._stats.first_text_at is None:
+            self._stats.first_text_at = time.perf_counter()
+        self._queued_chars += len(text)
+        self._add_work(_Segment(self._generation, text))
+
+    def _add_work(self, item: _Work) -> None:
+        self._work.append(item)
+        self._work_added.set()
+
+    # -- synthesis (producer task) ----------------------------------------------------------
+
+    async def _timed(self, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return await self._run(fn)
+        finally:
+            self._stats.busy_seconds += time.perf_counter() - start
+
+    async def _next_work(self) -> _Work:
+        while not self._work:
+            self._work_added.clear()
+            await self._work_added.wait()
+        return self._work.popleft()
+
+    async def _put(self, item: _Out, generation: int | None = None) -> bool:
+        """Queue an item for sending, waiting while too much audio is queued (backpressure).
+        False if a clear made the item stale while it waited."""
+        limit = self._limits.max_queued_seconds * self.settings.voice.info.native_rate
+        while isinstance(item, _Pcm) and self._queued_samples >= limit:
+            self._out_taken.clear()
+            await self._out_taken.wait()
+        if generation is not None and generation != self._generation:
+            return False
+        if isinstance(item, _Pcm):
+            self._queued_samples += item.samples.size
+        self._out.append(item)
+        self._out_added.set()
+        return True
+
+    async def _produce(self) -> None:
+        settings = self.settings
+        while True:
+            item = await self._next_work()
+            if isinstance(item, (_Flush, _End)):
+                await self._put(item)
+                if isinstance(item, _End):
+                    return
+                continue
+            self._queued_chars -= len(item.text)
+            if item.generation != self._generation:
+                continue
+            gen = item.generation
+            index = self._stats.segments
+            self._stats.segments += 1
+            synth: SegmentSynthesis = settings.voice.segment(
+                item.text.strip(),
+                settings.params,
+                self._schedule,
+                word_timestamps=settings.word_timestamps,
+            )
+            await self._timed(synth.prepare)
+            if synth.words and not await self._put(
+                _Words(gen, index, item.text.strip(), synth.words), gen
+            ):
+                continue
+            while gen == self._generation:
+                samples = await self._timed(synth.next_window)
+                if samples is None or not await self._put(_Pcm(gen, index, samples), gen):
+                    break
+
+    # -- sending (the consumer) ---------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Everything to send, in order; raises the error given to fail()."""
+        pipeline = self._pipeline
+        audio = self.settings.audio
+        rate = audio.sample_rate_hz
+        yield FormatEvent(
+            audio,
+            self.settings.voice.info.name,
+            self.settings.voice.info.native_rate,
+            pipeline.pre_skip,
+        )
+        producer = asyncio.ensure_future(self._produce())
+        sequence = 0
+        # Where the next audio pushed into the pipeline will start in the output stream: the
+        # output at the last point where the pipeline was empty (start, flush, clear), plus what
+        # was pushed since.
+        emitted_samples = 0
+        base_ms = 0.0
+        pushed_native = 0
+        current_segment = 0
+
+        def chunks_to_events(chunks: list[EncodedChunk]) -> list[AudioEvent]:
+            nonlocal sequence, emitted_samples
+            result = []
+            for chunk in chunks:
+                result.append(
+                    AudioEvent(
+                        chunk.data,
+                        sequence,
+                        1000.0 * chunk.start_sample / rate,
+                        1000.0 * chunk.num_samples / rate,
+                        current_segment,
+                    )
+                )
+                sequence += 1
+                emitted_samples = chunk.start_sample + chunk.num_samples
+            return result
+
+        try:
+            while True:
+                while not self._out and self._error is None:
+                    if producer.done():
+                        producer.result()  # re-raise a synthesis failure
+                    self._out_added.clear()
+                    waiter = asyncio.ensure_future(self._out_added.wait())
+                    await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                if self._error is not None:
+                    raise self._error
+                item = self._out.popleft()
+                out_events: list[Event] = []
+                if isinstance(item, _Pcm):
+                    self._queued_samples -= item.samples.size
+                    self._out_taken.set()
+                    current_segment = item.segment
+                    pushed_native += item.samples.size
+                    out_events += chunks_to_events(pipeline.push(item.samples))
+                elif isinstance(item, _Words):
+                    native = self.settings.voice.info.native_rate
+                    offset = base_ms + 1000.0 * pushed_native / native
+                    words = [
+                        WordTiming(w.word, w.start_ms + offset, w.end_ms + offset)
+                        for w in item.words
+                    ]
+                    out_events.append(TimestampsEvent(item.segment, item.text, words))
+                elif isinstance(item, _Flush):
+                    out_events += chunks_to_events(pipeline.flush())
+                    pushed_native, base_ms = 0, 1000.0 * emitted_samples / rate
+                    out_events.append(FlushDoneEvent(item.id))
+                elif isinstance(item, _Clear):
+                    pipeline.discard()
+                    pushed_native, base_ms = 0, 1000.0 * emitted_samples / rate
+                    out_events.append(ClearDoneEvent(item.id, sequence - 1))
+                else:
+                    out_events += chunks_to_events(pipeline.finish())
+                for event in out_events:
+                    if isinstance(event, AudioEvent):
+                        self._stats.audio_samples += round(event.duration_ms * rate / 1000.0)
+                        if self._stats.first_audio_at is None:
+                            self._stats.first_audio_at = time.perf_counter()
+                    yield event
+                if isinstance(item, _End):
+                    yield self._summary(rate)
+                    return
+        finally:
+            producer.cancel()
+
+    def _summary(self, rate: int) -> SummaryEvent:
+        s = self._stats
+        audio_ms = 1000.0 * s.audio_samples / rate
+        ttfa = 0.0
+        if s.first_audio_at is not None and s.first_text_at is not None:
+            ttfa = 1000.0 * (s.first_audio_at - s.first_text_at)
+        rtf = s.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
+        return SummaryEvent(audio_ms, s.segments, ttfa, rtf)

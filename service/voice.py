@@ -1,0 +1,383 @@
+"""One Piper voice: text to phonemes to latent frames, then the vocoder window by window."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+
+from .errors import InvalidRequest, ModelError
+from .graph import SplitCache, SplitGraph
+from .words import SentenceFrames, WordTiming, align_words, phoneme_words
+
+# Frames of context the vocoder needs on each side of a window for its output to equal a one-shot
+# run. HiFi-GAN's receptive field in Piper's medium voices is about 13 latent frames a side;
+# measured here: margins of 10 and more give max |diff| < 1e-6, 8 gives 1.4e-3 (audible seams).
+DEFAULT_MARGIN = 13
+
+
+@dataclass(frozen=True)
+class VocoderSchedule:
+    """Sizes of the vocoder's windows, in latent frames (about 11.6 ms each at 22050 Hz)."""
+
+    first: int = 8
+    """The first window of a segment: small, so its audio exists as soon as possible."""
+    growth: float = 2.0
+    """Each later window is this many times the previous one..."""
+    largest: int = 64
+    """...up to this size: larger windows waste less on margins, smaller react faster to clear."""
+    margin: int = DEFAULT_MARGIN
+    """Context frames on each side of a window."""
+
+    def __post_init__(self) -> None:
+        if self.first < 1 or self.largest < self.first or self.growth < 1 or self.margin < 0:
+            raise ValueError(f"invalid vocoder schedule {self}")
+
+    def windows(self, frames: int) -> Iterator[tuple[int, int]]:
+        """(start, end) frame ranges that tile [0, frames)."""
+        start, size = 0, self.first
+        while start < frames:
+            end = min(frames, start + size)
+            yield start, end
+            start = end
+            size = min(self.largest, max(size + 1, int(size * self.growth)))
+
+
+@dataclass(frozen=True)
+class VoiceInfo:
+    """What ListVoices reports about a voice, read from its .onnx.json."""
+
+    name: str
+    language: str
+    native_rate: int
+    speakers: tuple[str, ...]
+    quality: str
+    model_path: Path
+    config_path: Path
+
+
+@dataclass(frozen=True)
+class SynthesisParams:
+    """Per-request model settings, already validated and resolved against the voice's defaults."""
+
+    length_scale: float
+    noise_scale: float
+    noise_w: float
+    speaker_id: int | None = None
+
+
+@dataclass(frozen=True)
+class OrtSettings:
+    """onnxruntime session options (bench/ort_options.py measures the alternatives)."""
+
+    intra_op_threads: int = 1
+    """Threads inside one Run(). One per run, with one run per core in flight at once, gives the
+    most streams per machine; see README's measurements."""
+    optimization: str = "all"
+    """Graph optimisation level: "basic", "extended" or "all"."""
+    cpu_arena: bool = True
+    """onnxruntime's memory arena: faster reruns of varying shapes for some resident memory."""
+
+    def session_options(self) -> ort.SessionOptions:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.intra_op_threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = {
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        }[self.optimization]
+        opts.enable_cpu_mem_arena = self.cpu_arena
+        # Idle threads must not spin: several sessions share two cores.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.log_severity_level = 3
+        return opts
+
+
+def read_voice_info(
+    model_path: Path, config_path: Path | None = None
+) -> tuple[VoiceInfo, dict[str, Any]]:
+    """Read and check a voice's .onnx.json; the name is the model file's stem."""
+    config_path = config_path or model_path.with_name(model_path.name + ".json")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelError(config_path, f"cannot read the voice config ({exc.strerror})") from exc
+    except ValueError as exc:
+        raise ModelError(config_path, f"the voice config is not valid JSON ({exc})") from exc
+    if not isinstance(config, dict):
+        raise ModelError(config_path, "the voice config is not a JSON object")
+    missing = [k for k in ("audio", "num_speakers", "phoneme_id_map") if k not in config]
+    if missing:
+        raise ModelError(config_path, f"not a Piper voice config: missing {', '.join(missing)}")
+    try:
+        rate = int(config["audio"]["sample_rate"])
+        speaker_map = config.get("speaker_id_map") or {}
+        speakers = tuple(sorted(speaker_map, key=lambda s: speaker_map[s]))
+        language = config.get("language", {}).get("code") or config.get("espeak", {}).get(
+            "voice", ""
+        )
+        quality = str(config["audio"].get("quality", ""))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelError(config_path, f"not a Piper voice config ({exc!r})") from exc
+    name = model_path.name.removesuffix(".onnx")
+    info = VoiceInfo(name, str(language), rate, speakers, quality, model_path, config_path)
+    return info, config
+
+
+class Voice:
+    """A loaded voice. Thread-safe: sessions may run concurrently; espeak runs under a lock."""
+
+    def __init__(
+        self,
+        info: VoiceInfo,
+        config: dict[str, Any],
+        split: SplitGraph,
+        ort_settings: OrtSettings,
+        espeak_lock: threading.Lock,
+    ) -> None:
+        from piper import PiperVoice
+        from piper.config import PiperConfig
+
+        self.info = info
+        self._split = split
+        self._espeak_lock = espeak_lock
+        try:
+            self._piper_config = PiperConfig.from_dict(config)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(info.config_path, f"not a Piper voice config ({exc!r})") from exc
+        # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
+        self._phonemizer = PiperVoice(session=None, config=self._piper_config)
+        self.hop = self._piper_config.hop_length
+        opts = ort_settings.session_options()
+        try:
+            self._acoustic = ort.InferenceSession(
+                split.acoustic, opts, providers=["CPUExecutionProvider"]
+            )
+            self._vocoder = ort.InferenceSession(
+                split.vocoder, opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(info.model_path, f"onnxruntime cannot load the graph ({exc})") from exc
+        self._acoustic_inputs = {i.name for i in self._acoustic.get_inputs()}
+        self.id_map = self._piper_config.phoneme_id_map
+        self.gain = 1.0
+        """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
+
+    @classmethod
+    def load(
+        cls,
+        model_path: Path,
+        config_path: Path | None,
+        cache: SplitCache,
+        ort_settings: OrtSettings,
+        espeak_lock: threading.Lock,
+    ) -> Voice:
+        info, config = read_voice_info(model_path, config_path)
+        return cls(info, config, cache.load(model_path), ort_settings, espeak_lock)
+
+    # -- parameters ---------------------------------------------------------------------------
+
+    def params(
+        self,
+        *,
+        speaking_rate: float = 1.0,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        speaker: str = "",
+    ) -> SynthesisParams:
+        """Resolve a request's settings against this voice's defaults."""
+        cfg = self._piper_config
+        return SynthesisParams(
+            length_scale=cfg.length_scale / speaking_rate,
+            noise_scale=cfg.noise_scale if noise_scale is None else noise_scale,
+            noise_w=cfg.noise_w_scale if noise_w is None else noise_w,
+            speaker_id=self.speaker_id(speaker),
+        )
+
+    def speaker_id(self, speaker: str) -> int | None:
+        """The model's speaker id for a speaker name or number; None on single-speaker voices."""
+        cfg = self._piper_config
+        if cfg.num_speakers <= 1:
+            if speaker:
+                raise InvalidRequest(
+                    f"voice '{self.info.name}' has a single speaker: leave speaker empty"
+                )
+            return None
+        if not speaker:
+            return cfg.default_speaker_id
+        if speaker in cfg.speaker_id_map:
+            return cfg.speaker_id_map[speaker]
+        if speaker.isdigit() and int(speaker) < cfg.num_speakers:
+            return int(speaker)
+        raise InvalidRequest(
+            f"voice '{self.info.name}' has no speaker '{speaker}': use a name from ListVoices "
+            f"or a number from 0 to {cfg.num_speakers - 1}"
+        )
+
+    # -- text ---------------------------------------------------------------------------------
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        """Phonemes of each sentence espeak finds in `text` (empty sentences dropped)."""
+        with self._espeak_lock:
+            return [s for s in self._phonemizer.phonemize(text) if s]
+
+    def phoneme_ids(self, phonemes: Sequence[str]) -> list[int]:
+        """Model input ids, exactly as Piper makes them."""
+        return self._phonemizer.phonemes_to_ids(list(phonemes))
+
+    def count_phoneme_words(self, word: str) -> tuple[int, int]:
+        """How many espeak words, and spoken phonemes, one text word becomes on its own."""
+        groups = [g for s in self.phonemize(word) for g in phoneme_words(s)]
+        return len(groups), sum(len(g) for g in groups)
+
+    # -- models -------------------------------------------------------------------------------
+
+    def acoustic(
+        self, ids: Sequence[int], params: SynthesisParams
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Latent frames [1, C, T], frames per phoneme id, and what else the vocoder consumes."""
+        feed: dict[str, np.ndarray] = {
+            "input": np.asarray([ids], dtype=np.int64),
+            "input_lengths": np.asarray([len(ids)], dtype=np.int64),
+            "scales": np.asarray(
+                [params.noise_scale, params.length_scale, params.noise_w], dtype=np.float32
+            ),
+        }
+        if params.speaker_id is not None and "sid" in self._acoustic_inputs:
+            feed["sid"] = np.asarray([params.speaker_id], dtype=np.int64)
+        feed = {k: v for k, v in feed.items() if k in self._acoustic_inputs}
+        names = [
+            self._split.latent,
+            self._split.durations,
+            *(n for n in self._split.vocoder_extra_inputs if n not in feed),
+        ]
+        outputs = dict(zip(names, self._acoustic.run(names, feed), strict=True))
+        extra = {n: outputs.get(n, feed.get(n)) for n in self._split.vocoder_extra_inputs}
+        latent = outputs[self._split.latent]
+        durations = outputs[self._split.durations].reshape(-1)
+        return latent, durations, {k: v for k, v in extra.items() if v is not None}
+
+    def vocode(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """Waveform (float32, native rate) of latent frames [1, C, t]: t * hop samples."""
+        out = self._vocoder.run(None, {self._split.latent: latent, **extra})[0]
+        return np.asarray(out, dtype=np.float32).reshape(-1)
+
+    # -- synthesis ----------------------------------------------------------------------------
+
+    def segment(
+        self,
+        text: str,
+        params: SynthesisParams,
+        schedule: VocoderSchedule | None = None,
+        *,
+        word_timestamps: bool = False,
+    ) -> SegmentSynthesis:
+        """A text segment ready to be synthesized window by window (nothing runs yet)."""
+        return SegmentSynthesis(self, text, params, schedule or VocoderSchedule(), word_timestamps)
+
+    def synthesize(
+        self,
+        text: str,
+        params: SynthesisParams,
+        schedule: VocoderSchedule | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[np.ndarray]:
+        """Samples of `text` (native rate, before gain), one vocoder window at a time.
+
+        `cancel` is checked between windows: once it is set, no further window runs.
+        """
+        segment = self.segment(text, params, schedule)
+        while cancel is None or not cancel.is_set():
+            samples = segment.next_window()
+            if samples is None:
+                return
+            yield samples
+
+    def calibrate(self, text: str, target_peak: float = 0.8) -> float:
+        """Set `gain` so that `text` (noise 0) peaks at `target_peak`, and return it.
+
+        Piper normalises each sentence to peak 1.0, which a stream cannot do before its first
+        chunk; one fixed gain per voice keeps loudness steady from chunk to chunk.
+        """
+        params = self.params(noise_scale=0.0, noise_w=0.0)
+        peak = max(
+            (float(np.abs(s).max()) for s in self.synthesize(text, params) if s.size), default=0.0
+        )
+        self.gain = float(np.clip(target_peak / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
+        return self.gain
+
+
+@dataclass
+class _Sentence:
+    latent: np.ndarray
+    extra: dict[str, np.ndarray]
+    windows: list[tuple[int, int]]
+
+
+@dataclass
+class SegmentSynthesis:
+    """One text segment: acoustic model on the first call, then one vocoder window per call.
+
+    Each call is a short, bounded piece of blocking work, so a caller can run them on worker
+    threads and stop between any two (barge-in, cancellation).
+    """
+
+    voice: Voice
+    text: str
+    params: SynthesisParams
+    schedule: VocoderSchedule
+    word_timestamps: bool
+    words: list[WordTiming] = field(default_factory=list)
+    """Word timings relative to the segment's first sample; filled by the first next_window()."""
+    frames: int = 0
+    """Latent frames in the whole segment; known after the first next_window()."""
+    _sentences: list[_Sentence] | None = None
+
+    @property
+    def num_samples(self) -> int:
+        return self.frames * self.voice.hop
+
+    def prepare(self) -> None:
+        """Phonemize and run the acoustic model on every sentence of the segment."""
+        if self._sentences is not None:
+            return
+        voice = self.voice
+        self._sentences = []
+        frames_info = []
+        for phonemes in voice.phonemize(self.text):
+            ids = voice.phoneme_ids(phonemes)
+            latent, durations, extra = voice.acoustic(ids, self.params)
+            frames = latent.shape[-1]
+            self._sentences.append(_Sentence(latent, extra, list(self.schedule.windows(frames))))
+            frames_info.append(SentenceFrames(phonemes, durations, self.frames))
+            self.frames += frames
+        if self.word_timestamps:
+            frame_ms = 1000.0 * voice.hop / voice.info.native_rate
+            self.words = align_words(
+                self.text, frames_info, voice.id_map, frame_ms, voice.count_phoneme_words
+            )
+
+    def next_window(self) -> np.ndarray | None:
+        """Samples of the next vocoder window, or None when the segment is done."""
+        self.prepare()
+        assert self._sentences is not None
+        while self._sentences and not self._sentences[0].windows:
+            self._sentences.pop(0)
+        if not self._sentences:
+            return None
+        sentence = self._sentences[0]
+        start, end = sentence.windows.pop(0)
+        total = sentence.latent.shape[-1]
+        margin = self.schedule.margin
+        lo, hi = max(0, start - margin), min(total, end + margin)
+        samples = self.voice.vocode(sentence.latent[:, :, lo:hi], sentence.extra)
+        hop = self.voice.hop
+        return samples[(start - lo) * hop : (end - lo) * hop]

@@ -1,0 +1,347 @@
+"""The streaming voice engine on the real default voice: split, exactness, timestamps, loading."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+from voxlite.service import graph as graph_module
+from voxlite.service.errors import InvalidRequest, ModelError, VoiceNotFound
+from voxlite.service.graph import SplitCache, split_graph
+from voxlite.service.registry import EMBEDDED_VOICE, VoiceRegistry, embedded_voice_files
+from voxlite.service.voice import OrtSettings, VocoderSchedule, Voice
+
+TEXTS = [
+    "Hi.",  # shorter than one vocoder window
+    "Sure, I can help with that.",
+    "The quick brown fox jumps over the lazy dog. Then it runs away! Would you like to hear more?",
+    "Your appointment is on March 3rd at 10:30, with Dr. Smith.",
+]
+SCHEDULES = [
+    VocoderSchedule(),  # the server's schedule
+    VocoderSchedule(first=4, growth=1.0, largest=4),
+    VocoderSchedule(first=16, growth=1.5, largest=100),
+    VocoderSchedule(first=1000, largest=1000),  # one window: the whole sentence
+]
+
+
+@pytest.fixture(scope="module")
+def whole_graph() -> ort.InferenceSession:
+    """The unsplit voice graph, run in one shot: the reference streamed audio must equal."""
+    model, _ = embedded_voice_files()
+    return ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+
+
+def one_shot(session: ort.InferenceSession, voice: Voice, text: str) -> np.ndarray:
+    parts = []
+    for phonemes in voice.phonemize(text):
+        ids = voice.phoneme_ids(phonemes)
+        out = session.run(
+            None,
+            {
+                "input": np.array([ids], dtype=np.int64),
+                "input_lengths": np.array([len(ids)], dtype=np.int64),
+                "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
+            },
+        )[0]
+        parts.append(out.reshape(-1))
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.first}x{s.growth}-{s.largest}")
+@pytest.mark.parametrize("text", TEXTS)
+def test_streamed_audio_equals_one_shot(
+    voice: Voice, whole_graph: ort.InferenceSession, text: str, schedule: VocoderSchedule
+) -> None:
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    windows = list(voice.synthesize(text, params, schedule))
+    streamed = np.concatenate(windows)
+    reference = one_shot(whole_graph, voice, text)
+    assert streamed.shape == reference.shape
+    assert np.abs(streamed - reference).max() < 1e-4
+    if schedule.first < 100:
+        assert len(windows) > 1, "the vocoder must run window by window"
+
+
+def test_margin_below_receptive_field_is_not_exact(
+    voice: Voice, whole_graph: ort.InferenceSession
+) -> None:
+    """Shows the exactness test can fail: tiny windows without context leave seams."""
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    text = TEXTS[1]
+    streamed = np.concatenate(
+        list(voice.synthesize(text, params, VocoderSchedule(first=4, largest=4, margin=0)))
+    )
+    assert np.abs(streamed - one_shot(whole_graph, voice, text)).max() > 1e-3
+
+
+def test_windows_are_produced_lazily_and_cancel_stops_between_windows(voice: Voice) -> None:
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    cancel = threading.Event()
+    got = []
+    for samples in voice.synthesize(TEXTS[2], params, cancel=cancel):
+        got.append(samples)
+        cancel.set()  # the next window must not run
+    assert len(got) == 1
+    assert got[0].size == VocoderSchedule().first * voice.hop
+
+
+def test_schedule_starts_small_and_grows() -> None:
+    windows = list(VocoderSchedule(first=8, growth=2.0, largest=64).windows(300))
+    sizes = [b - a for a, b in windows]
+    assert sizes[:4] == [8, 16, 32, 64]
+    assert windows[0][0] == 0
+    assert windows[-1][1] == 300
+    assert all(a2 == b1 for (_, b1), (a2, _) in itertools.pairwise(windows))
+
+
+def test_speaking_rate_changes_length(voice: Voice) -> None:
+    def length(rate: float) -> int:
+        params = voice.params(speaking_rate=rate, noise_scale=0.0, noise_w=0.0)
+        return sum(w.size for w in voice.synthesize(TEXTS[1], params))
+
+    assert length(2.0) < length(1.0) * 0.7 < length(0.5) * 0.7
+
+
+def test_noise_zero_is_deterministic_and_default_noise_is_not(voice: Voice) -> None:
+    def run(params: object) -> np.ndarray:
+        return np.concatenate(list(voice.synthesize(TEXTS[1], params)))  # type: ignore[arg-type]
+
+    quiet = voice.params(noise_scale=0.0, noise_w=0.0)
+    assert np.array_equal(run(quiet), run(quiet))
+    noisy = voice.params()
+    a, b = run(noisy), run(noisy)
+    assert a.shape != b.shape or not np.array_equal(a, b)
+
+
+def test_phoneme_ids_are_pipers(voice: Voice) -> None:
+    from piper.phoneme_ids import phonemes_to_ids
+
+    for phonemes in voice.phonemize(TEXTS[2]):
+        assert voice.phoneme_ids(phonemes) == phonemes_to_ids(phonemes, voice.id_map)
+
+
+def test_single_speaker_voice_refuses_a_speaker(voice: Voice) -> None:
+    with pytest.raises(InvalidRequest, match="single speaker"):
+        voice.params(speaker="alice")
+
+
+def test_gain_is_fixed_per_voice(voice: Voice) -> None:
+    assert 0.25 <= voice.gain <= 4.0
+    assert voice.gain != 1.0, "calibration should have measured the raw model's peak"
+
+
+# -- word timestamps -------------------------------------------------------------------------
+
+
+def test_word_timestamps_cover_the_words_in_order(voice: Voice) -> None:
+    text = "Sure, I can help with that — it's 72 degrees today."
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    segment = voice.segment(text, params, word_timestamps=True)
+    while segment.next_window() is not None:
+        pass
+    words = segment.words
+    assert [w.word for w in words] == [
+        "Sure",
+        "I",
+        "can",
+        "help",
+        "with",
+        "that",
+        "it's",
+        "72",
+        "degrees",
+        "today",
+    ]
+    duration_ms = 1000.0 * segment.num_samples / voice.info.native_rate
+    for a, b in itertools.pairwise(words):
+        assert a.start_ms <= a.end_ms <= b.start_ms + 1e-6
+    assert words[0].start_ms >= 0
+    assert words[-1].end_ms <= duration_ms + 1e-6
+    # The comma after "Sure" is a pause: a gap between the first two words.
+    assert words[1].start_ms - words[0].end_ms > 50
+    # "72" is spoken as two words ("seventy two"): it must last longer than "I".
+    assert (words[7].end_ms - words[7].start_ms) > (words[1].end_ms - words[1].start_ms)
+
+
+def test_punctuation_only_tokens_carry_no_word(voice: Voice) -> None:
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    segment = voice.segment("Well ... okay - fine !", params, word_timestamps=True)
+    segment.prepare()
+    assert [w.word for w in segment.words] == ["Well", "okay", "fine"]
+
+
+# -- splitting and the cache ---------------------------------------------------------------------
+
+
+def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model, _ = embedded_voice_files()
+    cache = SplitCache(tmp_path)
+    first = cache.load(model)
+    assert len(list(tmp_path.glob("*.onnx"))) == 2
+
+    def no_split(*args: object) -> None:
+        raise AssertionError("a cached model must not be split again")
+
+    monkeypatch.setattr(graph_module, "split_graph", no_split)
+    again = SplitCache(tmp_path).load(model)
+    assert again == first
+    # A copy under another name has the same content: still a cache hit.
+    copy = tmp_path / "copy.onnx"
+    shutil.copyfile(model, copy)
+    assert SplitCache(tmp_path).load(copy) == first
+
+
+def test_split_finds_the_vocoder_by_its_weight_name() -> None:
+    model, _ = embedded_voice_files()
+    split = split_graph(model.read_bytes(), model)
+    vocoder = onnx.load_from_string(split.vocoder)
+    assert any(n.input[1:2] == ["dec.conv_pre.weight"] for n in vocoder.graph.node[:5])
+    assert [i.name for i in vocoder.graph.input] == [split.latent]
+    acoustic = onnx.load_from_string(split.acoustic)
+    assert [o.name for o in acoustic.graph.output] == [split.latent, split.durations]
+    # No weight is duplicated: decoder weights go to the vocoder, the rest to the acoustic part.
+    assert not [i.name for i in acoustic.graph.initializer if i.name.startswith("dec.")]
+    assert all(i.name.startswith(("dec.", "/")) for i in vocoder.graph.initializer)
+
+
+def _tiny_multispeaker_vits() -> onnx.ModelProto:
+    """A toy graph shaped like a multi-speaker VITS export: the speaker embedding g feeds both
+    the acoustic part and the vocoder (HiFi-GAN's `cond` conv), as in Piper's exports."""
+    c, speakers = 4, 3
+    rng = np.random.default_rng(0)
+
+    def init(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
+        return helper.make_tensor(
+            name, TensorProto.FLOAT, shape, rng.normal(size=shape).astype(np.float32).ravel()
+        )
+
+    nodes = [
+        helper.make_node("Gather", ["emb_g.weight", "sid"], ["g0"]),
+        helper.make_node("Unsqueeze", ["g0", "axis2"], ["g"]),
+        helper.make_node("Cast", ["input"], ["xf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["xf", "axis1"], ["x3"]),
+        helper.make_node("Mul", ["x3", "proj"], ["h"]),
+        helper.make_node("Add", ["h", "g"], ["z"]),
+        helper.make_node("Mul", ["x3", "half"], ["w"]),
+        helper.make_node("Ceil", ["w"], ["w_ceil"]),
+        helper.make_node("Gather", ["scales", "one"], ["length_scale"]),
+        helper.make_node("Mul", ["z", "length_scale"], ["z_masked"]),
+        helper.make_node("Conv", ["z_masked", "dec.conv_pre.weight"], ["y"], pads=[1, 1]),
+        helper.make_node("Conv", ["g", "dec.cond.weight"], ["cond"]),
+        helper.make_node("Add", ["y", "cond"], ["y2"]),
+        helper.make_node("Conv", ["y2", "dec.conv_post.weight"], ["output"], pads=[1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "toy-vits",
+        [
+            helper.make_tensor_value_info("input", TensorProto.INT64, [1, None]),
+            helper.make_tensor_value_info("input_lengths", TensorProto.INT64, [1]),
+            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("sid", TensorProto.INT64, [1]),
+        ],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
+        [
+            init("emb_g.weight", (speakers, c)),
+            helper.make_tensor("axis1", TensorProto.INT64, [1], [1]),
+            helper.make_tensor("axis2", TensorProto.INT64, [1], [2]),
+            init("proj", (1, c, 1)),
+            helper.make_tensor("half", TensorProto.FLOAT, [1], [0.5]),
+            helper.make_tensor("one", TensorProto.INT64, [], [1]),
+            init("dec.conv_pre.weight", (c, c, 3)),
+            init("dec.cond.weight", (c, c, 1)),
+            init("dec.conv_post.weight", (1, c, 3)),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def test_split_feeds_the_speaker_embedding_to_the_vocoder() -> None:
+    model = _tiny_multispeaker_vits()
+    split = split_graph(model.SerializeToString(), Path("toy.onnx"))
+    assert split.vocoder_extra_inputs == ("g",)
+    feed = {
+        "input": np.array([[3, 1, 4, 1, 5]], dtype=np.int64),
+        "input_lengths": np.array([5], dtype=np.int64),
+        "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
+        "sid": np.array([2], dtype=np.int64),
+    }
+    whole = ort.InferenceSession(model.SerializeToString()).run(None, feed)[0]
+    acoustic = ort.InferenceSession(split.acoustic)
+    wanted = {i.name for i in acoustic.get_inputs()}
+    latent, durations, g = acoustic.run(
+        [split.latent, split.durations, "g"], {k: v for k, v in feed.items() if k in wanted}
+    )
+    assert durations.reshape(-1).tolist() == [2.0, 1.0, 2.0, 1.0, 3.0]
+    parts = ort.InferenceSession(split.vocoder).run(None, {split.latent: latent, "g": g})[0]
+    np.testing.assert_allclose(parts, whole, atol=1e-6)
+
+
+def test_non_piper_graph_is_refused_with_the_file_name(tmp_path: Path) -> None:
+    identity = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Identity", ["input"], ["output"])],
+            "x",
+            [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1])],
+        )
+    )
+    path = tmp_path / "identity.onnx"
+    with pytest.raises(ModelError, match=r"identity\.onnx: not a Piper voice graph"):
+        split_graph(identity.SerializeToString(), path)
+
+
+# -- the registry ------------------------------------------------------------------------------
+
+
+def test_registry_loads_folder_voices_and_reports_broken_ones(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    model, config = embedded_voice_files()
+    (tmp_path / "en_GB-copy-medium.onnx").symlink_to(model)
+    shutil.copyfile(config, tmp_path / "en_GB-copy-medium.onnx.json")
+    (tmp_path / "garbage.onnx").write_bytes(b"this is not onnx")
+    shutil.copyfile(config, tmp_path / "garbage.onnx.json")
+    (tmp_path / "lonely.onnx").write_bytes(b"no config next to me")
+    (tmp_path / "badjson.onnx").write_bytes(b"x")
+    (tmp_path / "badjson.onnx.json").write_text("{not json")
+
+    registry = VoiceRegistry(
+        voices_dir=tmp_path, cache=SplitCache(cache_dir), ort_settings=OrtSettings()
+    )
+    registry.load()
+
+    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, "en_GB-copy-medium"]
+    reasons = {Path(f.path).name: f.reason for f in registry.failures}
+    assert set(reasons) == {"garbage.onnx", "lonely.onnx.json", "badjson.onnx.json"}
+    assert "not a readable ONNX model" in reasons["garbage.onnx"]
+    assert "cannot read the voice config" in reasons["lonely.onnx.json"]
+    assert "not valid JSON" in reasons["badjson.onnx.json"]
+    with pytest.raises(VoiceNotFound, match=r"garbage.*not a readable ONNX model"):
+        registry.get("garbage")
+    with pytest.raises(VoiceNotFound, match="choose one of en_GB-copy-medium, en_US-joe-medium"):
+        registry.get("nope")
+    assert registry.get("").info.name == EMBEDDED_VOICE
+
+
+def test_registry_without_its_default_voice_refuses_to_start(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    registry = VoiceRegistry(
+        voices_dir=tmp_path,
+        default_voice="xx_XX-missing",
+        cache=SplitCache(cache_dir),
+        ort_settings=OrtSettings(),
+    )
+    with pytest.raises(
+        VoiceNotFound, match=r"default voice 'xx_XX-missing' not found: put xx_XX-missing\.onnx"
+    ):
+        registry.load()
