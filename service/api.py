@@ -83,6 +83,8 @@ class Admission:
         self.ready = False
         self.draining = False
         self.sessions: set[Session] = set()
+        self.idle = asyncio.Event()
+        self.idle.set()
 
     def enter(self) -> None:
         if self.draining:
@@ -95,9 +97,12 @@ class Admission:
                 "later or on another replica"
             )
         self.active += 1
+        self.idle.clear()
 
     def leave(self) -> None:
         self.active -= 1
+        if self.active == 0:
+            self.idle.set()
 
 
 class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):

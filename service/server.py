@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -115,13 +116,21 @@ class VoxliteServer:
         await asyncio.shield(self._loader)
 
     async def stop(self, grace: float | None = None) -> None:
-        """Drain: health NOT_SERVING, new calls refused, running streams finish within `grace`."""
+        """Drain: health NOT_SERVING, new calls refused, running streams finish within `grace`.
+
+        The gRPC server keeps answering while streams drain, so probes see NOT_SERVING and new
+        synthesis calls get UNAVAILABLE with a message (rather than a closed port)."""
         grace = self.config.grace_seconds if grace is None else grace
         self.admission.draining = True
         await self.health.enter_graceful_shutdown()
         for session in list(self.admission.sessions):
             session.end()  # streams that never half-close finish what they hold
-        await self.grpc.stop(grace)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.admission.idle.wait(), timeout=grace)
+        # Whatever still runs past the grace period is cancelled here.
+        await self.grpc.stop(max(0.0, deadline - loop.time()))
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
         await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown)

@@ -1,0 +1,1 @@
+"""Benchmarks: voxlite side by side with Piper's own engine and HTTP server, run as modules."""

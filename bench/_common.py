@@ -1,0 +1,98 @@
+"""Helpers shared by the benchmarks: percentiles, the plain-text table, JSON output, flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Stats:
+    """p50 and p95 of a set of samples (numpy's default linear interpolation), and how many."""
+
+    n: int
+    p50: float
+    p95: float
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Stats:
+        if not samples:
+            return cls(0, float("nan"), float("nan"))
+        p50, p95 = np.percentile(np.asarray(samples, dtype=np.float64), [50, 95])
+        return cls(len(samples), float(p50), float(p95))
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def ratio(baseline: float, ours: float) -> float:
+    """baseline / ours: above 1 means ours is smaller (sooner, faster)."""
+    return baseline / ours if ours > 0 else float("nan")
+
+
+def parser(description: str, *, quick_help: str) -> argparse.ArgumentParser:
+    """A parser with the flags every benchmark has: --quick and --json FILE."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument(
+        "--json", metavar="FILE", type=Path, help="also write the figures as JSON to FILE"
+    )
+    return p
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    import onnxruntime
+
+    return {
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "onnxruntime": onnxruntime.__version__,
+    }
+
+
+def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            if value != value:  # NaN
+                return "-"
+            return f"{value:.2f}" if abs(value) < 100 else f"{value:.1f}"
+        return str(value)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in [list(header), *cells]) for i in range(len(header))]
+
+    def line(values: Sequence[str]) -> str:
+        first = values[0].ljust(widths[0])
+        rest = (v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    rule = "-" * len(line(list(header)))
+    return "\n".join([title, rule, line(list(header)), rule, *(line(r) for r in cells), rule])
+
+
+def write_json(path: Path | None, data: dict[str, Any]) -> None:
+    """Write `data` (plus the machine description) to `path`, when one was given."""
+    if path is None:
+        return
+    path.write_text(json.dumps({**data, "machine": machine()}, indent=2) + "\n", encoding="utf-8")
+    print(f"figures written to {path}", file=sys.stderr)
+
+
+def cache_dir() -> Path | None:
+    """The split-graph cache the server itself uses by default, so a run splits at most once."""
+    from voxlite.service.config import ServerConfig
+
+    return ServerConfig().cache_dir
