@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import platform
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -88,7 +87,7 @@ def write_json(path: Path | None, data: dict[str, Any]) -> None:
     if path is None:
         return
     path.write_text(json.dumps({**data, "machine": machine()}, indent=2) + "\n", encoding="utf-8")
-    print(f"figures written to {path}", file=sys.stderr)
+    print(f"figures written to {path}")
 
 
 def cache_dir() -> Path | None:

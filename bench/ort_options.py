@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
 
     # Throughput: the server runs one job per core at once on one shared session per model.
-    window_audio = FULL_WINDOW * info_hop(config) / info.native_rate
+    window_audio = FULL_WINDOW * base.voice.hop / info.native_rate
     thr: dict[tuple[int, int], float] = {}
     for intra in (1, 2):
         voice = Voice(info, config, split, OrtSettings(intra_op_threads=intra), lock)
@@ -245,13 +245,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             },
         },
     )
-
-
-def info_hop(config: dict[str, object]) -> int:
-    """Samples per latent frame, from the voice config (256 for Piper's medium voices)."""
-    from piper.config import PiperConfig
-
-    return PiperConfig.from_dict(config).hop_length
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ from typing import TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from voxlite.tts.v1 import tts_pb2_grpc
 
+from . import reflection
 from .api import SERVICE_NAME, Admission, TextToSpeechServicer
 from .config import ServerConfig
 from .graph import SplitCache
@@ -81,12 +81,8 @@ class VoxliteServer:
         tts_pb2_grpc.add_TextToSpeechServiceServicer_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         if config.reflection:
-            names = (
-                SERVICE_NAME,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            )
-            reflection.enable_server_reflection(names, self.grpc)
+            health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+            reflection.enable(self.grpc, [SERVICE_NAME, health_name])
         self.port = 0
         self.ready = asyncio.Event()
         self._loader: asyncio.Task[None] | None = None

@@ -1,0 +1,372 @@
+"""Time to first audio at a loopback client: voxlite-server's RPCs against Piper's HTTP server."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.service.registry import embedded_voice_files
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+from . import _common
+from .corpus import REPLIES
+
+START_TIMEOUT = 120.0
+CALL_TIMEOUT = 60.0
+# Word pieces as LLM tokenizers emit them: a word with its leading space, a number, or one mark.
+_TOKEN = re.compile(r"\s*[A-Za-z]+|\s*\d+|\s*[^\sA-Za-z\d]|\s+")
+_CUT_MARKS = frozenset(",.!?;:")
+
+
+def token_pieces(text: str, size: int = 4) -> list[str]:
+    """`text` in pieces of at most `size` characters, cut at spaces, marks and inside words."""
+    pieces: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        while len(token) > size:
+            pieces.append(token[:size])
+            token = token[size:]
+        pieces.append(token)
+    if "".join(pieces) != text:
+        raise ValueError(f"tokenizer lost text of {text!r}")
+    return pieces
+
+
+def completing_piece(text: str, pieces: Sequence[str]) -> int:
+    """Index of the first piece holding a clause or sentence mark followed by a space or the end."""
+    end = 0
+    for index, piece in enumerate(pieces):
+        start, end = end, end + len(piece)
+        for j in range(start, end):
+            if text[j] in _CUT_MARKS and (j + 1 == len(text) or text[j + 1].isspace()):
+                return index
+    return len(pieces) - 1
+
+
+# -- the servers ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class Child:
+    """A server subprocess with its output in a log file."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            tail = self.log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{tail}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def spawn(name: str, argv: list[str], workdir: Path) -> Child:
+    log = workdir / f"{name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+    return Child(name, proc, log)
+
+
+def voxlite_argv(port: int, voices_dir: Path) -> list[str]:
+    script = Path(sys.executable).with_name("voxlite-server")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "voxlite.service"]
+    return [*command, "--host", "127.0.0.1", "--port", str(port), "--voices-dir", str(voices_dir),
+            "--log-level", "warning"]  # fmt: skip
+
+
+def wait_serving(child: Child, channel: grpc.Channel) -> None:
+    """Until grpc health reports SERVING: a Watch stream answers on each change, no sleeping."""
+    stub = health_pb2_grpc.HealthStub(channel)
+    request = health_pb2.HealthCheckRequest(service="")
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        child.check_alive()
+        try:
+            # Short deadlines only so that a server that died is noticed.
+            for update in stub.Watch(request, timeout=1.0, wait_for_ready=True):
+                if update.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE):
+                raise
+    raise TimeoutError(f"{child.name} not SERVING after {START_TIMEOUT:g} s (log: {child.log})")
+
+
+def wait_http(child: Child, port: int) -> None:
+    """Until Piper's server answers GET / (polled every 20 ms while it loads)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        child.check_alive()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.02)
+    raise TimeoutError(f"{child.name} not answering after {START_TIMEOUT:g} s (log: {child.log})")
+
+
+# -- the clients -------------------------------------------------------------------------------
+
+
+def is_audio(response: tts_pb2.SynthesizeResponse | tts_pb2.StreamingSynthesizeResponse) -> bool:
+    return response.WhichOneof("response") == "audio"
+
+
+def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str) -> float:
+    """Seconds from sending a Synthesize request (default Ogg Opus) to its first AudioChunk."""
+    first: float | None = None
+    start = time.perf_counter()
+    for response in stub.Synthesize(tts_pb2.SynthesizeRequest(text=text), timeout=CALL_TIMEOUT):
+        if first is None and is_audio(response):
+            first = time.perf_counter()
+    if first is None:
+        raise RuntimeError(f"Synthesize sent no audio for {text!r}")
+    return first - start
+
+
+@dataclass(frozen=True)
+class StreamTimes:
+    from_first_piece: float
+    from_completing_piece: float
+    server_ttfa: float
+    """Summary.time_to_first_audio_ms, in seconds: what the server itself measured."""
+
+
+def streaming(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, interval: float
+) -> StreamTimes:
+    """StreamingSynthesize fed like an LLM: token pieces at a steady rate, then a half-close."""
+    pieces = token_pieces(text)
+    completing = completing_piece(text, pieces)
+    sent = [0.0] * len(pieces)
+
+    def requests() -> Iterator[tts_pb2.StreamingSynthesizeRequest]:
+        yield tts_pb2.StreamingSynthesizeRequest(config=tts_pb2.SynthesisConfig())
+        start = time.perf_counter()
+        for i, piece in enumerate(pieces):
+            delay = start + i * interval - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            sent[i] = time.perf_counter()
+            yield tts_pb2.StreamingSynthesizeRequest(text=piece)
+
+    first: float | None = None
+    server = 0.0
+    for response in stub.StreamingSynthesize(requests(), timeout=CALL_TIMEOUT):
+        if first is None and is_audio(response):
+            first = time.perf_counter()
+        if response.WhichOneof("response") == "summary":
+            server = response.summary.time_to_first_audio_ms / 1000
+    if first is None:
+        raise RuntimeError(f"StreamingSynthesize sent no audio for {text!r}")
+    return StreamTimes(first - sent[0], first - sent[completing], server)
+
+
+def piper_http(port: int, text: str) -> float:
+    """Seconds from sending POST /synthesize (connection already open) to the whole WAV body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=CALL_TIMEOUT)
+    try:
+        conn.connect()
+        body = json.dumps({"text": text}).encode()
+        start = time.perf_counter()
+        conn.request("POST", "/synthesize", body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read()
+        end = time.perf_counter()
+    finally:
+        conn.close()
+    if response.status != 200 or data[:4] != b"RIFF":
+        raise RuntimeError(f"piper http_server answered {response.status}: {data[:200]!r}")
+    return end - start
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Samples:
+    synthesize: list[float]
+    stream_first: list[float]
+    stream_completing: list[float]
+    stream_server: list[float]
+    piper: list[float]
+
+
+def measure(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+    piper_port: int,
+    texts: Sequence[str],
+    rounds: int,
+    warmup: int,
+    interval: float,
+) -> Samples:
+    s = Samples([], [], [], [], [])
+
+    def add_stream(text: str) -> None:
+        t = streaming(stub, text, interval)
+        s.stream_first.append(t.from_first_piece)
+        s.stream_completing.append(t.from_completing_piece)
+        s.stream_server.append(t.server_ttfa)
+
+    calls: list[Callable[[str], object]] = [
+        lambda text: s.synthesize.append(synthesize(stub, text)),
+        add_stream,
+        lambda text: s.piper.append(piper_http(piper_port, text)),
+    ]
+    warm: list[Callable[[str], object]] = [
+        lambda text: synthesize(stub, text),
+        lambda text: streaming(stub, text, interval),
+        lambda text: piper_http(piper_port, text),
+    ]
+    for text in texts[:warmup]:
+        for call in warm:
+            call(text)
+    turn = 0
+    for _ in range(rounds):
+        for text in texts:
+            # Sequential requests; who goes first rotates so that no side always follows another.
+            for k in range(len(calls)):
+                calls[(turn + k) % len(calls)](text)
+            turn += 1
+    return s
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = _common.parser(__doc__ or "", quick_help="one round of the corpus, short warm-up")
+    p.add_argument("--rounds", type=int, help="rounds of the 10-reply corpus (default 5, quick 1)")
+    p.add_argument(
+        "--piece-interval-ms",
+        type=float,
+        default=25.0,
+        help="StreamingSynthesize: one ~4-character piece every this many ms (default 25)",
+    )
+    args = p.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 5)
+    warmup = 3 if args.quick else len(REPLIES)
+    interval = args.piece_interval_ms / 1000
+
+    model, _ = embedded_voice_files()
+    with tempfile.TemporaryDirectory(prefix="voxlite-bench-") as tmp:
+        workdir = Path(tmp)
+        voices_dir = workdir / "voices"
+        voices_dir.mkdir()
+        vox_port, piper_port = free_port(), free_port()
+        children: list[Child] = []
+        try:
+            started = time.monotonic()
+            vox = spawn("voxlite-server", voxlite_argv(vox_port, voices_dir), workdir)
+            children.append(vox)
+            with grpc.insecure_channel(f"127.0.0.1:{vox_port}") as channel:
+                wait_serving(vox, channel)
+                vox_start = time.monotonic() - started
+                started = time.monotonic()
+                piper = spawn(
+                    "piper-http",
+                    [sys.executable, "-m", "piper.http_server", "-m", str(model),
+                     "--host", "127.0.0.1", "--port", str(piper_port)],
+                    workdir,
+                )  # fmt: skip
+                children.append(piper)
+                wait_http(piper, piper_port)
+                piper_start = time.monotonic() - started
+                stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+                samples = measure(stub, piper_port, REPLIES, rounds, warmup, interval)
+        finally:
+            for child in reversed(children):
+                with contextlib.suppress(Exception):
+                    child.stop()
+        report(args.json, samples, rounds, interval, vox_start, piper_start)
+
+
+def report(
+    path: Path | None,
+    s: Samples,
+    rounds: int,
+    interval: float,
+    vox_start: float,
+    piper_start: float,
+) -> None:
+    def ms(values: list[float]) -> _common.Stats:
+        return _common.Stats.of([1000 * v for v in values])
+
+    stats = {
+        "voxlite Synthesize (Ogg Opus), from request": ms(s.synthesize),
+        "voxlite StreamingSynthesize, from first piece": ms(s.stream_first),
+        "voxlite StreamingSynthesize, from completing piece": ms(s.stream_completing),
+        "  (server's own Summary.time_to_first_audio_ms)": ms(s.stream_server),
+        "piper http_server POST /synthesize, whole WAV": ms(s.piper),
+    }
+    syn, comp = ms(s.synthesize), ms(s.stream_completing)
+    piper = ms(s.piper)
+    ratios = {
+        "piper / voxlite Synthesize": (
+            _common.ratio(piper.p50, syn.p50),
+            _common.ratio(piper.p95, syn.p95),
+        ),
+        "piper / voxlite streaming (completing piece)": (
+            _common.ratio(piper.p50, comp.p50),
+            _common.ratio(piper.p95, comp.p95),
+        ),
+    }
+    rows: list[list[object]] = [[name, st.n, st.p50, st.p95] for name, st in stats.items()]
+    rows += [[f"ratio {name}", "", r50, r95] for name, (r50, r95) in ratios.items()]
+    print(
+        _common.table(
+            f"time to first audio on loopback: {len(REPLIES)} replies x {rounds} round(s), "
+            f"pieces every {1000 * interval:g} ms (ratio > 1: voxlite sooner)",
+            ["client call", "n", "p50 ms", "p95 ms"],
+            rows,
+        )
+    )
+    print(
+        f"start-up: voxlite-server SERVING after {vox_start:.2f} s, "
+        f"piper http_server answering after {piper_start:.2f} s"
+    )
+    _common.write_json(
+        path,
+        {
+            "benchmark": "ttfa",
+            "rounds": rounds,
+            "replies": len(REPLIES),
+            "piece_interval_ms": 1000 * interval,
+            "first_audio_ms": {name.strip(" ()"): st.as_dict() for name, st in stats.items()},
+            "ratios": {name: {"p50": r50, "p95": r95} for name, (r50, r95) in ratios.items()},
+            "startup_seconds": {"voxlite": vox_start, "piper_http": piper_start},
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

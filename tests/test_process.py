@@ -1,0 +1,215 @@
+"""The installed `voxlite-server` as a new user runs it: grpcurl, reflection, SIGTERM drain."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from .conftest import ServerThread, base_config
+from .test_api import LONG_TEXT, Duplex, decode_ogg
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+GRPCURL = shutil.which("grpcurl") or str(Path(sys.executable).parent / "grpcurl")
+
+
+class ServerProcess:
+    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING."""
+
+    def __init__(self, cache_dir: Path, voices_dir: Path, *args: str) -> None:
+        command = [
+            str(Path(sys.executable).parent / "voxlite-server"),
+            "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
+            "--cache-dir", str(cache_dir), *args,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        self.log: list[str] = []
+        port = None
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+            match = re.search(r"listening on \S+:(\d+)", line)
+            if match:
+                port = int(match.group(1))
+                break
+        assert port, "".join(self.log)
+        # Keep reading the log so the server never blocks on a full pipe.
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+        self.address = f"127.0.0.1:{port}"
+        self.channel = grpc.insecure_channel(self.address)
+        self.wait_for_health(health_pb2.HealthCheckResponse.SERVING)
+
+    def _read_log(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def health(self) -> int:
+        request = health_pb2.HealthCheckRequest(service="")
+        status: int = health_pb2_grpc.HealthStub(self.channel).Check(request, timeout=5).status
+        return status
+
+    def wait_for_health(self, wanted: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.health() == wanted:
+                    return
+            except grpc.RpcError:
+                pass  # not listening yet
+            assert time.monotonic() < deadline, "".join(self.log)
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        self._reader.join(timeout=10)
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def process(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(cache_dir, tmp_path_factory.mktemp("voices"))
+    yield srv
+    srv.close()
+
+
+def grpcurl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [GRPCURL, "-plaintext", *args], capture_output=True, text=True, input=stdin, timeout=60
+    )
+
+
+def test_grpcurl_lists_and_describes_through_reflection(process: ServerProcess) -> None:
+    listed = grpcurl(process.address, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert set(listed.stdout.split()) == {
+        "voxlite.tts.v1.TextToSpeechService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    }
+    described = grpcurl(process.address, "describe", "voxlite.tts.v1.TextToSpeechService")
+    assert described.returncode == 0, described.stderr
+    for rpc in ("StreamingSynthesize", "Synthesize", "ListVoices"):
+        assert f"rpc {rpc} (" in described.stdout
+    message = grpcurl(process.address, "describe", "voxlite.tts.v1.SynthesisConfig")
+    assert "speaking_rate" in message.stdout
+    # The proto's comments travel with the descriptors: the API is documented in grpcurl.
+    assert "Speaking rate: 1.0 is the voice's normal pace" in message.stdout
+
+
+def test_grpcurl_health_check(process: ServerProcess) -> None:
+    result = grpcurl(
+        "-d",
+        '{"service": "voxlite.tts.v1.TextToSpeechService"}',
+        process.address,
+        "grpc.health.v1.Health/Check",
+    )
+    assert result.returncode == 0, result.stderr
+    assert '"status": "SERVING"' in result.stdout
+
+
+def test_grpcurl_synthesize_one_liner_saves_a_playable_opus(
+    process: ServerProcess, tmp_path: Path
+) -> None:
+    """The README's one-liner, run as printed (with this server's address)."""
+    out = tmp_path / "hello.opus"
+    command = (
+        f'{GRPCURL} -plaintext -d \'{{"text": "Hello from voxlite."}}\' {process.address} '
+        f"voxlite.tts.v1.TextToSpeechService/Synthesize | {ROOT}/scripts/grpcurl-audio > {out}"
+    )
+    result = subprocess.run(
+        command, shell=True, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert '"summary"' in result.stderr
+    info = subprocess.run(["opusinfo", str(out)], capture_output=True, text=True, check=True)
+    assert "Playback length: 0m:01" in info.stdout
+    samples, rate = decode_ogg(out.read_bytes())
+    assert rate == 24000
+    assert len(samples) > rate
+
+
+def test_grpcurl_bidirectional_stream_from_stdin(process: ServerProcess) -> None:
+    requests = (
+        '{"config": {"audio": {"encoding": "AUDIO_ENCODING_OGG_OPUS"}}}\n'
+        '{"text": "Hello, "}\n'
+        '{"text": "streaming world."}\n'
+    )
+    result = grpcurl(
+        "-d",
+        "@",
+        process.address,
+        "voxlite.tts.v1.TextToSpeechService/StreamingSynthesize",
+        stdin=requests,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('"audio": {') >= 2
+    assert '"summary"' in result.stdout
+
+
+def test_grpcurl_shows_a_clear_error(process: ServerProcess) -> None:
+    result = grpcurl("-d", '{"text": "Hi", "config": {"voice": "nobody"}}', process.address,
+                     "voxlite.tts.v1.TextToSpeechService/Synthesize")  # fmt: skip
+    assert result.returncode != 0
+    assert "Code: NotFound" in result.stderr
+    assert "voice 'nobody' not found: choose one of en_US-joe-medium" in result.stderr
+
+
+def test_reflection_can_be_switched_off(cache_dir: Path, tmp_path: Path) -> None:
+    srv = ServerThread(base_config(cache_dir, tmp_path, reflection=False))
+    try:
+        result = grpcurl(srv.address, "list")
+        assert result.returncode != 0
+        assert "does not support the reflection API" in result.stderr
+    finally:
+        srv.close()
+
+
+def test_sigterm_drains_running_streams_and_exits_zero(cache_dir: Path, tmp_path: Path) -> None:
+    srv = ServerProcess(cache_dir, tmp_path, "--grace-seconds", "30")
+    try:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+        stream = Duplex(stub, timeout=60)
+        stream.config()
+        stream.send(text=LONG_TEXT[:400])  # never half-closed by the client
+        stream.until("audio")
+        srv.proc.send_signal(signal.SIGTERM)
+        srv.wait_for_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        with pytest.raises(grpc.RpcError) as refused:
+            list(stub.Synthesize(pb.SynthesizeRequest(text="Am I too late?"), timeout=10))
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in refused.value.details()
+        # The running stream speaks what it holds and ends cleanly: a finished Ogg, a summary.
+        rest = stream.rest()
+        assert rest[-1].WhichOneof("response") == "summary"
+        audio = b"".join(
+            r.audio.audio for r in stream.received if r.WhichOneof("response") == "audio"
+        )
+        samples, rate = decode_ogg(audio)
+        assert len(samples) / rate * 1000 == pytest.approx(
+            rest[-1].summary.audio_duration_ms, abs=1
+        )
+        assert rest[-1].summary.audio_duration_ms > 15000  # all 400 characters were spoken
+        assert srv.proc.wait(timeout=30) == 0
+        assert "stopped" in "".join(srv.log)
+    finally:
+        stream.close()
+        srv.close()
