@@ -22,21 +22,33 @@ _LOG = logging.getLogger(__name__)
 # node names differ between exports; initializer names come from the PyTorch module tree and do not.
 VOCODER_FIRST_WEIGHT = "dec.conv_pre.weight"
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 1
+_SPLIT_VERSION = 2
+_NOISE_OPS = ("RandomNormalLike", "RandomNormal")
 
 
 @dataclass(frozen=True)
 class SplitGraph:
-    """The two halves of one voice graph, as serialized ONNX models plus their tensor names."""
+    """The parts of one voice graph, as serialized ONNX models plus the tensor names between them.
+
+    acoustic -> [flow] -> vocoder. The acoustic part works on the whole sentence (text encoder,
+    duration predictor, noise); the flow and the vocoder work frame by frame, so both can run on
+    windows of frames with some context on each side.
+    """
 
     acoustic: bytes
-    """Phoneme ids (and scales, speaker id) to latent frames and per-phoneme frame counts."""
+    """Phoneme ids (and scales, speaker id) to per-phoneme frame counts and the flow's inputs
+    (or the latent frames themselves when no flow was split off)."""
+    flow: bytes | None
+    """Frame-level prior (noise already drawn) to latent frames: VITS's normalising flow."""
     vocoder: bytes
     """Latent frames (and speaker embedding) to waveform."""
     latent: str
-    """Name of the latent-frames tensor [1, C, T]: acoustic output, vocoder input."""
+    """Name of the latent-frames tensor [1, C, T]: the flow's output, the vocoder's input."""
     durations: str
     """Name of the per-phoneme frame counts tensor (output of the graph's single Ceil node)."""
+    flow_inputs: tuple[str, ...]
+    """What the flow consumes: acoustic outputs or graph inputs. Those shaped [1, C, T] are cut
+    into windows along T; the others (scalars, the speaker embedding) are passed whole."""
     vocoder_extra_inputs: tuple[str, ...]
     """Other tensors the vocoder consumes (the speaker embedding of multi-speaker voices): each is
     either an acoustic output or a graph input (such as the speaker id), under the same name."""
@@ -86,36 +98,86 @@ def split_graph(model_bytes: bytes, path: Path) -> SplitGraph:
         # Keep the graph's order, which is topological.
         return [n for n in graph.node if id(n) in needed]
 
-    acoustic_nodes = ancestors([latent, durations], set())
-    acoustic_tensors = {out for n in acoustic_nodes for out in n.output}
-    vocoder_nodes = ancestors([o.name for o in graph.output], acoustic_tensors)
-    if any(n.op_type in ("If", "Loop", "Scan") for n in vocoder_nodes):
-        raise ModelError(path, "vocoder has control-flow nodes; cannot split it")
+    def descendants(node: onnx.NodeProto) -> set[int]:
+        consumers: dict[str, list[onnx.NodeProto]] = {}
+        for n in graph.node:
+            for name in n.input:
+                consumers.setdefault(name, []).append(n)
+        found: set[int] = set()
+        todo = list(node.output)
+        while todo:
+            for n in consumers.get(todo.pop(), []):
+                if id(n) not in found:
+                    found.add(id(n))
+                    todo.extend(n.output)
+        return found
 
-    # The vocoder's inputs: what it consumes that the acoustic part (or the caller) produces.
-    vocoder_inputs: list[str] = []
-    for node in vocoder_nodes:
-        for name in node.input:
-            if (name in acoustic_tensors or name in inputs) and name not in vocoder_inputs:
-                vocoder_inputs.append(name)
+    def consumed(nodes: list[onnx.NodeProto], produced: set[str]) -> list[str]:
+        """Tensors `nodes` read that come from `produced` or the graph's inputs, in order."""
+        names: list[str] = []
+        for node in nodes:
+            for name in node.input:
+                if (name in produced or name in inputs) and name not in names:
+                    names.append(name)
+        return names
+
+    # The flow: VITS draws z_p = m_p + noise * exp(logs_p) * noise_scale over all frames, then
+    # runs its flow frame by frame to the latent frames. Its region is everything downstream of
+    # that noise and upstream of the latent; the duration predictor's own noise is the other
+    # noise node (it decides the durations, so the Ceil depends on it).
+    to_latent = {id(n) for n in ancestors([latent], set())}
+    durations_side = {id(n) for n in ancestors([durations], set())}
+    flow_nodes: list[onnx.NodeProto] = []
+    noises = [
+        n for n in graph.node
+        if n.op_type in _NOISE_OPS and id(n) in to_latent and id(n) not in durations_side
+    ]  # fmt: skip
+    if len(noises) == 1:
+        region = descendants(noises[0]) & to_latent
+        flow_nodes = [n for n in graph.node if id(n) in region]
+    if flow_nodes:
+        flow_produced = {out for n in flow_nodes for out in n.output}
+        everything = {out for n in graph.node for out in n.output}
+        flow_inputs = consumed(flow_nodes, everything - flow_produced)
+        stage_targets = [name for name in flow_inputs if name not in inputs]
+    else:
+        flow_inputs, stage_targets = [], [latent]
+    acoustic_nodes = ancestors([durations, *stage_targets], set())
+    computed = {out for n in acoustic_nodes + flow_nodes for out in n.output}
+    vocoder_nodes = ancestors([o.name for o in graph.output], computed)
+    if any(n.op_type in ("If", "Loop", "Scan") for n in flow_nodes + vocoder_nodes):
+        raise ModelError(path, "the flow or vocoder has control-flow nodes; cannot split it")
+
+    # The vocoder's inputs: what it consumes that earlier parts (or the caller) produce.
+    vocoder_inputs = consumed(vocoder_nodes, computed)
     if latent not in vocoder_inputs:
         raise ModelError(path, "the vocoder does not consume the latent frames; cannot split it")
     extra = tuple(name for name in vocoder_inputs if name != latent)
+    acoustic_produced = {out for n in acoustic_nodes for out in n.output}
+    acoustic_outputs = [durations, *stage_targets]
+    acoustic_outputs += [e for e in extra if e in acoustic_produced and e not in acoustic_outputs]
 
-    # Cut tensors need a type: the exporter's value_info has it when present; the tensors a
-    # VITS graph is cut at (latent frames, durations, speaker embedding) are float otherwise.
-    known = {vi.name: vi for vi in [*graph.input, *graph.value_info, *graph.output]}
+    # Cut tensors need a type: shape inference gives it; float is the fallback, which is what
+    # a VITS graph is cut at (frames, durations, noise, masks, speaker embedding).
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model).graph
+    except Exception:  # inference is an aid only
+        inferred = graph
+    known = {vi.name: vi for vi in [*inferred.value_info, *graph.input, *graph.output]}
 
     def typed(name: str) -> onnx.ValueInfoProto:
-        return onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+        elem: int = onnx.TensorProto.FLOAT
+        if name in known and known[name].type.tensor_type.elem_type:
+            elem = known[name].type.tensor_type.elem_type
+        return onnx.helper.make_tensor_value_info(name, elem, None)
 
     def submodel(nodes: list[onnx.NodeProto], ins: list[str], outs: list[str]) -> bytes:
         used = {name for n in nodes for name in n.input}
         sub = onnx.helper.make_graph(
             nodes,
             graph.name or "piper",
-            [known.get(n) or typed(n) for n in ins],
-            [known.get(n) or typed(n) for n in outs],
+            [typed(n) for n in ins],
+            [typed(n) for n in outs],
             [init for init in graph.initializer if init.name in used],
         )
         out = onnx.helper.make_model(
@@ -126,14 +188,12 @@ def split_graph(model_bytes: bytes, path: Path) -> SplitGraph:
     acoustic_reads = {name for n in acoustic_nodes for name in n.input}
     acoustic_inputs = [i.name for i in graph.input if i.name in acoustic_reads]
     return SplitGraph(
-        acoustic=submodel(
-            acoustic_nodes,
-            acoustic_inputs,
-            [latent, durations, *(e for e in extra if e not in inputs)],
-        ),
+        acoustic=submodel(acoustic_nodes, acoustic_inputs, acoustic_outputs),
+        flow=submodel(flow_nodes, flow_inputs, [latent]) if flow_nodes else None,
         vocoder=submodel(vocoder_nodes, vocoder_inputs, [o.name for o in graph.output]),
         latent=latent,
         durations=durations,
+        flow_inputs=tuple(flow_inputs),
         vocoder_extra_inputs=extra,
     )
 
@@ -163,11 +223,14 @@ class SplitCache:
             return None
         try:
             meta = json.loads((self.directory / f"{key}.json").read_text())
+            flow = self.directory / f"{key}.flow.onnx"
             return SplitGraph(
                 acoustic=(self.directory / f"{key}.acoustic.onnx").read_bytes(),
+                flow=flow.read_bytes() if meta["flow_inputs"] else None,
                 vocoder=(self.directory / f"{key}.vocoder.onnx").read_bytes(),
                 latent=meta["latent"],
                 durations=meta["durations"],
+                flow_inputs=tuple(meta["flow_inputs"]),
                 vocoder_extra_inputs=tuple(meta["vocoder_extra_inputs"]),
             )
         except (OSError, ValueError, KeyError):
@@ -179,16 +242,16 @@ class SplitCache:
         meta = {
             "latent": split.latent,
             "durations": split.durations,
+            "flow_inputs": list(split.flow_inputs),
             "vocoder_extra_inputs": list(split.vocoder_extra_inputs),
         }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             # The .json goes last: a reader that finds it finds both models complete.
-            for suffix, data in (
-                (".acoustic.onnx", split.acoustic),
-                (".vocoder.onnx", split.vocoder),
-                (".json", json.dumps(meta).encode()),
-            ):
+            parts = [(".acoustic.onnx", split.acoustic), (".vocoder.onnx", split.vocoder)]
+            if split.flow is not None:
+                parts.append((".flow.onnx", split.flow))
+            for suffix, data in [*parts, (".json", json.dumps(meta).encode())]:
                 _atomic_write(self.directory / f"{key}{suffix}", data)
         except OSError as exc:
             # A read-only cache costs start-up time, never correctness.

@@ -185,7 +185,7 @@ def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.Mon
     model, _ = embedded_voice_files()
     cache = SplitCache(tmp_path)
     first = cache.load(model)
-    assert len(list(tmp_path.glob("*.onnx"))) == 2
+    assert len(list(tmp_path.glob("*.onnx"))) == 3  # acoustic, flow, vocoder
 
     def no_split(*args: object) -> None:
         raise AssertionError("a cached model must not be split again")
@@ -199,17 +199,31 @@ def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.Mon
     assert SplitCache(tmp_path).load(copy) == first
 
 
-def test_split_finds_the_vocoder_by_its_weight_name() -> None:
+def test_split_finds_the_flow_and_the_vocoder() -> None:
     model, _ = embedded_voice_files()
     split = split_graph(model.read_bytes(), model)
     vocoder = onnx.load_from_string(split.vocoder)
     assert any(n.input[1:2] == ["dec.conv_pre.weight"] for n in vocoder.graph.node[:5])
     assert [i.name for i in vocoder.graph.input] == [split.latent]
+    assert split.flow is not None
+    flow = onnx.load_from_string(split.flow)
+    assert [o.name for o in flow.graph.output] == [split.latent]
     acoustic = onnx.load_from_string(split.acoustic)
-    assert [o.name for o in acoustic.graph.output] == [split.latent, split.durations]
-    # No weight is duplicated: decoder weights go to the vocoder, the rest to the acoustic part.
-    assert not [i.name for i in acoustic.graph.initializer if i.name.startswith("dec.")]
-    assert all(i.name.startswith(("dec.", "/")) for i in vocoder.graph.initializer)
+    assert [o.name for o in acoustic.graph.output] == [split.durations, *split.flow_inputs]
+    # The noise is drawn in the acoustic part, once per sentence: windows of the flow then see
+    # the same noise a one-shot run would.
+    assert any(n.op_type == "RandomNormalLike" for n in acoustic.graph.node)
+    assert not any(n.op_type.startswith("Random") for n in flow.graph.node)
+    # Each part holds its own modules' weights and no other's.
+    modules = {"acoustic": {"enc_p", "dp"}, "flow": {"flow"}, "vocoder": {"dec"}}
+    for name, part in {"acoustic": acoustic, "flow": flow, "vocoder": vocoder}.items():
+        held = {i.name.split(".")[0] for i in part.graph.initializer} & {
+            "enc_p",
+            "dp",
+            "flow",
+            "dec",
+        }
+        assert held == modules[name], name
 
 
 def _tiny_multispeaker_vits() -> onnx.ModelProto:
