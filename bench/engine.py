@@ -122,10 +122,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     first = {e.name: _common.Stats.of([1000 * r.first for r in e.runs]) for e in engines}
     rtf = {e.name: _common.Stats.of([r.total / r.audio for r in e.runs]) for e in engines}
     rows: list[list[object]] = [
-        [e.name, first[e.name].n, first[e.name].p50, first[e.name].p95, rtf[e.name].p50,
-         rtf[e.name].p95]
+        [
+            e.name,
+            first[e.name].n,
+            first[e.name].p50,
+            first[e.name].p95,
+            rtf[e.name].p50,
+            rtf[e.name].p95,
+        ]
         for e in engines
-    ]  # fmt: skip
+    ]
     piper = engines[-1].name
     ratios: dict[str, dict[str, float]] = {}
     for e in engines[:-1]:
@@ -142,8 +148,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     audio = sum(r.audio for r in engines[0].runs)
     print(
         _common.table(
-            f"engine: {len(REPLIES)} replies x {rounds} round(s), {audio:.0f} s of audio per engine "
-            "(RTF = wall time / audio time; ratio > 1: voxlite sooner/faster)",
+            f"engine: {len(REPLIES)} replies x {rounds} round(s), {audio:.0f} s of audio per "
+            "engine (RTF = wall time / audio time; ratio > 1: voxlite sooner/faster)",
             header,
             rows,
         )

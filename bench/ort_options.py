@@ -155,11 +155,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         st = c.stats()
         total = sum(x.p50 for x in st)
         rows.append(
-            [describe(c.settings), st[0].n, *(f"{x.p50:.1f} / {x.p95:.1f}" for x in st), total,
-             _common.ratio(base_sum, total)]
-        )  # fmt: skip
-    header = ["settings", "n", *(f"w{i + 1} p50/p95 ms" for i in range(len(names))), "sum p50",
-              "default/this"]  # fmt: skip
+            [
+                describe(c.settings),
+                st[0].n,
+                *(f"{x.p50:.1f} / {x.p95:.1f}" for x in st),
+                total,
+                _common.ratio(base_sum, total),
+            ]
+        )
+    header = [
+        "settings",
+        "n",
+        *(f"w{i + 1} p50/p95 ms" for i in range(len(names))),
+        "sum p50",
+        "default/this",
+    ]
     print(
         _common.table(
             "latency of one run, ms (sum p50 = the four p50s added; default/this > 1: faster "
@@ -181,10 +191,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         for jobs in (1, 2):
             thr[(jobs, intra)] = throughput(full_window, jobs, seconds)
     thr_rows: list[list[object]] = [
-        [f"{jobs} job(s) at once, threads={intra}", rate, rate * window_audio,
-         _common.ratio(rate, thr[(jobs, 1)])]
+        [
+            f"{jobs} job(s) at once, threads={intra}",
+            rate,
+            rate * window_audio,
+            _common.ratio(rate, thr[(jobs, 1)]),
+        ]
         for (jobs, intra), rate in sorted(thr.items())
-    ]  # fmt: skip
+    ]
     print(
         _common.table(
             f"throughput: Python threads each running full vocoder windows for {seconds:g} s on "
@@ -213,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     pick = best if sums[id(best)] < sums[id(reference)] * (1 - TIE) else reference
     print(
         f"recommendation: intra_op_threads={threads} (2 jobs at once: {one:.0f} windows/s with "
-        f"1 thread each, {two:.0f} with 2), optimization={pick.settings.optimization}, "
+        f"1 thread each, {two:.0f} with 2; one job alone: {thr[(1, 1)]:.0f} vs "
+        f"{thr[(1, 2)]:.0f}), optimization={pick.settings.optimization}, "
         f"cpu_arena={'on' if pick.settings.cpu_arena else 'off'} (sum p50 {sums[id(pick)]:.1f} "
         f"ms; fastest {describe(best.settings)} {sums[id(best)]:.1f} ms; "
         f"differences under {TIE:.0%} count as ties)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import importlib.util
 import json
 import re
 import socket
@@ -100,8 +101,17 @@ def spawn(name: str, argv: list[str], workdir: Path) -> Child:
 def voxlite_argv(port: int, voices_dir: Path) -> list[str]:
     script = Path(sys.executable).with_name("voxlite-server")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "voxlite.service"]
-    return [*command, "--host", "127.0.0.1", "--port", str(port), "--voices-dir", str(voices_dir),
-            "--log-level", "warning"]  # fmt: skip
+    return [
+        *command,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--voices-dir",
+        str(voices_dir),
+        "--log-level",
+        "warning",
+    ]
 
 
 def wait_serving(child: Child, channel: grpc.Channel) -> None:
@@ -141,7 +151,8 @@ def wait_http(child: Child, port: int) -> None:
 
 
 def is_audio(response: tts_pb2.SynthesizeResponse | tts_pb2.StreamingSynthesizeResponse) -> bool:
-    return response.WhichOneof("response") == "audio"
+    kind: str | None = response.WhichOneof("response")
+    return kind == "audio"
 
 
 def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str) -> float:
@@ -277,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     warmup = 3 if args.quick else len(REPLIES)
     interval = args.piece_interval_ms / 1000
 
+    if importlib.util.find_spec("flask") is None:
+        p.error("Piper's HTTP server needs Flask: pip install -e '.[bench]'")
     model, _ = embedded_voice_files()
     with tempfile.TemporaryDirectory(prefix="voxlite-bench-") as tmp:
         workdir = Path(tmp)
@@ -294,10 +307,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                 started = time.monotonic()
                 piper = spawn(
                     "piper-http",
-                    [sys.executable, "-m", "piper.http_server", "-m", str(model),
-                     "--host", "127.0.0.1", "--port", str(piper_port)],
+                    [
+                        sys.executable,
+                        "-m",
+                        "piper.http_server",
+                        "-m",
+                        str(model),
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(piper_port),
+                    ],
                     workdir,
-                )  # fmt: skip
+                )
                 children.append(piper)
                 wait_http(piper, piper_port)
                 piper_start = time.monotonic() - started
@@ -349,6 +371,11 @@ def report(
             ["client call", "n", "p50 ms", "p95 ms"],
             rows,
         )
+    )
+    print(
+        f"design targets (design.md 5): first audio p50 under 40 ms (Synthesize {syn.p50:.1f}, "
+        f"streaming {comp.p50:.1f}); piper/voxlite at least 6x, aim 8x "
+        f"({ratios['piper / voxlite Synthesize'][0]:.1f}x)"
     )
     print(
         f"start-up: voxlite-server SERVING after {vox_start:.2f} s, "
