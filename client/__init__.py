@@ -1,1 +1,74 @@
-"""voxlite client library (see issue: generated stub, sync and asyncio clients, CLI)."""
+"""voxlite client: streaming text-to-speech over gRPC, sync (`Client`) and asyncio (`AsyncClient`).
+
+from voxlite.client import Client
+with Client("localhost:50051") as tts:
+    tts.synthesize_to_file("Hello there!", "hello.opus")
+"""
+
+from ._async import AsyncClient, AsyncStreamSession
+from ._channel import Metadata, Options, Target
+from ._errors import (
+    Cancelled,
+    DeadlineExceeded,
+    FailedPrecondition,
+    InvalidRequest,
+    Overloaded,
+    Unauthenticated,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+)
+from ._events import (
+    AudioChunk,
+    AudioFormat,
+    ClearDone,
+    Encoding,
+    FlushDone,
+    HealthStatus,
+    StreamEvent,
+    Summary,
+    SynthesisEvent,
+    Timestamps,
+    Voice,
+    VoiceList,
+    VoiceLoadFailure,
+    WordTimestamp,
+)
+from ._files import AudioFileWriter
+from ._subtitles import TimestampsWriter
+from ._sync import Client, StreamSession
+
+__all__ = [
+    "AsyncClient",
+    "AsyncStreamSession",
+    "AudioChunk",
+    "AudioFileWriter",
+    "AudioFormat",
+    "Cancelled",
+    "ClearDone",
+    "Client",
+    "DeadlineExceeded",
+    "Encoding",
+    "FailedPrecondition",
+    "FlushDone",
+    "HealthStatus",
+    "InvalidRequest",
+    "Metadata",
+    "Options",
+    "Overloaded",
+    "StreamEvent",
+    "StreamSession",
+    "Summary",
+    "SynthesisEvent",
+    "Target",
+    "Timestamps",
+    "TimestampsWriter",
+    "Unauthenticated",
+    "Unavailable",
+    "Voice",
+    "VoiceList",
+    "VoiceLoadFailure",
+    "VoiceNotFound",
+    "VoxliteError",
+    "WordTimestamp",
+]

@@ -38,8 +38,8 @@ class ServerConfig:
     """Serve gRPC server reflection (grpcurl list/describe work without the .proto)."""
     log_level: str = "info"
     """debug, info, warning or error."""
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
-    """Inference threads shared by all streams; one per core by default."""
+    workers: int = 0
+    """Model runs in flight at once, shared by all streams; 0: cores / ort.intra_op_threads."""
     cache_dir: Path | None = field(default_factory=_default_cache_dir)
     """Where split voice graphs are cached; None disables the cache."""
     grace_seconds: float = 10.0
@@ -67,12 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-text-chars", type=int, help=f"text limit (default {d['max_text_chars'].default})"
     )
-    p.add_argument("--workers", type=int, help="inference threads (default: one per core)")
+    p.add_argument("--workers", type=int, help="model runs at once (default: cores / ort threads)")
     p.add_argument(
         "--cache-dir", help="split-graph cache folder; 'none' disables (default ~/.cache/voxlite)"
     )
     p.add_argument("--grace-seconds", type=float, help="drain period on SIGTERM (default 10)")
-    p.add_argument("--ort-threads", type=int, help="onnxruntime threads per run (default 1)")
+    p.add_argument("--ort-threads", type=int, help="onnxruntime threads per run (default 2)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument(
         "--reflection", action=argparse.BooleanOptionalAction, help="serve reflection (default on)"
@@ -123,7 +123,8 @@ def config_from_args(
     if "ort_threads" in values:
         values["ort"] = OrtSettings(intra_op_threads=int(str(values.pop("ort_threads"))))
     for key in ("port", "max_streams", "max_text_chars", "workers"):
-        if key in values and int(str(values[key])) < (0 if key == "port" else 1):
-            parser.error(f"--{key.replace('_', '-')} must be {'>= 0' if key == 'port' else '>= 1'}")
+        if key in values and int(str(values[key])) < (0 if key in ("port", "workers") else 1):
+            low = ">= 0" if key in ("port", "workers") else ">= 1"
+            parser.error(f"--{key.replace('_', '-')} must be {low}")
     known = {f.name for f in fields(ServerConfig)}
     return ServerConfig(**{k: v for k, v in values.items() if k in known})  # type: ignore[arg-type]

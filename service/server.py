@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,8 @@ class VoxliteServer:
             cache=SplitCache(config.cache_dir),
             ort_settings=config.ort,
         )
-        self.pool = InferencePool(config.workers)
+        workers = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
+        self.pool = InferencePool(workers)
         self.admission = Admission(config.max_streams)
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(

@@ -1,0 +1,282 @@
+"""The asyncio client: `AsyncClient` and its bidirectional `AsyncStreamSession` (grpc.aio)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, BinaryIO
+
+import grpc
+import grpc.aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+from . import _convert
+from ._channel import (
+    Metadata,
+    Options,
+    Target,
+    as_pairs,
+    channel_options,
+    merge_metadata,
+    resolve_target,
+)
+from ._errors import from_rpc_error
+from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
+from ._files import AudioFileWriter
+
+
+class AsyncStreamSession:
+    """One StreamingSynthesize call: `await send(...)` text while `async for` reads events.
+
+    Requests go through an unbounded queue that gRPC drains in its own task, so sending never
+    waits for audio. Leaving an `async with` block cancels the call if it has not ended."""
+
+    def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
+        self._requests: asyncio.Queue[tts_pb2.StreamingSynthesizeRequest | None] = asyncio.Queue()
+        self._requests.put_nowait(_convert.config_request(config))
+        self._closed = False
+        self._ids = itertools.count(1)
+        self._call = method(self._request_stream(), **call_args)
+
+    async def _request_stream(self) -> AsyncIterator[tts_pb2.StreamingSynthesizeRequest]:
+        while (request := await self._requests.get()) is not None:
+            yield request
+
+    def _put(self, request: tts_pb2.StreamingSynthesizeRequest | None) -> None:
+        if self._closed:
+            raise ValueError("the stream is closed: no more requests can be sent")
+        self._requests.put_nowait(request)
+
+    async def send(self, text: str) -> None:
+        """Append text; the server speaks it a sentence or clause at a time as it can cut it."""
+        self._put(_convert.text_request(text))
+
+    async def flush(self) -> int:
+        """Speak everything sent so far now. Returns the id that the matching FlushDone carries."""
+        id = next(self._ids)
+        self._put(_convert.flush_request(id))
+        return id
+
+    async def clear(self) -> int:
+        """Barge-in: drop unspoken text and unsent audio. Returns the id of the ClearDone."""
+        id = next(self._ids)
+        self._put(_convert.clear_request(id))
+        return id
+
+    async def close(self) -> None:
+        """Half-close: the server finishes what it holds, then ends with a Summary."""
+        if not self._closed:
+            self._put(None)
+            self._closed = True
+
+    async def cancel(self) -> None:
+        """End the call now; the server stops its work."""
+        await self.close()
+        self._call.cancel()
+
+    async def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        try:
+            async for response in self._call:
+                yield _convert.event(response)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+
+    async def __aenter__(self) -> AsyncStreamSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.cancel()
+
+
+class AsyncClient:
+    """The asyncio twin of `Client`, with the same methods; create it in a running event loop."""
+
+    def __init__(
+        self,
+        target: Target = "localhost:50051",
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        metadata: Metadata | None = None,
+        options: Options | None = None,
+    ) -> None:
+        resolved, round_robin = resolve_target(target)
+        opts = channel_options(round_robin, options)
+        if credentials is None:
+            self._channel = grpc.aio.insecure_channel(resolved, options=opts)
+        else:
+            self._channel = grpc.aio.secure_channel(resolved, credentials, options=opts)
+        self._metadata = as_pairs(metadata)
+        self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+
+    def synthesize(
+        self,
+        text: str,
+        *,
+        voice: str | None = None,
+        speaker: str | None = None,
+        encoding: Encoding | str = Encoding.OGG_OPUS,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        word_timestamps: bool = False,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> AsyncGenerator[SynthesisEvent, None]:
+        """Speak one text: yields AudioFormat, then AudioChunk (and Timestamps), then Summary.
+
+        `await aclose()` on the generator cancels the call."""
+        config = _convert.synthesis_config(
+            voice=voice,
+            speaker=speaker,
+            encoding=encoding,
+            sample_rate_hz=sample_rate_hz,
+            speaking_rate=speaking_rate,
+            noise_scale=noise_scale,
+            noise_w=noise_w,
+            bitrate_bps=bitrate_bps,
+            frame_duration_ms=frame_duration_ms,
+            word_timestamps=word_timestamps,
+        )
+        request = tts_pb2.SynthesizeRequest(text=text, config=config)
+        call = self._stub.Synthesize(
+            request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+        )
+        return _events(call)
+
+    def stream(
+        self,
+        *,
+        voice: str | None = None,
+        speaker: str | None = None,
+        encoding: Encoding | str = Encoding.OGG_OPUS,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        word_timestamps: bool = False,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> AsyncStreamSession:
+        """Open a bidirectional session; `timeout` bounds the whole session."""
+        config = _convert.synthesis_config(
+            voice=voice,
+            speaker=speaker,
+            encoding=encoding,
+            sample_rate_hz=sample_rate_hz,
+            speaking_rate=speaking_rate,
+            noise_scale=noise_scale,
+            noise_w=noise_w,
+            bitrate_bps=bitrate_bps,
+            frame_duration_ms=frame_duration_ms,
+            word_timestamps=word_timestamps,
+        )
+        return AsyncStreamSession(
+            self._stub.StreamingSynthesize,
+            config,
+            timeout=timeout,
+            metadata=merge_metadata(self._metadata, metadata),
+        )
+
+    async def synthesize_to_file(
+        self,
+        text: str,
+        file: str | os.PathLike[str] | BinaryIO,
+        *,
+        format: str | None = None,
+        voice: str | None = None,
+        speaker: str | None = None,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Summary:
+        """Speak `text` into a file, written chunk by chunk as audio arrives.
+
+        Writes are small and local, so they run on the event loop."""
+        summary: Summary | None = None
+        with AudioFileWriter(file, format=format) as writer:
+            async for event in self.synthesize(
+                text,
+                voice=voice,
+                speaker=speaker,
+                encoding=writer.encoding,
+                sample_rate_hz=sample_rate_hz,
+                speaking_rate=speaking_rate,
+                noise_scale=noise_scale,
+                noise_w=noise_w,
+                bitrate_bps=bitrate_bps,
+                frame_duration_ms=frame_duration_ms,
+                timeout=timeout,
+                metadata=metadata,
+            ):
+                writer.write(event)
+                if isinstance(event, Summary):
+                    summary = event
+        return _convert.ended(summary)
+
+    async def voices(
+        self,
+        *,
+        language: str | None = None,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> VoiceList:
+        """The voices the server has (default first), optionally only one language ("en")."""
+        request = tts_pb2.ListVoicesRequest(language=language or "")
+        try:
+            response = await self._stub.ListVoices(
+                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+        return _convert.voice_list(response)
+
+    async def health(
+        self,
+        *,
+        service: str = "",
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> HealthStatus:
+        """The standard gRPC health check; "" asks about the server as a whole."""
+        request = health_pb2.HealthCheckRequest(service=service)
+        try:
+            response = await self._health.Check(
+                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+        return HealthStatus(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+    async def close(self) -> None:
+        """Close the channel; calls still running are cancelled."""
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+async def _events(call: Any) -> AsyncGenerator[SynthesisEvent, None]:
+    try:
+        async for response in call:
+            yield _convert.synthesis_event(response)
+    except grpc.RpcError as exc:
+        raise from_rpc_error(exc) from exc
+    finally:
+        call.cancel()  # a no-op once the call has ended; stops it when the caller stops early

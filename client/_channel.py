@@ -1,0 +1,104 @@
+"""Targets, channel options and metadata shared by the sync and asyncio clients.
+
+A target is one of:
+
+- "host:port" (or any gRPC target such as "unix:/path"): used as given, one connection;
+- "dns:///name:port": every address the name resolves to, balanced round robin (DNS is
+  re-resolved by gRPC as usual);
+- several "host:port" addresses, as a list/tuple or one comma-separated string: balanced round
+  robin over all of them. IP addresses become an `ipv4:`/`ipv6:` target. Host names among them
+  are resolved once, when the client is created (a static list, so that every listed server is
+  used; gRPC has no resolver for a list of names); for a name whose addresses change, give the
+  single "dns:///name:port" instead. All addresses must share one IP family: IPv4 is used when
+  every entry has an IPv4 address, else IPv6.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
+from ._errors import Unavailable
+
+Metadata: TypeAlias = Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]]
+"""Call metadata: a mapping or a sequence of (key, value) pairs; keys in lower case, bytes
+values only for keys ending in "-bin"."""
+Options: TypeAlias = Sequence[tuple[str, object]]
+"""gRPC channel arguments, e.g. [("grpc.ssl_target_name_override", "tts.example.com")]."""
+Target: TypeAlias = str | Sequence[str]
+
+ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+
+
+def resolve_target(target: Target) -> tuple[str, bool]:
+    """The gRPC target string, and whether it should be balanced round robin."""
+    parts = target.split(",") if isinstance(target, str) else list(target)
+    parts = [p.strip() for p in parts if p.strip()]
+    if not parts:
+        raise ValueError("the target is empty: give host:port, dns:///name:port or a list")
+    if len(parts) == 1:
+        return parts[0], parts[0].startswith("dns:")
+    families = ((socket.AF_INET, "ipv4"), (socket.AF_INET6, "ipv6"))
+    resolved = [{f: _addresses(*_split(p), f) for f, _ in families} for p in parts]
+    for part, by_family in zip(parts, resolved, strict=True):
+        if not any(by_family.values()):
+            raise Unavailable(f"cannot resolve the host of {part!r}")
+    for family, scheme in families:
+        if all(r[family] for r in resolved):
+            unique = dict.fromkeys(a for r in resolved for a in r[family])
+            return f"{scheme}:{','.join(unique)}", True
+    raise Unavailable(
+        f"cannot balance over {', '.join(parts)}: they do not all have IPv4 addresses, "
+        "nor all IPv6 addresses"
+    )
+
+
+def _split(address: str) -> tuple[str, int]:
+    """("host", port) from "host:port" or "[v6]:port"."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not host or "/" in address:
+        raise ValueError(f"{address!r} in a list of targets must be host:port")
+    return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def _addresses(host: str, port: int, family: socket.AddressFamily) -> list[str]:
+    """Every address of `host` in `family`, formatted for an ipv4:/ipv6: target."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
+        except socket.gaierror:
+            infos = []
+        ips = [str(info[4][0]) for info in infos]
+    else:
+        ips = [str(ip)] if (ip.version == 4) == (family == socket.AF_INET) else []
+    if family == socket.AF_INET6:
+        return [f"[{ip}]:{port}" for ip in ips]
+    return [f"{ip}:{port}" for ip in ips]
+
+
+def channel_options(round_robin: bool, options: Options | None) -> list[tuple[str, object]]:
+    """The caller's options, plus the round-robin service config unless they set their own."""
+    merged = list(options or ())
+    if round_robin and not any(key == "grpc.service_config" for key, _ in merged):
+        merged.append(("grpc.service_config", ROUND_ROBIN))
+    return merged
+
+
+def merge_metadata(
+    default: tuple[tuple[str, str | bytes], ...], call: Metadata | None
+) -> tuple[tuple[str, str | bytes], ...] | None:
+    """The client's default metadata followed by the call's own."""
+    merged = default + as_pairs(call)
+    return merged or None
+
+
+def as_pairs(metadata: Metadata | None) -> tuple[tuple[str, str | bytes], ...]:
+    if metadata is None:
+        return ()
+    items = metadata.items() if isinstance(metadata, Mapping) else metadata
+    return tuple((str(k), v) for k, v in items)

@@ -1,0 +1,109 @@
+"""The exceptions the client raises instead of grpc.RpcError.
+
+Every failed call raises a `VoxliteError` that keeps the gRPC status `.code` and the server's
+message `.details` (which says what to fix). The subclass tells the kind of failure:
+
+    VoxliteError                 any other status (INTERNAL, UNIMPLEMENTED, UNKNOWN, ...)
+    ├── InvalidRequest           INVALID_ARGUMENT: a field is out of range or missing
+    ├── VoiceNotFound            NOT_FOUND: no voice (or speaker) by that name
+    ├── FailedPrecondition       FAILED_PRECONDITION: the voice exists but could not be loaded
+    ├── Overloaded               RESOURCE_EXHAUSTED: a server or stream limit; retry later
+    ├── Unavailable              UNAVAILABLE: cannot connect, or the server starts or drains
+    ├── DeadlineExceeded         DEADLINE_EXCEEDED: the call's `timeout` ran out
+    ├── Cancelled                CANCELLED: the call was cancelled
+    └── Unauthenticated          UNAUTHENTICATED: missing or wrong credentials
+
+They are raised when a call starts and also in the middle of iterating its events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import grpc
+
+
+class VoxliteError(Exception):
+    """A call failed; `.code` is the gRPC status code, `.details` the server's message."""
+
+    status: ClassVar[grpc.StatusCode | None] = None
+
+    def __init__(self, details: str, code: grpc.StatusCode | None = None) -> None:
+        super().__init__(details)
+        self.code: grpc.StatusCode = code or self.status or grpc.StatusCode.UNKNOWN
+        self.details = details
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code}, {self.details!r})"
+
+
+class InvalidRequest(VoxliteError):
+    """A request field is missing, out of range or in the wrong order (INVALID_ARGUMENT)."""
+
+    status = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class VoiceNotFound(VoxliteError):
+    """The named voice or speaker does not exist (NOT_FOUND)."""
+
+    status = grpc.StatusCode.NOT_FOUND
+
+
+class FailedPrecondition(VoxliteError):
+    """The voice exists but could not be loaded (FAILED_PRECONDITION)."""
+
+    status = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class Overloaded(VoxliteError):
+    """A server or stream limit is reached: retry later or elsewhere (RESOURCE_EXHAUSTED)."""
+
+    status = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(VoxliteError):
+    """The server cannot be reached, or is starting or shutting down (UNAVAILABLE)."""
+
+    status = grpc.StatusCode.UNAVAILABLE
+
+
+class DeadlineExceeded(VoxliteError):
+    """The call did not finish within its timeout (DEADLINE_EXCEEDED)."""
+
+    status = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Cancelled(VoxliteError):
+    """The call was cancelled (CANCELLED)."""
+
+    status = grpc.StatusCode.CANCELLED
+
+
+class Unauthenticated(VoxliteError):
+    """The call carried no valid credentials (UNAUTHENTICATED)."""
+
+    status = grpc.StatusCode.UNAUTHENTICATED
+
+
+_BY_CODE: dict[grpc.StatusCode, type[VoxliteError]] = {
+    cls.status: cls
+    for cls in (
+        InvalidRequest,
+        VoiceNotFound,
+        FailedPrecondition,
+        Overloaded,
+        Unavailable,
+        DeadlineExceeded,
+        Cancelled,
+        Unauthenticated,
+    )
+    if cls.status is not None
+}
+
+
+def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
+    """The exception for a failed call (sync or asyncio), keeping its code and message."""
+    rpc: Any = error  # grpc.RpcError itself declares no code(); the raised calls all have it
+    code = rpc.code() if callable(getattr(rpc, "code", None)) else grpc.StatusCode.UNKNOWN
+    details = rpc.details() if callable(getattr(rpc, "details", None)) else str(error)
+    return _BY_CODE.get(code, VoxliteError)(details or code.name, code)

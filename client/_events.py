@@ -1,0 +1,153 @@
+"""What the server sends, as plain frozen dataclasses that do not depend on protobuf."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeAlias
+
+
+class Encoding(str, Enum):
+    """How audio is encoded on the wire (AudioEncoding in the proto)."""
+
+    OGG_OPUS = "ogg_opus"
+    """Ogg Opus: each chunk holds whole Ogg pages; the chunks concatenated are a .opus file."""
+    OPUS = "opus"
+    """Raw Opus packets, one per chunk, for callers that do their own framing."""
+    PCM_S16LE = "pcm_s16le"
+    """16-bit signed little-endian mono PCM."""
+    MULAW = "mulaw"
+    """G.711 mu-law, 8000 Hz."""
+    ALAW = "alaw"
+    """G.711 A-law, 8000 Hz."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class AudioFormat:
+    """The format of the audio that follows; always the first event of a call."""
+
+    encoding: Encoding
+    sample_rate_hz: int
+    channels: int
+    frame_duration_ms: int
+    """Opus frame duration (Opus encodings only, else 0)."""
+    voice: str
+    """The voice that speaks, resolved when the request named none."""
+    native_sample_rate_hz: int
+    opus_pre_skip: int
+    """Raw Opus only: samples of encoder delay a decoder should drop."""
+
+
+@dataclass(frozen=True)
+class AudioChunk:
+    """A chunk of encoded audio; `sequence` counts 0, 1, 2, ... without gaps."""
+
+    audio: bytes
+    sequence: int
+    start_ms: float
+    duration_ms: float
+    segment: int
+    """Index of the text segment (sentence or clause) this audio belongs to."""
+
+
+@dataclass(frozen=True)
+class WordTimestamp:
+    """When one word is spoken, in milliseconds from the start of the output stream."""
+
+    word: str
+    start_ms: float
+    end_ms: float
+
+
+@dataclass(frozen=True)
+class Timestamps:
+    """The words of one segment with their times (asked for with `word_timestamps=True`)."""
+
+    segment: int
+    text: str
+    words: tuple[WordTimestamp, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Totals for the call; always the last event."""
+
+    audio_duration_ms: float
+    segments: int
+    time_to_first_audio_ms: float
+    """Server side, from the first speakable text to the first audio chunk."""
+    real_time_factor: float
+    """Processing time divided by audio duration: below 1 is faster than real time."""
+
+
+@dataclass(frozen=True)
+class FlushDone:
+    """All audio of the text sent before the flush with this id has been sent."""
+
+    id: int
+
+
+@dataclass(frozen=True)
+class ClearDone:
+    """The clear with this id took effect; `last_sequence` is -1 when no audio had been sent."""
+
+    id: int
+    last_sequence: int
+
+
+SynthesisEvent: TypeAlias = AudioFormat | AudioChunk | Timestamps | Summary
+"""What `synthesize()` yields."""
+StreamEvent: TypeAlias = AudioFormat | AudioChunk | Timestamps | Summary | FlushDone | ClearDone
+"""What iterating a stream session yields."""
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A voice the server can speak with; pass its `name` as `voice=`."""
+
+    name: str
+    language: str
+    native_sample_rate_hz: int
+    speakers: tuple[str, ...]
+    """Speaker names of a multi-speaker voice; empty for single-speaker voices."""
+    quality: str
+    default: bool
+    """True for the voice used when a request names none."""
+
+
+@dataclass(frozen=True)
+class VoiceLoadFailure:
+    """A voice file the server found but could not load."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class VoiceList:
+    """What `voices()` returns: iterate it for the voices; `failed` lists broken voice files."""
+
+    voices: tuple[Voice, ...]
+    failed: tuple[VoiceLoadFailure, ...] = ()
+
+    def __iter__(self) -> Iterator[Voice]:
+        return iter(self.voices)
+
+    def __len__(self) -> int:
+        return len(self.voices)
+
+
+class HealthStatus(str, Enum):
+    """The answer of the standard gRPC health check."""
+
+    UNKNOWN = "UNKNOWN"
+    SERVING = "SERVING"
+    NOT_SERVING = "NOT_SERVING"
+    SERVICE_UNKNOWN = "SERVICE_UNKNOWN"
+
+    def __str__(self) -> str:
+        return self.value

@@ -1,0 +1,71 @@
+"""Playing PCM through a local command-line player that reads standard input."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+
+from ._events import AudioChunk, AudioFormat, StreamEvent
+
+PLAYERS = (
+    ("paplay", "pulseaudio-utils"),
+    ("aplay", "alsa-utils"),
+    ("ffplay", "ffmpeg"),
+    ("play", "sox"),
+)
+"""Players tried in this order, with the package that provides each."""
+INSTALL_HINT = "install one of: " + ", ".join(f"{pkg} ({prog})" for prog, pkg in PLAYERS)
+
+
+def player_command(program: str, path: str, rate: int) -> list[str]:
+    """The command line that plays 16-bit little-endian mono PCM at `rate` from stdin."""
+    r = str(rate)
+    if program == "paplay":
+        return [path, "--raw", "--format=s16le", "--channels=1", f"--rate={r}"]
+    if program == "aplay":
+        return [path, "-q", "-t", "raw", "-f", "S16_LE", "-c", "1", "-r", r, "-"]
+    if program == "ffplay":  # the s16le demuxer is mono unless told otherwise
+        return [path, "-loglevel", "error", "-nodisp", "-autoexit", "-f", "s16le", "-ar", r, "-"]
+    if program == "play":
+        return [path, "-q", "-t", "raw", "-r", r, "-e", "signed", "-b", "16", "-c", "1", "-"]
+    raise ValueError(program)
+
+
+class NoPlayer(Exception):
+    """No player program is on PATH."""
+
+
+class Player:
+    """Starts the first player found on PATH at the AudioFormat event and pipes it the audio."""
+
+    def __init__(self) -> None:
+        for program, _ in PLAYERS:
+            path = shutil.which(program)
+            if path:
+                self.name, self._path = program, path
+                break
+        else:
+            raise NoPlayer(f"--play needs an audio player on PATH: {INSTALL_HINT}")
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def write(self, event: StreamEvent) -> None:
+        if isinstance(event, AudioFormat):
+            self._process = subprocess.Popen(
+                player_command(self.name, self._path, event.sample_rate_hz), stdin=subprocess.PIPE
+            )
+        elif isinstance(event, AudioChunk) and self._process and self._process.stdin:
+            try:
+                self._process.stdin.write(event.audio)
+                self._process.stdin.flush()
+            except BrokenPipeError:
+                raise OSError(f"the player {self.name} stopped") from None
+
+    def close(self) -> None:
+        """Let the player finish what it was given."""
+        if self._process is None:
+            return
+        if self._process.stdin:
+            with contextlib.suppress(BrokenPipeError):
+                self._process.stdin.close()
+        self._process.wait()

@@ -1,0 +1,296 @@
+"""The synchronous client: `Client` and its bidirectional `StreamSession`."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Generator, Iterator
+from typing import Any, BinaryIO
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+from . import _convert
+from ._channel import (
+    Metadata,
+    Options,
+    Target,
+    as_pairs,
+    channel_options,
+    merge_metadata,
+    resolve_target,
+)
+from ._errors import from_rpc_error
+from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
+from ._files import AudioFileWriter
+
+_END = object()
+
+
+class StreamSession:
+    """One StreamingSynthesize call: send text while iterating the events that come back.
+
+    `send()`, `flush()`, `clear()` and `close()` only queue a request (gRPC sends it from its own
+    thread), so they never wait for audio; any thread may call them while another iterates.
+    Leaving a `with` block cancels the call if it has not ended."""
+
+    def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
+        self._requests: queue.Queue[object] = queue.Queue()
+        self._requests.put(_convert.config_request(config))
+        self._lock = threading.Lock()
+        self._closed = False
+        self._ids = itertools.count(1)
+        self._call = method(iter(self._requests.get, _END), **call_args)
+
+    def _put(self, request: object) -> None:
+        with self._lock:
+            if self._closed:
+                raise ValueError("the stream is closed: no more requests can be sent")
+            self._requests.put(request)
+
+    def send(self, text: str) -> None:
+        """Append text; the server speaks it a sentence or clause at a time as it can cut it."""
+        self._put(_convert.text_request(text))
+
+    def flush(self) -> int:
+        """Speak everything sent so far now. Returns the id that the matching FlushDone carries."""
+        with self._lock:
+            id = next(self._ids)
+        self._put(_convert.flush_request(id))
+        return id
+
+    def clear(self) -> int:
+        """Barge-in: drop unspoken text and unsent audio. Returns the id of the ClearDone."""
+        with self._lock:
+            id = next(self._ids)
+        self._put(_convert.clear_request(id))
+        return id
+
+    def close(self) -> None:
+        """Half-close: the server finishes what it holds, then ends with a Summary."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._requests.put(_END)
+
+    def cancel(self) -> None:
+        """End the call now; the server stops its work."""
+        self.close()
+        self._call.cancel()
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        try:
+            for response in self._call:
+                yield _convert.event(response)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+
+    def __enter__(self) -> StreamSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
+
+
+class Client:
+    """A connection to a voxlite server; failed calls raise `VoxliteError` subclasses.
+
+    `target` is "host:port"; "dns:///name:port" (round robin over the name's addresses); or
+    several "host:port" as a list or a comma-separated string (round robin over all; host names
+    among them are resolved once, here). `credentials` makes a TLS channel
+    (grpc.ssl_channel_credentials(...), possibly composed with call credentials); `metadata` is
+    sent with every call, before the call's own; `options` are gRPC channel arguments. Use it as
+    a context manager, or call `close()`."""
+
+    def __init__(
+        self,
+        target: Target = "localhost:50051",
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        metadata: Metadata | None = None,
+        options: Options | None = None,
+    ) -> None:
+        resolved, round_robin = resolve_target(target)
+        opts = channel_options(round_robin, options)
+        if credentials is None:
+            self._channel = grpc.insecure_channel(resolved, options=opts)
+        else:
+            self._channel = grpc.secure_channel(resolved, credentials, options=opts)
+        self._metadata = as_pairs(metadata)
+        self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+
+    def synthesize(
+        self,
+        text: str,
+        *,
+        voice: str | None = None,
+        speaker: str | None = None,
+        encoding: Encoding | str = Encoding.OGG_OPUS,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        word_timestamps: bool = False,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Generator[SynthesisEvent, None, None]:
+        """Speak one text: yields AudioFormat, then AudioChunk (and Timestamps), then Summary.
+
+        Events are yielded as they arrive; `close()` on the generator (or dropping it) cancels the
+        call."""
+        config = _convert.synthesis_config(
+            voice=voice,
+            speaker=speaker,
+            encoding=encoding,
+            sample_rate_hz=sample_rate_hz,
+            speaking_rate=speaking_rate,
+            noise_scale=noise_scale,
+            noise_w=noise_w,
+            bitrate_bps=bitrate_bps,
+            frame_duration_ms=frame_duration_ms,
+            word_timestamps=word_timestamps,
+        )
+        request = tts_pb2.SynthesizeRequest(text=text, config=config)
+        call = self._stub.Synthesize(
+            request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+        )
+        return _events(call)
+
+    def stream(
+        self,
+        *,
+        voice: str | None = None,
+        speaker: str | None = None,
+        encoding: Encoding | str = Encoding.OGG_OPUS,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        word_timestamps: bool = False,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> StreamSession:
+        """Open a bidirectional session: `send()` text pieces as they come, iterate the events.
+
+        `timeout` bounds the whole session."""
+        config = _convert.synthesis_config(
+            voice=voice,
+            speaker=speaker,
+            encoding=encoding,
+            sample_rate_hz=sample_rate_hz,
+            speaking_rate=speaking_rate,
+            noise_scale=noise_scale,
+            noise_w=noise_w,
+            bitrate_bps=bitrate_bps,
+            frame_duration_ms=frame_duration_ms,
+            word_timestamps=word_timestamps,
+        )
+        return StreamSession(
+            self._stub.StreamingSynthesize,
+            config,
+            timeout=timeout,
+            metadata=merge_metadata(self._metadata, metadata),
+        )
+
+    def synthesize_to_file(
+        self,
+        text: str,
+        file: str | os.PathLike[str] | BinaryIO,
+        *,
+        format: str | None = None,
+        voice: str | None = None,
+        speaker: str | None = None,
+        sample_rate_hz: int | None = None,
+        speaking_rate: float | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        bitrate_bps: int | None = None,
+        frame_duration_ms: int | None = None,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Summary:
+        """Speak `text` into a file, written chunk by chunk as audio arrives.
+
+        The format comes from the extension (see `AudioFileWriter`) unless `format` is given."""
+        summary: Summary | None = None
+        with AudioFileWriter(file, format=format) as writer:
+            for event in self.synthesize(
+                text,
+                voice=voice,
+                speaker=speaker,
+                encoding=writer.encoding,
+                sample_rate_hz=sample_rate_hz,
+                speaking_rate=speaking_rate,
+                noise_scale=noise_scale,
+                noise_w=noise_w,
+                bitrate_bps=bitrate_bps,
+                frame_duration_ms=frame_duration_ms,
+                timeout=timeout,
+                metadata=metadata,
+            ):
+                writer.write(event)
+                if isinstance(event, Summary):
+                    summary = event
+        return _convert.ended(summary)
+
+    def voices(
+        self,
+        *,
+        language: str | None = None,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> VoiceList:
+        """The voices the server has (default first), optionally only one language ("en")."""
+        request = tts_pb2.ListVoicesRequest(language=language or "")
+        try:
+            response = self._stub.ListVoices(
+                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+        return _convert.voice_list(response)
+
+    def health(
+        self,
+        *,
+        service: str = "",
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> HealthStatus:
+        """The standard gRPC health check; "" asks about the server as a whole."""
+        request = health_pb2.HealthCheckRequest(service=service)
+        try:
+            response = self._health.Check(
+                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from exc
+        return HealthStatus(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+    def close(self) -> None:
+        """Close the channel; calls still running are cancelled."""
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _events(call: Any) -> Generator[SynthesisEvent, None, None]:
+    try:
+        for response in call:
+            yield _convert.synthesis_event(response)
+    except grpc.RpcError as exc:
+        raise from_rpc_error(exc) from exc
+    finally:
+        call.cancel()  # a no-op once the call has ended; stops it when the caller stops early

@@ -1,0 +1,298 @@
+"""The `voxlite` command: speak text to a file or the speakers, list voices, check health."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from ._errors import DeadlineExceeded, Unavailable, VoxliteError
+from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary, VoiceList
+from ._files import FORMATS, AudioFileWriter, format_for_path
+from ._player import NoPlayer, Player
+from ._subtitles import TimestampsWriter
+from ._sync import Client, StreamSession
+
+DEFAULT_SERVER = "localhost:50051"
+QUICK_TIMEOUT = 10.0
+"""Seconds `voices` and `health` wait when --timeout is not given."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--server",
+        default=os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER,
+        help="host:port, dns:///name:port, or several host:port separated by commas (round "
+        f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
+    )
+    common.add_argument("--timeout", type=float, help="give up after this many seconds")
+    parser = argparse.ArgumentParser(
+        prog="voxlite", description="Streaming text-to-speech from a voxlite server."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    speak = commands.add_parser(
+        "speak",
+        parents=[common],
+        help="speak text into a file or through the speakers",
+        description="Speak TEXT, or with '-' each line of standard input as it arrives.",
+    )
+    speak.add_argument("text", metavar="TEXT", help="the text, or - to read lines from stdin")
+    speak.add_argument(
+        "-o", "--output", metavar="FILE", help="audio file (.opus .ogg .wav .raw .ulaw .alaw), - "
+        "for standard output (Ogg Opus unless --format)"
+    )  # fmt: skip
+    speak.add_argument("--format", choices=list(FORMATS), help="force the audio file format")
+    speak.add_argument("--play", action="store_true", help="play through a local audio player")
+    speak.add_argument("--voice", help="voice name (see `voxlite voices`)")
+    speak.add_argument("--speaker", help="speaker of a multi-speaker voice")
+    speak.add_argument("--rate", type=float, help="speaking rate, 1.0 is normal (0.25 to 4)")
+    speak.add_argument("--sample-rate", type=int, metavar="HZ", help="output sample rate")
+    speak.add_argument(
+        "--timestamps", metavar="FILE", help="word timings: .srt, .vtt, else JSON lines"
+    )
+    voices = commands.add_parser("voices", parents=[common], help="list the server's voices")
+    voices.add_argument("--language", help='only voices of this language, e.g. "en"')
+    health = commands.add_parser("health", parents=[common], help="exit 0 when it is SERVING")
+    for command, handler in ((speak, _speak), (voices, _voices), (health, _health)):
+        command.set_defaults(handler=handler, parser=command)  # errors show the command's usage
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, args.parser)
+        return code
+    except VoxliteError as exc:
+        return _fail(_describe(exc, args.server))
+    except NoPlayer as exc:
+        return _fail(str(exc))
+    except BrokenPipeError:  # the reader of our stdout went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:  # output file cannot be written, player failed
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str) -> int:
+    print(f"voxlite: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _describe(exc: VoxliteError, server: str) -> str:
+    if isinstance(exc, Unavailable):
+        return f"{server} is unavailable: {exc.details}"
+    if isinstance(exc, DeadlineExceeded):
+        return f"no complete answer within --timeout: {exc.details}"
+    return exc.details
+
+
+def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client:
+    try:
+        return Client(args.server)
+    except ValueError as exc:
+        parser.error(f"--server: {exc}")
+
+
+# -- speak ----------------------------------------------------------------------------------------
+
+
+def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.play == bool(args.output):
+        parser.error("say where the audio goes: -o FILE (- for standard output) or --play")
+    file_format = "raw" if args.play else args.format
+    if file_format is None:
+        try:
+            file_format = "opus" if args.output == "-" else format_for_path(args.output)
+        except ValueError as exc:
+            parser.error(f"{exc} (or --format)")
+    player = Player() if args.play else None  # before connecting: says what to install
+    options: dict[str, Any] = {
+        "voice": args.voice,
+        "speaker": args.speaker,
+        "encoding": FORMATS[file_format],
+        "sample_rate_hz": args.sample_rate,
+        "speaking_rate": args.rate,
+        "word_timestamps": bool(args.timestamps),
+        "timeout": args.timeout,
+    }
+    progress = _Progress(sys.stderr) if not args.play and sys.stderr.isatty() else None
+    sink: AudioFileWriter | Player | None = player
+    timestamps: TimestampsWriter | None = None
+    with _client(args, parser) as client:
+        events = (
+            _stdin_events(client, options)
+            if args.text == "-"
+            else client.synthesize(args.text, **options)
+        )
+        started = False
+        try:
+            for event in events:
+                if not started:  # files are opened at the first event: a failed call leaves none
+                    started = True
+                    if sink is None:
+                        output = sys.stdout.buffer if args.output == "-" else args.output
+                        sink = AudioFileWriter(output, format=file_format)
+                    if args.timestamps:
+                        timestamps = TimestampsWriter(args.timestamps)
+                assert sink is not None
+                sink.write(event)
+                if timestamps:
+                    timestamps.write(event)
+                if progress:
+                    progress.update(event)
+        finally:
+            for part in (sink, timestamps, progress):
+                if part is not None:
+                    part.close()
+    return 0
+
+
+def _stdin_events(client: Client, options: dict[str, Any]) -> Iterator[StreamEvent]:
+    """Stream each line of stdin as it arrives, flushed so it never waits for the next line."""
+    session = client.stream(**options)
+    window = _LineWindow()
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        sys.stdin.reconfigure(errors="replace")  # a stray byte must not end the stream
+
+    def feed() -> None:
+        try:
+            for line in iter(sys.stdin.readline, ""):
+                if line.strip():
+                    window.send(session, line)
+                else:
+                    session.send(line)
+        except ValueError:
+            pass  # send() on a closed session: the call ended and the main thread says why
+        finally:
+            session.close()
+
+    threading.Thread(target=feed, name="voxlite-stdin", daemon=True).start()
+    with session:
+        for event in session:
+            if isinstance(event, FlushDone):
+                window.done(event.id)
+            yield event
+
+
+class _LineWindow:
+    """Bounds the text sent but not yet spoken: LINES_AHEAD lines, CHARS_AHEAD characters.
+
+    The server refuses a stream that holds more unspoken text than its limit (5000 characters by
+    default), so `cat book.txt | voxlite speak -` must not send faster than speech is made. Two
+    lines ahead keep the server busy without a gap; a slow producer (an LLM) never waits."""
+
+    LINES_AHEAD = 2
+    CHARS_AHEAD = 2000
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition()
+        self._pending: dict[int, int] = {}  # flush id -> characters
+
+    def _room_for(self, size: int) -> bool:
+        held = sum(self._pending.values())
+        return not self._pending or (
+            len(self._pending) < self.LINES_AHEAD and held + size <= self.CHARS_AHEAD
+        )
+
+    def send(self, session: StreamSession, line: str) -> None:
+        with self._ready:
+            self._ready.wait_for(lambda: self._room_for(len(line)))
+            session.send(line)
+            self._pending[session.flush()] = len(line)  # under the lock: done() cannot come first
+
+    def done(self, flush_id: int) -> None:
+        with self._ready:
+            self._pending.pop(flush_id, None)
+            self._ready.notify_all()
+
+
+class _Progress:
+    """One self-updating line on a terminal: audio produced, time to first audio, speed."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._start = time.monotonic()
+        self._audio_ms = 0.0
+        self._first_ms: float | None = None
+        self._rtf: float | None = None
+        self._drawn = 0.0
+
+    def update(self, event: StreamEvent) -> None:
+        now = time.monotonic()
+        if isinstance(event, AudioChunk):
+            self._audio_ms += event.duration_ms
+            if self._first_ms is None:
+                self._first_ms = (now - self._start) * 1000
+        elif isinstance(event, Summary):
+            self._rtf = event.real_time_factor  # the server's own figure, once known
+        if now - self._drawn >= 0.1 or isinstance(event, Summary):
+            self._drawn = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        audio_s = self._audio_ms / 1000
+        rtf = self._rtf if self._rtf is not None else (now - self._start) / max(audio_s, 1e-3)
+        first = f"{self._first_ms:.0f} ms" if self._first_ms is not None else "-"
+        self._stream.write(
+            f"\r{audio_s:7.1f} s of audio | first audio after {first} | real-time factor {rtf:.2f}"
+        )
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+# -- voices, health -------------------------------------------------------------------------------
+
+
+def _voices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    with _client(args, parser) as client:
+        voices = client.voices(language=args.language, timeout=args.timeout or QUICK_TIMEOUT)
+    print(render_voices(voices), end="")
+    return 0
+
+
+def render_voices(voices: VoiceList) -> str:
+    """The table `voxlite voices` prints, then the voice files that failed to load."""
+    rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT")]
+    rows += [
+        (
+            v.name,
+            v.language,
+            str(v.native_sample_rate_hz),
+            v.quality,
+            str(len(v.speakers) or 1),
+            "*" if v.default else "",
+        )
+        for v in voices
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    lines += [f"failed to load {f.path}: {f.reason}" for f in voices.failed]
+    return "\n".join(lines) + "\n"
+
+
+def _health(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    with _client(args, parser) as client:
+        status = client.health(timeout=args.timeout or QUICK_TIMEOUT)
+    print(status)
+    if status is HealthStatus.SERVING:
+        return 0
+    return _fail(f"{args.server} is not serving ({status}): it is starting, draining or unwell")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,390 @@
+"""The `voxlite` command, run as a subprocess against a real server on loopback."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import pty
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile
+from grpc_health.v1 import health_pb2
+from voxlite.client import Voice, VoiceList, VoiceLoadFailure
+from voxlite.client.cli import render_voices
+
+from .conftest import ServerThread, base_config
+
+CLI = [sys.executable, "-m", "voxlite.client.cli"]
+TEXT = "Good morning. The meeting starts at nine, in the small room."
+WORDS = ["Good", "morning", "The", "meeting", "starts", "at", "nine", "in", "the", "small", "room"]
+
+
+def environment(**changes: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "VOXLITE_SERVER"}
+    return env | changes
+
+
+def voxlite(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=env or environment(), timeout=90
+    )
+
+
+def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
+    """An expected failure: exit code, and one `voxlite: error:` line (the last, for argparse)."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    if code == 1:
+        assert len(lines) == 1, result.stderr
+    assert re.match(r"voxlite( \w+)?: error: ", lines[-1]), lines
+    return lines[-1]
+
+
+@pytest.fixture
+def refused_address() -> Iterator[str]:
+    """An address nothing listens on: the port stays bound (not listening) during the test."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+# -- speak --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["out.opus", "out.ogg", "out.wav"])
+def test_speak_writes_files_that_independent_decoders_read(
+    server: ServerThread, tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    result = voxlite("speak", TEXT, "-o", str(path), "--server", server.address)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == result.stderr == ""  # stderr is not a terminal: no progress
+    samples, rate = soundfile.read(path, dtype="float32")
+    assert rate == 24000
+    assert 2.0 < len(samples) / rate < 10.0
+    assert np.abs(samples).max() > 0.1
+    if path.suffix != ".wav":
+        info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=True)
+        assert "WARNING" not in info.stdout + info.stderr
+        assert "Playback length" in info.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "bytes_per_second"),
+    [
+        ("out.raw", ["--sample-rate", "16000"], 32000),
+        ("out.ulaw", [], 8000),
+        ("out.alaw", [], 8000),
+        ("out.bin", ["--format", "raw"], 48000),
+    ],
+)
+def test_speak_writes_headerless_formats(
+    server: ServerThread, tmp_path: Path, name: str, extra: list[str], bytes_per_second: int
+) -> None:
+    path = tmp_path / name
+    result = voxlite("speak", "Hello there.", "-o", str(path), *extra, "--server", server.address)
+    assert result.returncode == 0, result.stderr
+    seconds = path.stat().st_size / bytes_per_second
+    assert 0.5 < seconds < 3.0
+    assert not path.read_bytes().startswith((b"RIFF", b"OggS"))
+
+
+def test_format_flag_wins_over_the_extension(server: ServerThread, tmp_path: Path) -> None:
+    path = tmp_path / "speech.bin"
+    result = voxlite(
+        "speak", "Hello.", "-o", str(path), "--format", "wav", "--server", server.address
+    )
+    assert result.returncode == 0, result.stderr
+    assert soundfile.info(str(path)).format == "WAV"
+
+
+def test_speak_to_standard_output(server: ServerThread) -> None:
+    wav = subprocess.run(
+        [*CLI, "speak", "Hello there.", "-o", "-", "--format", "wav", "--server", server.address],
+        capture_output=True,
+        env=environment(),
+        timeout=90,
+        check=True,
+    ).stdout
+    assert wav[4:8] == wav[40:44] == b"\xff\xff\xff\xff"  # a pipe: sizes unknown
+    samples, rate = soundfile.read(io.BytesIO(wav), dtype="int16")
+    assert rate == 24000
+    assert len(samples) == (len(wav) - 44) // 2
+    opus = subprocess.run(
+        [*CLI, "speak", "Hello there.", "-o", "-", "--server", server.address],
+        capture_output=True,
+        env=environment(),
+        timeout=90,
+        check=True,
+    ).stdout
+    assert opus.startswith(b"OggS")
+    assert b"OpusHead" in opus[:100]
+
+
+def test_speak_streams_stdin_line_by_line(server: ServerThread, tmp_path: Path) -> None:
+    """Audio for the first line is written while stdin is still open (no sentence end needed)."""
+    path = tmp_path / "live.raw"
+    with subprocess.Popen(
+        [*CLI, "speak", "-", "-o", str(path), "--server", server.address],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(),
+    ) as process:
+        try:
+            assert process.stdin is not None
+            process.stdin.write(b"Hello there this is the first line\n")
+            process.stdin.flush()
+            deadline = time.monotonic() + 60
+            while not (path.exists() and path.stat().st_size > 0):
+                assert process.poll() is None, "the command ended while stdin was open"
+                assert time.monotonic() < deadline, "no audio for the first line"
+                time.sleep(0.05)
+            assert process.poll() is None
+            first = path.stat().st_size
+            # communicate() writes the second line, then closes stdin.
+            _, stderr = process.communicate(b"And this is the second line.\n", timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 0, stderr
+    total = path.stat().st_size
+    assert total > first
+    assert total / 48000 > 2.0  # both lines spoken (24 kHz 16-bit PCM)
+
+
+@pytest.fixture(scope="module")
+def small_limit(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    """A server that refuses a stream holding over 200 characters not yet spoken."""
+    srv = ServerThread(base_config(cache_dir, tmp_path_factory.mktemp("v"), max_text_chars=200))
+    yield srv
+    srv.close()
+
+
+def test_speak_paces_a_fast_producer_under_the_servers_text_limit(
+    small_limit: ServerThread, tmp_path: Path
+) -> None:
+    """`cat file | voxlite speak -` sends all lines at once; unpaced, the server refuses them."""
+    lines = "".join(
+        f"Line {i} is here, and it says a few more words than that.\n" for i in range(6)
+    )
+    assert len(lines) > 300
+    path = tmp_path / "paced.raw"
+    result = subprocess.run(
+        [*CLI, "speak", "-", "-o", str(path), "--server", small_limit.address],
+        input=lines,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert path.stat().st_size / 48000 > 6 * 2.0  # every line spoken
+
+
+@pytest.mark.parametrize("name", ["words.jsonl", "words.srt", "words.vtt"])
+def test_timestamps_file_matches_the_spoken_words(
+    server: ServerThread, tmp_path: Path, name: str
+) -> None:
+    audio, stamps = tmp_path / "a.wav", tmp_path / name
+    result = voxlite(
+        "speak", TEXT, "-o", str(audio), "--timestamps", str(stamps), "--server", server.address
+    )
+    assert result.returncode == 0, result.stderr
+    duration_ms = soundfile.info(str(audio)).duration * 1000
+    text = stamps.read_text()
+    if name.endswith(".jsonl"):
+        records = [json.loads(line) for line in text.splitlines()]
+        assert [r["word"] for r in records] == WORDS
+        spans = [(r["start_ms"], r["end_ms"]) for r in records]
+        assert [r["segment"] for r in records] == sorted(r["segment"] for r in records)
+        words = WORDS
+    else:
+        sep = "," if name.endswith(".srt") else "."
+        assert text.startswith("1\n" if sep == "," else "WEBVTT\n\n")
+        clock = rf"(\d\d):(\d\d):(\d\d){re.escape(sep)}(\d\d\d)"
+        cues = re.findall(rf"{clock} --> {clock}\n(.+)\n", text)
+        assert cues
+        words = [w for cue in cues for w in cue[8].split()]
+        spans = [(clock_ms(c[0:4]), clock_ms(c[4:8])) for c in cues]
+    assert words == WORDS
+    assert all(start < end for start, end in spans)
+    assert all(a[1] <= b[0] + 1 for a, b in itertools.pairwise(spans))
+    assert spans[-1][1] <= duration_ms + 1
+
+
+def clock_ms(parts: Any) -> float:
+    h, m, s, ms = (int(p) for p in parts)
+    return ((h * 60 + m) * 60 + s) * 1000 + ms
+
+
+def test_progress_is_shown_on_a_terminal_only(server: ServerThread, tmp_path: Path) -> None:
+    parent, child = pty.openpty()
+    try:
+        result = subprocess.run(
+            [*CLI, "speak", TEXT, "-o", str(tmp_path / "a.opus"), "--server", server.address],
+            stdout=subprocess.PIPE,
+            stderr=child,
+            env=environment(),
+            timeout=90,
+        )
+        os.close(child)
+        output = b""
+        while True:
+            try:
+                chunk = os.read(parent, 4096)
+            except OSError:  # EIO: the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        os.close(parent)
+    assert result.returncode == 0
+    line = output.decode().replace("\r\n", "\n").split("\r")[-1]
+    assert re.fullmatch(
+        r" *\d+\.\d s of audio \| first audio after \d+ ms \| real-time factor \d+\.\d\d\n", line
+    ), output
+
+
+def test_play_without_a_player_says_what_to_install(server: ServerThread, tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = environment(PATH=f"{empty}{os.pathsep}{Path(sys.executable).parent}")
+    result = voxlite("speak", "Hello.", "--play", "--server", server.address, env=env)
+    line = assert_one_error_line(result)
+    assert "pulseaudio-utils (paplay)" in line
+    assert "alsa-utils (aplay)" in line
+    assert "ffmpeg (ffplay)" in line
+    assert "sox (play)" in line
+
+
+def test_play_pipes_pcm_to_the_player(server: ServerThread, tmp_path: Path) -> None:
+    bin_dir, record = tmp_path / "bin", tmp_path / "played"
+    bin_dir.mkdir()
+    fake = bin_dir / "aplay"
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        f"open({str(record) + '.args'!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        f"open({str(record)!r}, 'wb').write(sys.stdin.buffer.read())\n"
+    )
+    fake.chmod(0o755)
+    env = environment(PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}")
+    result = voxlite(
+        "speak", "Hello there.", "--play", "--sample-rate", "16000", "--server", server.address,
+        env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert Path(f"{record}.args").read_text() == "-q -t raw -f S16_LE -c 1 -r 16000 -"
+    pcm = np.frombuffer(record.read_bytes(), "<i2")
+    assert 0.5 < len(pcm) / 16000 < 3.0
+    assert np.abs(pcm).max() > 3000
+
+
+# -- voices, health -----------------------------------------------------------------------------
+
+
+def test_voices_prints_a_table(server: ServerThread) -> None:
+    result = voxlite("voices", "--server", server.address)
+    assert result.returncode == 0, result.stderr
+    header, row = result.stdout.splitlines()
+    assert header.split() == ["NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT"]
+    assert row.split() == ["en_US-joe-medium", "en_US", "22050", "medium", "1", "*"]
+    assert header.index("LANGUAGE") == row.index("  en_US ") + 2  # aligned columns
+    assert voxlite("voices", "--language", "de", "--server", server.address).stdout.count("\n") == 1
+
+
+def test_voices_table_lists_files_that_failed() -> None:
+    voices = VoiceList(
+        (Voice("a_B-x-low", "a_B", 16000, ("p1", "p2"), "low", default=False),),
+        (VoiceLoadFailure("/v/bad.onnx", "not a Piper graph"),),
+    )
+    assert render_voices(voices).splitlines()[1:] == [
+        "a_B-x-low  a_B       16000  low      2",
+        "failed to load /v/bad.onnx: not a Piper graph",
+    ]
+
+
+def test_health(server: ServerThread) -> None:
+    script = Path(sys.executable).parent / "voxlite"  # the installed console script
+    serving = subprocess.run(
+        [str(script), "health", "--server", server.address],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=90,
+    )
+    assert (serving.returncode, serving.stdout, serving.stderr) == (0, "SERVING\n", "")
+    not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+    server.call(server.server.health.set("", not_serving))
+    try:
+        result = voxlite("health", "--server", server.address)
+    finally:
+        server.call(server.server.health.set("", health_pb2.HealthCheckResponse.SERVING))
+    assert result.stdout == "NOT_SERVING\n"
+    assert "is not serving (NOT_SERVING)" in assert_one_error_line(result)
+
+
+def test_server_comes_from_the_environment(server: ServerThread, refused_address: str) -> None:
+    assert voxlite("health", env=environment(VOXLITE_SERVER=server.address)).returncode == 0
+    result = voxlite("health", env=environment(VOXLITE_SERVER=refused_address))
+    assert f"{refused_address} is unavailable" in assert_one_error_line(result)
+
+
+# -- expected failures --------------------------------------------------------------------------
+
+
+def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
+    for args in (["health"], ["voices"], ["speak", "Hello.", "-o", str(tmp_path / "a.opus")]):
+        result = voxlite(*args, "--server", refused_address)
+        assert f"voxlite: error: {refused_address} is unavailable: " in assert_one_error_line(
+            result
+        )
+    assert not (tmp_path / "a.opus").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--voice", "xx_XX-nobody"], 1, "voice 'xx_XX-nobody' not found: choose one of"),
+        (["--rate", "10"], 1, "speaking_rate must be between 0.25 and 4, got 10"),
+        (["--sample-rate", "22050"], 1, "sample_rate_hz 22050 cannot be carried by Opus"),
+        (["--rate", "fast"], 2, "argument --rate: invalid float value: 'fast'"),
+        (["--format", "mp3"], 2, "argument --format: invalid choice: 'mp3'"),
+    ],
+)
+def test_bad_requests_are_one_line(
+    server: ServerThread, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    path = tmp_path / "a.opus"
+    result = voxlite("speak", "Hello.", "-o", str(path), *args, "--server", server.address)
+    assert message in assert_one_error_line(result, code)
+    assert not path.exists()
+
+
+def test_bad_arguments_exit_2(server: ServerThread, tmp_path: Path) -> None:
+    cases = {
+        "cannot tell the audio format of": ["speak", "Hi.", "-o", str(tmp_path / "a.mp3")],
+        "say where the audio goes": ["speak", "Hi."],
+        "--server: 'nowhere' in a list of targets must be host:port": [
+            "health",
+            "--server",
+            "nowhere,10.0.0.1:1",
+        ],
+    }
+    for message, args in cases.items():
+        assert message in assert_one_error_line(voxlite(*args), 2)
+    assert voxlite().returncode == 2

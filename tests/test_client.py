@@ -1,0 +1,616 @@
+"""The client library against real servers on loopback: events, sessions, files, errors, targets."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+import pytest
+import soundfile
+import voxlite.client
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from voxlite.client import (
+    AsyncClient,
+    AudioChunk,
+    AudioFileWriter,
+    AudioFormat,
+    Cancelled,
+    ClearDone,
+    Client,
+    DeadlineExceeded,
+    Encoding,
+    FailedPrecondition,
+    FlushDone,
+    HealthStatus,
+    InvalidRequest,
+    Overloaded,
+    StreamEvent,
+    Summary,
+    Timestamps,
+    TimestampsWriter,
+    Unauthenticated,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+    WordTimestamp,
+)
+from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
+from voxlite.client._errors import from_rpc_error
+
+from .conftest import ServerThread, base_config
+
+QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
+PCM: dict[str, Any] = {"encoding": Encoding.PCM_S16LE, **QUIET}
+TEXT = "Good morning. The meeting starts at nine, in the small room."
+LONG_TEXT = " ".join(f"This is sentence number {i} of a long answer." for i in range(20))
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Poll server-side state until true (a bounded loop, not a readiness sleep)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def audio_of(events: list[Any]) -> bytes:
+    return b"".join(e.audio for e in events if isinstance(e, AudioChunk))
+
+
+@pytest.fixture
+def client(server: ServerThread) -> Iterator[Client]:
+    with Client(server.address) as c:
+        yield c
+
+
+@pytest.fixture
+def refused_address() -> Iterator[str]:
+    """An address nothing listens on: the port stays bound (not listening) during the test."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_public_names_are_pinned() -> None:
+    assert voxlite.client.__all__ == [
+        "AsyncClient",
+        "AsyncStreamSession",
+        "AudioChunk",
+        "AudioFileWriter",
+        "AudioFormat",
+        "Cancelled",
+        "ClearDone",
+        "Client",
+        "DeadlineExceeded",
+        "Encoding",
+        "FailedPrecondition",
+        "FlushDone",
+        "HealthStatus",
+        "InvalidRequest",
+        "Metadata",
+        "Options",
+        "Overloaded",
+        "StreamEvent",
+        "StreamSession",
+        "Summary",
+        "SynthesisEvent",
+        "Target",
+        "Timestamps",
+        "TimestampsWriter",
+        "Unauthenticated",
+        "Unavailable",
+        "Voice",
+        "VoiceList",
+        "VoiceLoadFailure",
+        "VoiceNotFound",
+        "VoxliteError",
+        "WordTimestamp",
+    ]
+    for name in voxlite.client.__all__:
+        assert getattr(voxlite.client, name) is not None
+
+
+# -- synthesize and stream ----------------------------------------------------------------------
+
+
+def test_synthesize_yields_typed_events_as_they_arrive(client: Client) -> None:
+    events = list(client.synthesize(TEXT, word_timestamps=True))
+    fmt, summary = events[0], events[-1]
+    assert isinstance(fmt, AudioFormat)
+    assert (fmt.encoding, fmt.sample_rate_hz, fmt.channels) == (Encoding.OGG_OPUS, 24000, 1)
+    assert fmt.voice == "en_US-joe-medium"
+    assert isinstance(summary, Summary)
+    chunks = [e for e in events if isinstance(e, AudioChunk)]
+    assert [c.sequence for c in chunks] == list(range(len(chunks)))
+    assert chunks[0].audio.startswith(b"OggS")
+    assert sum(c.duration_ms for c in chunks) == pytest.approx(summary.audio_duration_ms)
+    stamps = [e for e in events if isinstance(e, Timestamps)]
+    assert " ".join(s.text for s in stamps) == TEXT
+    assert [s.segment for s in stamps] == list(range(summary.segments))
+    assert summary.segments >= 2
+    assert all(isinstance(w, WordTimestamp) for s in stamps for w in s.words)
+    assert [w.word for w in stamps[0].words] == ["Good", "morning"]
+    assert {type(e) for e in events} == {AudioFormat, AudioChunk, Timestamps, Summary}
+
+
+def test_sync_and_async_clients_produce_the_same_audio(
+    client: Client, server: ServerThread
+) -> None:
+    sync_once = audio_of(list(client.synthesize(TEXT, **PCM)))
+    with client.stream(**PCM) as session:
+        session.send(TEXT)
+        session.close()
+        sync_stream = audio_of(list(session))
+
+    async def with_asyncio() -> tuple[bytes, bytes]:
+        async with AsyncClient(server.address) as aclient:
+            once = audio_of([e async for e in aclient.synthesize(TEXT, **PCM)])
+            async with aclient.stream(**PCM) as asession:
+                await asession.send(TEXT)
+                await asession.close()
+                streamed = audio_of([e async for e in asession])
+        return once, streamed
+
+    async_once, async_stream = asyncio.run(with_asyncio())
+    assert len(sync_once) > 24000 * 2  # over a second of 24 kHz PCM
+    assert async_once == sync_once
+    assert sync_stream == sync_once
+    assert async_stream == sync_once
+
+
+def test_stream_session_sends_while_it_receives(client: Client) -> None:
+    """clear() goes out mid-utterance while the same session is being iterated."""
+    with client.stream(encoding="pcm_s16le") as session:
+        session.send(LONG_TEXT)
+        assert session.flush() == 1
+        events = iter(session)
+        first = next(e for e in events if isinstance(e, AudioChunk))
+        assert first.sequence == 0
+        clear_id = session.clear()
+        assert clear_id == 2
+        before_clear: list[StreamEvent] = [first]
+        for event in events:
+            before_clear.append(event)
+            if isinstance(event, ClearDone):
+                break
+        done = before_clear[-1]
+        assert done == ClearDone(2, max(e.sequence for e in audio_events(before_clear)))
+        assert FlushDone(1) in before_clear
+        assert sum(e.duration_ms for e in audio_events(before_clear)) < 10000  # cut short
+
+        def send_more() -> None:
+            session.send("Okay.")
+            session.close()
+
+        sender = threading.Thread(target=send_more)
+        sender.start()
+        rest = list(events)
+        sender.join()
+    assert isinstance(rest[-1], Summary)
+    assert audio_events(rest), "text sent from another thread after the clear is spoken"
+    with pytest.raises(ValueError, match="closed"):
+        session.send("too late")
+
+
+def audio_events(events: list[StreamEvent]) -> list[AudioChunk]:
+    return [e for e in events if isinstance(e, AudioChunk)]
+
+
+@pytest.mark.asyncio
+async def test_async_stream_session_flushes_and_clears(server: ServerThread) -> None:
+    async with AsyncClient(server.address) as aclient, aclient.stream(**PCM) as session:
+        await session.send("Hello there, how are")
+        flush_id = await session.flush()
+        events: list[StreamEvent] = []
+        cleared = False
+        async for event in session:
+            events.append(event)
+            if event == FlushDone(flush_id):
+                await session.send(LONG_TEXT)
+                await session.flush()
+            elif isinstance(event, AudioChunk) and event.segment >= 2 and not cleared:
+                cleared = True
+                assert await session.clear() == 3
+            elif isinstance(event, ClearDone):
+                await session.close()
+    assert isinstance(events[0], AudioFormat)
+    assert isinstance(events[-1], Summary)
+    assert ClearDone(3, audio_events(events)[-1].sequence) in events
+    assert events[-1].audio_duration_ms < 15000  # the long text was cut short
+
+
+def test_closing_the_iterator_early_cancels_the_call(client: Client, server: ServerThread) -> None:
+    events = client.synthesize(LONG_TEXT)
+    next(events)
+    next(events)
+    events.close()
+    wait_until(lambda: server.server.admission.active == 0)
+
+
+# -- voices, health -----------------------------------------------------------------------------
+
+
+def test_voices_and_health(client: Client, server: ServerThread) -> None:
+    voices = client.voices()
+    [voice] = voices
+    assert voice.name == "en_US-joe-medium"
+    assert (voice.language, voice.native_sample_rate_hz, voice.quality) == (
+        "en_US",
+        22050,
+        "medium",
+    )
+    assert voice.default
+    assert voice.speakers == ()
+    assert voices.failed == ()
+    assert len(client.voices(language="de")) == 0
+    assert client.health() is HealthStatus.SERVING
+
+    async def with_asyncio() -> tuple[int, HealthStatus]:
+        async with AsyncClient(server.address) as aclient:
+            return len(await aclient.voices(language="en")), await aclient.health()
+
+    assert asyncio.run(with_asyncio()) == (1, HealthStatus.SERVING)
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+def test_unknown_voice_is_voice_not_found(client: Client, server: ServerThread) -> None:
+    with pytest.raises(VoiceNotFound) as info:
+        list(client.synthesize("Hello.", voice="xx_XX-nobody"))
+    assert info.value.code == grpc.StatusCode.NOT_FOUND
+    assert info.value.details.startswith("voice 'xx_XX-nobody' not found: choose one of")
+    assert str(info.value) == info.value.details
+    with client.stream(voice="xx_XX-nobody") as session, pytest.raises(VoiceNotFound):
+        list(session)
+
+    async def with_asyncio() -> VoxliteError:
+        async with AsyncClient(server.address) as aclient:
+            with pytest.raises(VoiceNotFound) as ainfo:
+                [e async for e in aclient.synthesize("Hello.", voice="xx_XX-nobody")]
+            return ainfo.value
+
+    assert asyncio.run(with_asyncio()).code == grpc.StatusCode.NOT_FOUND
+
+
+def test_bad_values_are_invalid_request(client: Client) -> None:
+    with pytest.raises(InvalidRequest, match=r"speaking_rate must be between 0\.25 and 4"):
+        list(client.synthesize("Hello.", speaking_rate=10))
+    with pytest.raises(InvalidRequest, match="cannot be carried by Opus"):
+        list(client.synthesize("Hello.", sample_rate_hz=22050))
+
+
+def test_errors_mid_iteration_keep_code_and_details(client: Client) -> None:
+    """A failure after audio has arrived is raised from the iteration, mapped."""
+    with client.stream() as session:
+        session.send("Hello there.")
+        session.flush()
+        events = iter(session)
+        assert isinstance(next(events), AudioFormat)
+        session.send("x" * 6000)  # over the server's text limit
+        with pytest.raises(InvalidRequest, match="over the limit of 5000"):
+            list(events)
+
+
+def test_deadline_and_cancel(client: Client) -> None:
+    with pytest.raises(DeadlineExceeded) as info:
+        list(client.synthesize(LONG_TEXT, timeout=0.3))
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    session = client.stream()
+    session.send(LONG_TEXT)
+    session.flush()
+    events = iter(session)
+    next(events)
+    session.cancel()
+    with pytest.raises(Cancelled):
+        list(events)
+
+
+def test_server_down_is_unavailable(refused_address: str) -> None:
+    with Client(refused_address) as down:
+        with pytest.raises(Unavailable) as info:
+            down.health(timeout=10)
+        assert info.value.code == grpc.StatusCode.UNAVAILABLE
+        assert info.value.details
+        with pytest.raises(Unavailable):
+            down.voices(timeout=10)
+        with pytest.raises(Unavailable):
+            list(down.synthesize("Hello.", timeout=10))
+
+
+class FakeRpcError(grpc.RpcError):
+    def __init__(self, code: grpc.StatusCode) -> None:
+        self._code = code
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return f"because {self._code.name}"
+
+
+@pytest.mark.parametrize(
+    ("code", "cls"),
+    [
+        (grpc.StatusCode.INVALID_ARGUMENT, InvalidRequest),
+        (grpc.StatusCode.NOT_FOUND, VoiceNotFound),
+        (grpc.StatusCode.FAILED_PRECONDITION, FailedPrecondition),
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, Overloaded),
+        (grpc.StatusCode.UNAVAILABLE, Unavailable),
+        (grpc.StatusCode.DEADLINE_EXCEEDED, DeadlineExceeded),
+        (grpc.StatusCode.CANCELLED, Cancelled),
+        (grpc.StatusCode.UNAUTHENTICATED, Unauthenticated),
+        (grpc.StatusCode.INTERNAL, VoxliteError),
+        (grpc.StatusCode.UNIMPLEMENTED, VoxliteError),
+    ],
+)
+def test_every_status_code_maps_to_one_exception(
+    code: grpc.StatusCode, cls: type[VoxliteError]
+) -> None:
+    error = from_rpc_error(FakeRpcError(code))
+    assert type(error) is cls
+    assert (error.code, error.details) == (code, f"because {code.name}")
+    assert VoiceNotFound("gone").code == grpc.StatusCode.NOT_FOUND
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["speech.opus", "speech.ogg", "speech.wav"])
+def test_synthesize_to_file_is_readable_by_independent_decoders(
+    client: Client, tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    summary = client.synthesize_to_file(TEXT, path)
+    samples, rate = soundfile.read(path, dtype="float32")
+    assert rate == 24000
+    assert len(samples) / rate * 1000 == pytest.approx(summary.audio_duration_ms, abs=1)
+    assert np.abs(samples).max() > 0.1
+    if path.suffix != ".wav":
+        info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=True)
+        assert "WARNING" not in info.stdout + info.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "rate", "bytes_per_sample"),
+    [("a.raw", 16000, 2), ("a.ulaw", 8000, 1), ("a.alaw", 8000, 1)],
+)
+def test_headerless_files_hold_exactly_the_audio(
+    client: Client, tmp_path: Path, name: str, rate: int, bytes_per_sample: int
+) -> None:
+    path = tmp_path / name
+    summary = client.synthesize_to_file("Hello there.", path, sample_rate_hz=rate)
+    size = path.stat().st_size
+    assert size / bytes_per_sample / rate * 1000 == pytest.approx(summary.audio_duration_ms, abs=1)
+
+
+def test_wav_holds_the_pcm_the_server_sent(client: Client, tmp_path: Path) -> None:
+    pcm = audio_of(list(client.synthesize(TEXT, **PCM)))
+    client.synthesize_to_file(TEXT, tmp_path / "a.wav", **QUIET)
+    samples, rate = soundfile.read(tmp_path / "a.wav", dtype="int16")
+    assert rate == 24000
+    assert samples.tobytes() == pcm
+
+
+class Unseekable(io.BytesIO):
+    def seekable(self) -> bool:
+        return False
+
+
+def test_wav_to_a_stream_that_cannot_seek_marks_its_size_unknown(
+    client: Client, server: ServerThread
+) -> None:
+    out = Unseekable()
+    client.synthesize_to_file("Hello there.", out, format="wav")
+    data = out.getvalue()
+    assert data[4:8] == data[40:44] == b"\xff\xff\xff\xff"
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="int16")
+    assert (len(samples), rate) == ((len(data) - 44) // 2, 24000)
+
+    async def with_asyncio() -> bytes:
+        aout = Unseekable()
+        async with AsyncClient(server.address) as aclient:
+            await aclient.synthesize_to_file("Hello there.", aout, format="wav")
+        return aout.getvalue()
+
+    assert asyncio.run(with_asyncio())[:44] == data[:44]
+
+
+def test_file_writer_writes_each_chunk_as_it_arrives(client: Client, tmp_path: Path) -> None:
+    path = tmp_path / "growing.raw"
+    with AudioFileWriter(path) as writer:
+        assert writer.encoding is Encoding.PCM_S16LE
+        sizes = []
+        for event in client.synthesize(TEXT, encoding=writer.encoding):
+            writer.write(event)
+            if isinstance(event, AudioChunk):
+                sizes.append(path.stat().st_size)  # read while the writer is still open
+    assert len(sizes) > 3
+    assert sizes == sorted(sizes)
+    assert sizes[0] > 0
+
+
+def test_file_format_comes_from_the_extension(tmp_path: Path) -> None:
+    expected = {
+        "a.opus": "ogg_opus",
+        "b.OGG": "ogg_opus",
+        "c.wav": "pcm_s16le",
+        "d.raw": "pcm_s16le",
+    }
+    expected |= {"e.ulaw": "mulaw", "f.alaw": "alaw"}
+    for name, encoding in expected.items():
+        with AudioFileWriter(tmp_path / name) as writer:
+            assert writer.encoding == encoding
+    with pytest.raises(ValueError, match=r"use one of \.opus, \.ogg, \.wav"):
+        AudioFileWriter(tmp_path / "a.mp3")
+    with pytest.raises(ValueError, match="give the format"):
+        AudioFileWriter(io.BytesIO())
+
+
+# -- timestamps files ---------------------------------------------------------------------------
+
+
+def test_subtitles_and_json_lines_match_the_timestamps(client: Client, tmp_path: Path) -> None:
+    text = "Good morning. " + " ".join(f"word{i}" for i in range(10)) + "."
+    events = list(client.synthesize(text, word_timestamps=True))
+    stamps = [e for e in events if isinstance(e, Timestamps)]
+    for name in ("t.srt", "t.vtt", "t.jsonl"):
+        with TimestampsWriter(tmp_path / name) as writer:
+            for event in events:
+                writer.write(event)
+
+    records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert records == [
+        {"word": w.word, "start_ms": w.start_ms, "end_ms": w.end_ms, "segment": s.segment}
+        for s in stamps
+        for w in s.words
+    ]
+    # A cue: the words of one segment, at most 7, from the first start to the last end.
+    groups = [s.words[i : i + 7] for s in stamps for i in range(0, len(s.words), 7)]
+    assert [len(g) for g in groups] == [2, 7, 3]
+    for name, sep in (("t.srt", ","), ("t.vtt", ".")):
+        cues = parse_cues((tmp_path / name).read_text(), sep)
+        assert cues == [
+            (round(g[0].start_ms), round(g[-1].end_ms), " ".join(w.word for w in g)) for g in groups
+        ]
+    assert (tmp_path / "t.vtt").read_text().startswith("WEBVTT\n\n")
+    assert (tmp_path / "t.srt").read_text().startswith("1\n00:00:00,")
+
+
+def parse_cues(text: str, sep: str) -> list[tuple[int, int, str]]:
+    """(start_ms, end_ms, text) of each cue in an SRT or VTT file."""
+    clock = rf"(\d\d):(\d\d):(\d\d){re.escape(sep)}(\d\d\d)"
+    cues = []
+    for match in re.finditer(rf"{clock} --> {clock}\n(.+)\n", text):
+        h1, m1, s1, ms1, h2, m2, s2, ms2 = (int(g) for g in match.groups()[:8])
+        start = ((h1 * 60 + m1) * 60 + s1) * 1000 + ms1
+        end = ((h2 * 60 + m2) * 60 + s2) * 1000 + ms2
+        cues.append((start, end, match.group(9)))
+    return cues
+
+
+# -- targets, load balancing, TLS and metadata --------------------------------------------------
+
+
+def test_targets_are_parsed_into_grpc_targets() -> None:
+    assert resolve_target("localhost:50051") == ("localhost:50051", False)
+    assert resolve_target("dns:///tts.internal:50051") == ("dns:///tts.internal:50051", True)
+    assert resolve_target("10.0.0.1:1, 10.0.0.2:2") == ("ipv4:10.0.0.1:1,10.0.0.2:2", True)
+    assert resolve_target(["10.0.0.1:1", "10.0.0.2:2"]) == ("ipv4:10.0.0.1:1,10.0.0.2:2", True)
+    assert resolve_target(["[::1]:1", "[::2]:2"]) == ("ipv6:[::1]:1,[::2]:2", True)
+    assert resolve_target(["localhost:1", "127.0.0.2:2"]) == ("ipv4:127.0.0.1:1,127.0.0.2:2", True)
+    for bad in (["10.0.0.1:1", "dns:///x:2"], "10.0.0.1,10.0.0.2:2", ""):
+        with pytest.raises(ValueError, match=r"host:port|empty"):
+            resolve_target(bad)
+    with pytest.raises(Unavailable, match="do not all have IPv4 addresses"):
+        resolve_target(["10.0.0.1:1", "[::1]:2"])
+    assert channel_options(True, None) == [("grpc.service_config", ROUND_ROBIN)]
+    assert channel_options(True, [("grpc.service_config", "{}")]) == [("grpc.service_config", "{}")]
+    assert channel_options(False, [("a", 1)]) == [("a", 1)]
+
+
+@pytest.fixture(scope="module")
+def second(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    """Another server, whose voices folder holds a broken voice file."""
+    voices = tmp_path_factory.mktemp("broken-voices")
+    (voices / "xx_XX-broken-low.onnx").write_bytes(b"not a model")
+    (voices / "xx_XX-broken-low.onnx.json").write_text("{}")
+    srv = ServerThread(base_config(cache_dir, voices))
+    yield srv
+    srv.close()
+
+
+def test_several_addresses_are_balanced_round_robin(
+    server: ServerThread, second: ServerThread
+) -> None:
+    def jobs() -> list[int]:
+        return [server.server.pool.jobs_total, second.server.pool.jobs_total]
+
+    before = jobs()
+    with Client(f"{server.address},{second.address}") as both:
+        for _ in range(20):  # calls go to connected servers in turn; both connect early on
+            assert isinstance(list(both.synthesize("Hi."))[-1], Summary)
+            if all(a > b for a, b in zip(jobs(), before, strict=True)):
+                break
+    after = jobs()
+    assert after[0] > before[0]
+    assert after[1] > before[1]
+
+
+def test_voices_reports_files_that_failed_to_load(second: ServerThread) -> None:
+    with Client(second.address) as c:
+        voices = c.voices()
+    assert [v.name for v in voices] == ["en_US-joe-medium"]
+    [failed] = voices.failed
+    assert "xx_XX-broken-low.onnx" in failed.path
+    assert failed.reason
+
+
+class RecordingHealth(health.HealthServicer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.metadata: list[tuple[str, str]] = []
+
+    def Check(self, request: Any, context: Any) -> Any:
+        self.metadata += [(m.key, m.value) for m in context.invocation_metadata()]
+        return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+
+
+def test_tls_credentials_options_and_metadata(tmp_path: Path) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=tts.test"),
+            *("-addext", "subjectAltName=DNS:tts.test"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    recorder = RecordingHealth()
+    tls_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    health_pb2_grpc.add_HealthServicer_to_server(recorder, tls_server)
+    port = tls_server.add_secure_port(
+        "127.0.0.1:0", grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+    )
+    tls_server.start()
+    try:
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        options = [("grpc.ssl_target_name_override", "tts.test")]
+        with Client(
+            f"127.0.0.1:{port}",
+            credentials=credentials,
+            metadata={"x-tenant": "acme"},
+            options=options,
+        ) as secure:
+            assert secure.health(metadata=[("x-request", "1")]) is HealthStatus.SERVING
+
+        async def with_asyncio() -> HealthStatus:
+            async with AsyncClient(
+                f"127.0.0.1:{port}", credentials=credentials, options=options
+            ) as asecure:
+                return await asecure.health(metadata={"x-request": "2"})
+
+        assert asyncio.run(with_asyncio()) is HealthStatus.SERVING
+        with Client(f"127.0.0.1:{port}") as plain, pytest.raises(Unavailable):
+            plain.health(timeout=10)  # plaintext to a TLS port fails
+    finally:
+        tls_server.stop(None)
+    assert ("x-tenant", "acme") in recorder.metadata
+    assert ("x-request", "1") in recorder.metadata
+    assert ("x-request", "2") in recorder.metadata
