@@ -178,6 +178,7 @@ class Voice:
             raise ModelError(info.model_path, f"onnxruntime cannot load the graph ({exc})") from exc
         self._acoustic_inputs = {i.name for i in self._acoustic.get_inputs()}
         self._acoustic_outputs = [o.name for o in self._acoustic.get_outputs()]
+        self.vocoder_extra_inputs = split.vocoder_extra_inputs
         self.id_map = self._piper_config.phoneme_id_map
         self.gain = 1.0
         """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
@@ -330,6 +331,8 @@ class Sentence:
     def __init__(self, voice: Voice, tensors: dict[str, np.ndarray]) -> None:
         split = voice._split
         self._voice = voice
+        self.tensors = tensors
+        """The acoustic part's outputs (and the graph inputs later parts read)."""
         self.durations = tensors[split.durations].reshape(-1)
         self._extra = {n: tensors[n] for n in split.vocoder_extra_inputs}
         if split.flow is None:
@@ -358,6 +361,12 @@ class Sentence:
             self._latent = np.empty((1, latent.shape[1], self.frames), dtype=latent.dtype)
         self._latent[..., start:stop] = latent
         self._ready = stop
+
+    def latent(self) -> np.ndarray:
+        """All latent frames [1, C, T] (runs the rest of the flow)."""
+        if self._ready < self.frames:
+            self._run_flow(self.frames)
+        return self._latent
 
     def samples(self, start: int, end: int, margin: int) -> np.ndarray:
         """Waveform of frames [start, end), vocoded with `margin` frames of context a side."""
