@@ -110,9 +110,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     warmup = 3 if args.quick else len(REPLIES)
 
     model, _ = embedded_voice_files()
+    default = OrtSettings().intra_op_threads
     engines = [
-        voxlite_engine("voxlite, 1 intra-op thread (default)", load_voxlite(1)),
-        voxlite_engine("voxlite, 2 intra-op threads", load_voxlite(2)),
+        voxlite_engine(
+            f"voxlite, 1 intra-op thread{' (default)' * (default == 1)}", load_voxlite(1)
+        ),
+        voxlite_engine(
+            f"voxlite, 2 intra-op threads{' (default)' * (default == 2)}", load_voxlite(2)
+        ),
         piper_engine(
             "piper PiperVoice.synthesize (ort default: all cores)", PiperVoice.load(model)
         ),
