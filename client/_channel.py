@@ -82,10 +82,20 @@ def _addresses(host: str, port: int, family: socket.AddressFamily) -> list[str]:
 
 
 def channel_options(round_robin: bool, options: Options | None) -> list[tuple[str, object]]:
-    """The caller's options, plus the round-robin service config unless they set their own."""
+    """The caller's options, plus our defaults for those they leave unset: the round-robin
+    service config, and no HTTP/2 window growth (BDP probing).
+
+    Without BDP probing the receive window stays at 64 KiB, so a client that reads slower than
+    real time makes the server pause that stream's synthesis after a few seconds of audio
+    (backpressure) instead of letting megabytes pile up in this process. 64 KiB is still many
+    times the bitrate of any encoding on a LAN.
+    """
     merged = list(options or ())
-    if round_robin and not any(key == "grpc.service_config" for key, _ in merged):
+    keys = {key for key, _ in merged}
+    if round_robin and "grpc.service_config" not in keys:
         merged.append(("grpc.service_config", ROUND_ROBIN))
+    if "grpc.http2.bdp_probe" not in keys:
+        merged.append(("grpc.http2.bdp_probe", 0))
     return merged
 
 

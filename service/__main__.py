@@ -21,6 +21,16 @@ async def serve(config: ServerConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    # SIGHUP: rescan the voices folder (new or changed voice files), as daemons reload config.
+    reloads: set[asyncio.Task[list[str]]] = set()
+
+    def reload() -> None:
+        if server.ready.is_set():
+            task = asyncio.ensure_future(server.reload_voices())
+            reloads.add(task)
+            task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
     _LOG.info("listening on %s:%d; loading voices", config.host, port)
     ready = asyncio.ensure_future(server.wait_ready())
     stopping = asyncio.ensure_future(stop.wait())

@@ -6,13 +6,15 @@ import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from .audio import Encoding, InvalidAudioConfig, resolve_audio_settings
 from .errors import (
+    IdleTimeout,
     InvalidRequest,
     Overloaded,
     Unavailable,
@@ -46,6 +48,7 @@ _STATUS: dict[type[VoxliteError], grpc.StatusCode] = {
     VoiceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Unavailable: grpc.StatusCode.UNAVAILABLE,
+    IdleTimeout: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 _ENCODINGS = {
     tts_pb2.AUDIO_ENCODING_UNSPECIFIED: Encoding.OGG_OPUS,
@@ -115,12 +118,14 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         admission: Admission,
         *,
         max_text_chars: int,
+        idle_timeout: float | None = None,
         session_factory: Callable[..., Session] = Session,
     ) -> None:
         self._registry = registry
         self._run = run
         self._admission = admission
         self._max_text_chars = max_text_chars
+        self._idle_timeout = idle_timeout
         self._session_factory = session_factory
 
     # -- validation ----------------------------------------------------------------------------
@@ -156,18 +161,30 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         )
         return StreamSettings(voice, params, audio_settings, config.enable_word_timestamps)
 
-    def _check_text(self, text: str) -> None:
-        if len(text) > self._max_text_chars:
+    def _check_text(self, text: str, *, piece: bool = False) -> None:
+        if len(text) <= self._max_text_chars:
+            return
+        if piece:
             raise InvalidRequest(
-                f"text has {len(text)} characters, over the limit of {self._max_text_chars}: split "
-                "it into several requests or use StreamingSynthesize"
+                f"a text piece of {len(text)} characters is over the limit of "
+                f"{self._max_text_chars}: send it in smaller pieces"
             )
+        raise InvalidRequest(
+            f"text has {len(text)} characters, over the limit of {self._max_text_chars}: split "
+            "it into several requests or use StreamingSynthesize"
+        )
 
     # -- RPCs ----------------------------------------------------------------------------------
 
     async def ListVoices(
-        self, request: tts_pb2.ListVoicesRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self,
+        request: tts_pb2.ListVoicesRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> tts_pb2.ListVoicesResponse:
+        try:
+            request = _parsed(request)
+        except VoxliteError as exc:
+            await _abort(context, exc)
         default = self._registry.default_name
         voices = [
             tts_pb2.Voice(
@@ -187,13 +204,17 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         return tts_pb2.ListVoicesResponse(voices=voices, failed=failed)
 
     async def Synthesize(
-        self, request: tts_pb2.SynthesizeRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self,
+        request: tts_pb2.SynthesizeRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.SynthesizeResponse]:
         try:
             self._admission.enter()
         except VoxliteError as exc:
             await _abort(context, exc)
+        watchdog = Watchdog(self._idle_timeout)
         try:
+            request = _parsed(request)
             if not request.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             self._check_text(request.text)
@@ -202,26 +223,32 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             session.end()
             async for event in session.events():
                 yield _synthesize_response(event)
+                watchdog.touch()
         except VoxliteError as exc:
             await _abort(context, exc)
+        except asyncio.CancelledError:
+            if watchdog.error is None:
+                raise
+            await _abort(context, watchdog.error)
         finally:
+            watchdog.stop()
             self._admission.leave()
 
     async def StreamingSynthesize(
         self,
-        request_iterator: AsyncIterator[tts_pb2.StreamingSynthesizeRequest],
+        request_iterator: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.StreamingSynthesizeResponse]:
         try:
             self._admission.enter()
         except VoxliteError as exc:
             await _abort(context, exc)
-        session: Session | None = None
+        watchdog = Watchdog(self._idle_timeout)
         reader: asyncio.Task[None] | None = None
         try:
             requests = request_iterator.__aiter__()
             try:
-                first = await requests.__anext__()
+                first = _parsed(await requests.__anext__())
             except StopAsyncIteration:
                 raise InvalidRequest(
                     "the stream ended before its config: send config first"
@@ -232,12 +259,19 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                     + (first.WhichOneof("request") or "an empty message")
                 )
             session = self._session(first.config)
-            reader = asyncio.ensure_future(self._read(requests, session))
+            watchdog.touch()
+            reader = asyncio.ensure_future(self._read(requests, session, watchdog))
             async for event in session.events():
                 yield _streaming_response(event)
+                watchdog.touch()
         except VoxliteError as exc:
             await _abort(context, exc)
+        except asyncio.CancelledError:
+            if watchdog.error is None:
+                raise
+            await _abort(context, watchdog.error)
         finally:
+            watchdog.stop()
             if reader is not None:
                 reader.cancel()
             self._admission.leave()
@@ -249,15 +283,20 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         )
 
     async def _read(
-        self, requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest], session: Session
+        self,
+        requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
+        session: Session,
+        watchdog: Watchdog,
     ) -> None:
         """Feed requests to the session as they arrive, while audio is being produced."""
         self._admission.sessions.add(session)
         try:
-            async for request in requests:
+            async for raw in requests:
+                watchdog.touch()
+                request = _parsed(raw)
                 kind = request.WhichOneof("request")
                 if kind == "text":
-                    self._check_text(request.text)
+                    self._check_text(request.text, piece=True)
                     session.push_text(request.text)
                 elif kind == "flush":
                     session.flush(request.flush.id)
@@ -281,8 +320,101 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             self._admission.sessions.discard(session)
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: VoxliteError) -> None:
+class Watchdog:
+    """Ends a call that has neither received a request nor sent anything for `seconds`.
+
+    It cancels the handler's task, which is the only way to interrupt a write blocked on a
+    client that stopped reading; the handler then ends the call with `error`.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self._seconds = seconds
+        self.error: IdleTimeout | None = None
+        self._loop = asyncio.get_running_loop()
+        self._last = self._loop.time()
+        self._task: asyncio.Task[None] | None = None
+        if seconds:
+            handler = asyncio.current_task()
+            assert handler is not None
+            self._task = asyncio.ensure_future(self._watch(handler, seconds))
+
+    def touch(self) -> None:
+        self._last = self._loop.time()
+
+    async def _watch(self, handler: asyncio.Task[Any], seconds: float) -> None:
+        # Sleep until the deadline the latest activity set, as often as activity moves it.
+        while True:
+            remaining = self._last + seconds - self._loop.time()
+            if remaining <= 0:
+                break
+            await asyncio.sleep(remaining)
+        self.error = IdleTimeout(
+            f"the stream was idle for {seconds:g} s (nothing received or sent) and was closed: "
+            "send text, or half-close the stream when done (server setting "
+            "--idle-timeout-seconds)"
+        )
+        handler.cancel()
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class Malformed:
+    """Request bytes that do not parse as the expected message (INVALID_ARGUMENT, not INTERNAL)."""
+
+    def __init__(self, message: str, error: Exception) -> None:
+        self.message, self.error = message, error
+
+
+def _parsed(request: T | Malformed) -> T:
+    if isinstance(request, Malformed):
+        raise InvalidRequest(
+            f"the request is not a valid {request.message} ({request.error}): send a serialized "
+            f"{request.message} message"
+        )
+    return request
+
+
+def _lenient(message: Any) -> Callable[[bytes], Any]:
+    """A deserializer that hands bad bytes to the handler instead of failing the call with
+    INTERNAL, as grpc does when a deserializer raises."""
+
+    def parse(data: bytes) -> Any:
+        try:
+            return message.FromString(data)
+        except DecodeError as exc:
+            return Malformed(message.DESCRIPTOR.full_name, exc)
+
+    return parse
+
+
+def add_to_server(servicer: TextToSpeechServicer, server: grpc.aio.Server) -> None:
+    """Register the service like the generated add_..._to_server, with lenient parsing."""
+    pb = tts_pb2
+    handlers = {
+        "StreamingSynthesize": grpc.stream_stream_rpc_method_handler(
+            servicer.StreamingSynthesize,
+            request_deserializer=_lenient(pb.StreamingSynthesizeRequest),
+            response_serializer=pb.StreamingSynthesizeResponse.SerializeToString,
+        ),
+        "Synthesize": grpc.unary_stream_rpc_method_handler(
+            servicer.Synthesize,
+            request_deserializer=_lenient(pb.SynthesizeRequest),
+            response_serializer=pb.SynthesizeResponse.SerializeToString,
+        ),
+        "ListVoices": grpc.unary_unary_rpc_method_handler(
+            servicer.ListVoices,
+            request_deserializer=_lenient(pb.ListVoicesRequest),
+            response_serializer=pb.ListVoicesResponse.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: VoxliteError) -> NoReturn:
     await context.abort(status_of(exc), str(exc))
+    raise AssertionError("context.abort() returned")  # it raises, always
 
 
 def _format(event: FormatEvent) -> tts_pb2.AudioFormat:

@@ -42,6 +42,9 @@ class ServerConfig:
     """Model runs in flight at once, shared by all streams; 0: cores / ort.intra_op_threads."""
     cache_dir: Path | None = field(default_factory=_default_cache_dir)
     """Where split voice graphs are cached; None disables the cache."""
+    idle_timeout_seconds: float = 300.0
+    """A stream that receives no request and sends nothing for this long is ended with
+    DEADLINE_EXCEEDED (a forgotten stream, or a client that stopped reading); 0 disables."""
     grace_seconds: float = 10.0
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
     ort: OrtSettings = field(default_factory=OrtSettings)
@@ -72,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir", help="split-graph cache folder; 'none' disables (default ~/.cache/voxlite)"
     )
     p.add_argument("--grace-seconds", type=float, help="drain period on SIGTERM (default 10)")
+    p.add_argument(
+        "--idle-timeout-seconds",
+        type=float,
+        help="end streams idle this long (default 300, 0: never)",
+    )
     p.add_argument("--ort-threads", type=int, help="onnxruntime threads per run (default 2)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument(
@@ -103,6 +111,7 @@ def config_from_args(
         "workers": int,
         "ort_threads": int,
         "grace_seconds": float,
+        "idle_timeout_seconds": float,
         "reflection": _bool,
     }
     for key, flag_value in args.items():

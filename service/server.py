@@ -13,10 +13,9 @@ from typing import TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from voxlite.tts.v1 import tts_pb2_grpc
 
 from . import reflection
-from .api import SERVICE_NAME, Admission, TextToSpeechServicer
+from .api import SERVICE_NAME, Admission, TextToSpeechServicer, add_to_server
 from .config import ServerConfig
 from .graph import SplitCache
 from .registry import VoiceRegistry
@@ -73,14 +72,20 @@ class VoxliteServer:
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(
             options=[
-                ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+                # A request is at most --max-text-chars of text: anything near 1 MiB is abuse,
+                # refused by gRPC itself with RESOURCE_EXHAUSTED before it is even parsed.
+                ("grpc.max_receive_message_length", 1024 * 1024),
                 ("grpc.so_reuseport", 0),
             ]
         )
         self.servicer = TextToSpeechServicer(
-            self.registry, self.pool.run, self.admission, max_text_chars=config.max_text_chars
+            self.registry,
+            self.pool.run,
+            self.admission,
+            max_text_chars=config.max_text_chars,
+            idle_timeout=config.idle_timeout_seconds or None,
         )
-        tts_pb2_grpc.add_TextToSpeechServiceServicer_to_server(self.servicer, self.grpc)
+        add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         if config.reflection:
             health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -107,6 +112,12 @@ class VoxliteServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.ready.set()
         _LOG.info("serving on port %d with %d voice(s)", self.port, len(self.registry.voices()))
+
+    async def reload_voices(self) -> list[str]:
+        """Rescan the voices folder (SIGHUP): load new and changed voices; see VoiceRegistry."""
+        loaded = await asyncio.get_running_loop().run_in_executor(None, self.registry.reload)
+        _LOG.info("voices reloaded: %s", ", ".join(loaded) or "nothing new")
+        return loaded
 
     async def wait_ready(self) -> None:
         """Until the default voice is loaded; re-raises a failure to load it."""

@@ -29,6 +29,9 @@ FLOW_MARGIN = 32
 FLOW_GROWTH = 4
 
 
+_CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
+
+
 @dataclass(frozen=True)
 class VocoderSchedule:
     """Sizes of the vocoder's windows, in latent frames (about 11.6 ms each at 22050 Hz)."""
@@ -238,6 +241,9 @@ class Voice:
 
     def phonemize(self, text: str) -> list[list[str]]:
         """Phonemes of each sentence espeak finds in `text` (empty sentences dropped)."""
+        # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
+        # other control characters carry nothing to speak.
+        text = text.translate(_CONTROL_TO_SPACE)
         with self._espeak_lock:
             return [s for s in self._phonemizer.phonemize(text) if s]
 

@@ -517,9 +517,14 @@ def test_targets_are_parsed_into_grpc_targets() -> None:
             resolve_target(bad)
     with pytest.raises(Unavailable, match="do not all have IPv4 addresses"):
         resolve_target(["10.0.0.1:1", "[::1]:2"])
-    assert channel_options(True, None) == [("grpc.service_config", ROUND_ROBIN)]
-    assert channel_options(True, [("grpc.service_config", "{}")]) == [("grpc.service_config", "{}")]
-    assert channel_options(False, [("a", 1)]) == [("a", 1)]
+    no_bdp = ("grpc.http2.bdp_probe", 0)
+    assert channel_options(True, None) == [("grpc.service_config", ROUND_ROBIN), no_bdp]
+    assert channel_options(True, [("grpc.service_config", "{}")]) == [
+        ("grpc.service_config", "{}"),
+        no_bdp,
+    ]
+    assert channel_options(False, [("a", 1)]) == [("a", 1), no_bdp]
+    assert channel_options(False, [("grpc.http2.bdp_probe", 1)]) == [("grpc.http2.bdp_probe", 1)]
 
 
 @pytest.fixture(scope="module")
