@@ -167,7 +167,8 @@ class VoiceRegistry:
         if voice is None:
             failed = [f for f in self.failures if Path(f.path).name.startswith(name + ".onnx")]
             why = f" (its file failed to load: {failed[0].reason})" if failed else ""
+            shown = name if len(name) <= 80 else name[:80] + "..."
             raise VoiceNotFound(
-                f"voice '{name}' not found{why}: choose one of {', '.join(sorted(self._voices))}"
+                f"voice '{shown}' not found{why}: choose one of {', '.join(sorted(self._voices))}"
             )
         return voice

@@ -1,0 +1,300 @@
+"""Faults a long-running server meets: callers that vanish, stall or idle, huge streams of tiny
+pieces, and voice files that change under it. Nothing may leak, and no stream may harm another."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from voxlite.service.registry import embedded_voice_files
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from .conftest import ServerThread, base_config
+from .test_api import LONG_TEXT, Duplex, wait_until
+
+pytestmark = pytest.mark.slow
+GONE = "the file is gone: the voice keeps being served from memory until the server restarts"
+PCM48 = pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE, sample_rate_hz=48000)
+# A client whose HTTP/2 window stays at 64 KiB (no BDP probing), as voxlite.client sets it.
+SMALL_WINDOW = [("grpc.http2.bdp_probe", 0)]
+
+
+def idle(srv: ServerThread) -> bool:
+    return srv.server.admission.active == 0 and srv.server.pool.jobs_running == 0
+
+
+def settled_jobs(srv: ServerThread, quiet: float = 1.5, timeout: float = 30.0) -> int:
+    """The server's job count once it has stopped moving for `quiet` seconds."""
+    deadline = time.monotonic() + timeout
+    last, since = srv.server.pool.jobs_total, time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, "synthesis never paused"
+        time.sleep(0.1)
+        now = srv.server.pool.jobs_total
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
+CLIENT = textwrap.dedent(
+    """
+    import sys, time, grpc
+    from voxlite.tts.v1 import tts_pb2 as pb, tts_pb2_grpc
+    stub = tts_pb2_grpc.TextToSpeechServiceStub(grpc.insecure_channel(sys.argv[1]))
+    requests = iter([pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()),
+                     pb.StreamingSynthesizeRequest(text=sys.argv[2]),
+                     pb.StreamingSynthesizeRequest(flush=pb.Flush(id=1))])
+    for response in stub.StreamingSynthesize(requests):
+        if response.WhichOneof("response") == "audio":
+            print("audio", flush=True)
+            time.sleep(600)
+    """
+)
+
+
+def test_client_killed_mid_stream_frees_its_work(server: ServerThread) -> None:
+    wait_until(lambda: idle(server))
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, server.address, LONG_TEXT], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert client.stdout is not None
+        assert client.stdout.readline().strip() == "audio"
+        assert server.server.admission.active == 1
+        os.kill(client.pid, signal.SIGKILL)
+        client.wait(timeout=10)
+        wait_until(lambda: idle(server))
+        jobs = settled_jobs(server)
+        assert server.server.pool.jobs_total == jobs
+    finally:
+        client.kill()
+        assert client.stdout is not None
+        client.stdout.close()
+        client.wait(timeout=10)
+
+
+def test_dropped_connection_frees_its_work(server: ServerThread) -> None:
+    wait_until(lambda: idle(server))
+    channel = server.channel()
+    stream = Duplex(server.stub(channel), timeout=60)
+    stream.config()
+    stream.send(text=LONG_TEXT)
+    stream.send(flush=pb.Flush(id=1))
+    stream.until("audio")
+    channel.close()  # the connection goes away under the stream
+    wait_until(lambda: idle(server))
+    stream.close()
+
+
+def test_slow_reader_pauses_its_own_synthesis_only(server: ServerThread) -> None:
+    """Backpressure: a stream whose client stops reading stops being synthesized once a bounded
+    amount of audio waits for it; other streams are served as usual meanwhile."""
+    wait_until(lambda: idle(server))
+    with grpc.insecure_channel(server.address, options=SMALL_WINDOW) as channel:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+        slow = Duplex(stub, timeout=120)
+        slow.config(audio=PCM48)
+        slow.send(text=LONG_TEXT)
+        slow.send(flush=pb.Flush(id=1))
+        slow.until("audio")
+        paused_at = settled_jobs(server)  # the reader reads nothing: synthesis must stop
+        [session] = server.server.admission.sessions
+        queued = session._queued_samples / session.settings.voice.info.native_rate
+        assert queued <= 2.0 + 1.0  # the session's own queue bound (2 s), plus one window
+        # Meanwhile another caller is served in full.
+        other = list(
+            stub.Synthesize(pb.SynthesizeRequest(text="I am not slowed down."), timeout=30)
+        )
+        assert other[-1].WhichOneof("response") == "summary"
+        # The slow stream had not finished: once read again, it goes on to the end.
+        slow.close()
+        rest = slow.rest()
+        assert rest[-1].WhichOneof("response") == "summary"
+        assert server.server.pool.jobs_total > paused_at + 5
+        audio_ms = sum(
+            r.audio.duration_ms for r in slow.received if r.WhichOneof("response") == "audio"
+        )
+        assert audio_ms == pytest.approx(rest[-1].summary.audio_duration_ms)
+        assert audio_ms > 30000  # all of the long text, about 50 s
+
+
+# -- idle streams --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def idle_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path_factory.mktemp("voices"), idle_timeout_seconds=1.0)
+    )
+    yield srv
+    srv.close()
+
+
+def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) -> None:
+    with idle_server.channel() as channel:
+        gate: queue.Queue[object] = queue.Queue()
+        requests = itertools.chain(
+            [pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig())], iter(gate.get, None)
+        )
+        call = idle_server.stub(channel).StreamingSynthesize(requests, timeout=30)
+        try:
+            with pytest.raises(grpc.RpcError) as info:
+                for _ in call:
+                    pass
+        finally:
+            gate.put(None)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert "idle for 1 s" in info.value.details()
+    assert "--idle-timeout-seconds" in info.value.details()
+    wait_until(lambda: idle(idle_server))
+
+
+def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
+    """A client that stops reading forever does not hold its slot forever."""
+    with grpc.insecure_channel(idle_server.address, options=SMALL_WINDOW) as channel:
+        stalled = Duplex(tts_pb2_grpc.TextToSpeechServiceStub(channel), timeout=60)
+        stalled.config(audio=PCM48)
+        stalled.send(text=LONG_TEXT)
+        stalled.send(flush=pb.Flush(id=1))
+        stalled.until("audio")
+        wait_until(lambda: idle(idle_server))  # while the client still reads nothing
+        with pytest.raises(grpc.RpcError) as info:
+            stalled.rest()
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        stalled.close()
+
+
+# -- a million pieces ---------------------------------------------------------------------------
+
+
+MILLION = textwrap.dedent(
+    """
+    import asyncio, sys, grpc
+    from voxlite.tts.v1 import tts_pb2 as pb, tts_pb2_grpc
+
+    async def main():
+        async with grpc.aio.insecure_channel(sys.argv[1]) as channel:
+            call = tts_pb2_grpc.TextToSpeechServiceStub(channel).StreamingSynthesize(timeout=600)
+            await call.write(pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()))
+            piece = pb.StreamingSynthesizeRequest(text=" ")
+            for _ in range(1_000_000):
+                await call.write(piece)
+            await call.write(pb.StreamingSynthesizeRequest(text="That was a lot of nothing."))
+            await call.done_writing()
+            async for response in call:
+                kind = response.WhichOneof("response")
+                print(kind, response.summary.segments if kind == "summary" else "")
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.timeout(600)
+def test_a_million_one_character_pieces(server: ServerThread) -> None:
+    """Each piece costs the server a constant amount of work (no rescans of what it holds); the
+    client runs in its own process so that both sides have a core."""
+    result = subprocess.run(
+        [sys.executable, "-c", MILLION, server.address], capture_output=True, text=True, timeout=590
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    kinds = [line.split()[0] for line in result.stdout.splitlines()]
+    assert kinds[0] == "format"
+    assert "audio" in kinds
+    assert result.stdout.splitlines()[-1] == "summary 1"
+
+
+# -- voice files changing on disk ---------------------------------------------------------------
+
+
+def test_voice_files_that_vanish_or_break_keep_their_voice(cache_dir: Path, tmp_path: Path) -> None:
+    model, config = embedded_voice_files()
+    copy_model, copy_config = (
+        tmp_path / "en_GB-copy-medium.onnx",
+        tmp_path / "en_GB-copy-medium.onnx.json",
+    )
+    shutil.copyfile(model, copy_model)
+    shutil.copyfile(config, copy_config)
+    srv = ServerThread(base_config(cache_dir, tmp_path))
+    try:
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            request = pb.SynthesizeRequest(
+                text="Still here.", config=pb.SynthesisConfig(voice="en_GB-copy-medium")
+            )
+
+            def speaks() -> bool:
+                summary = list(stub.Synthesize(request, timeout=30))[-1].summary
+                return bool(summary.audio_duration_ms > 500)
+
+            assert speaks()
+            copy_model.unlink()
+            copy_config.write_text("{ broken")
+            assert speaks()  # the loaded model is in memory
+            assert srv.call(srv.server.reload_voices()) == []
+            assert speaks()
+            failed = {
+                f.path: f.reason for f in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).failed
+            }
+            assert failed == {str(copy_model): GONE}
+
+            copy_model.write_bytes(b"not a model any more")
+            copy_config.write_text(config.read_text())
+            assert srv.call(srv.server.reload_voices()) == []
+            assert speaks()
+            failed = {
+                f.path: f.reason for f in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).failed
+            }
+            assert list(failed) == [str(copy_model)]
+            assert "not a readable ONNX model" in failed[str(copy_model)]
+
+            # A good file again, and a new voice beside it: both load on reload.
+            shutil.copyfile(model, copy_model)
+            (tmp_path / "en_AU-new-medium.onnx").symlink_to(model)
+            shutil.copyfile(config, tmp_path / "en_AU-new-medium.onnx.json")
+            assert srv.call(srv.server.reload_voices()) == ["en_AU-new-medium", "en_GB-copy-medium"]
+            listed = stub.ListVoices(pb.ListVoicesRequest(), timeout=10)
+            assert [v.name for v in listed.voices] == [
+                "en_US-joe-medium",
+                "en_AU-new-medium",
+                "en_GB-copy-medium",
+            ]
+            assert not listed.failed
+    finally:
+        srv.close()
+
+
+def test_sighup_reloads_the_voices_folder(cache_dir: Path, tmp_path: Path) -> None:
+    from .test_process import ServerProcess
+
+    srv = ServerProcess(cache_dir, tmp_path)
+    try:
+        model, config = embedded_voice_files()
+        (tmp_path / "en_AU-hup-medium.onnx").symlink_to(model)
+        shutil.copyfile(config, tmp_path / "en_AU-hup-medium.onnx.json")
+        srv.proc.send_signal(signal.SIGHUP)
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+
+        def listed() -> bool:
+            return "en_AU-hup-medium" in [
+                v.name for v in stub.ListVoices(pb.ListVoicesRequest(), timeout=5).voices
+            ]
+
+        wait_until(listed)
+        assert any("voices reloaded: en_AU-hup-medium" in line for line in srv.log)
+    finally:
+        srv.close()
