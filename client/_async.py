@@ -22,6 +22,7 @@ from ._channel import (
     channel_options,
     merge_metadata,
     resolve_target,
+    security,
 )
 from ._errors import from_rpc_error
 from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
@@ -92,7 +93,8 @@ class AsyncStreamSession:
 
 
 class AsyncClient:
-    """The asyncio twin of `Client`, with the same methods; create it in a running event loop."""
+    """The asyncio twin of `Client`, with the same options and methods; create it in a running
+    event loop."""
 
     def __init__(
         self,
@@ -101,14 +103,27 @@ class AsyncClient:
         credentials: grpc.ChannelCredentials | None = None,
         metadata: Metadata | None = None,
         options: Options | None = None,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
+        token: str | None = None,
     ) -> None:
         resolved, round_robin = resolve_target(target)
         opts = channel_options(round_robin, options)
+        credentials, token_metadata = security(
+            credentials=credentials,
+            tls=tls,
+            root_certificates=root_certificates,
+            certificate_chain=certificate_chain,
+            private_key=private_key,
+            token=token,
+        )
         if credentials is None:
             self._channel = grpc.aio.insecure_channel(resolved, options=opts)
         else:
             self._channel = grpc.aio.secure_channel(resolved, credentials, options=opts)
-        self._metadata = as_pairs(metadata)
+        self._metadata = token_metadata + as_pairs(metadata)
         self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
 

@@ -21,6 +21,8 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
+import grpc
+
 from ._errors import Unavailable
 
 Metadata: TypeAlias = Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]]
@@ -97,6 +99,47 @@ def channel_options(round_robin: bool, options: Options | None) -> list[tuple[st
     if "grpc.http2.bdp_probe" not in keys:
         merged.append(("grpc.http2.bdp_probe", 0))
     return merged
+
+
+def security(
+    *,
+    credentials: grpc.ChannelCredentials | None,
+    tls: bool,
+    root_certificates: bytes | None,
+    certificate_chain: bytes | None,
+    private_key: bytes | None,
+    token: str | None,
+) -> tuple[grpc.ChannelCredentials | None, tuple[tuple[str, str | bytes], ...]]:
+    """The channel credentials for the TLS and token options, and metadata to add to calls.
+
+    With TLS the token travels as call credentials (gRPC sends it only over secure channels).
+    Over plaintext gRPC refuses call credentials, so the token goes as ordinary metadata,
+    readable by anyone on the path: keep plaintext with a token to loopback or a private
+    network."""
+    tls_options = tls or any(
+        x is not None for x in (root_certificates, certificate_chain, private_key)
+    )
+    if credentials is not None and tls_options:
+        raise ValueError(
+            "give either credentials= or the TLS options (tls, root_certificates, "
+            "certificate_chain, private_key), not both"
+        )
+    if (certificate_chain is None) != (private_key is None):
+        raise ValueError(
+            "certificate_chain and private_key go together: the client certificate and its key"
+        )
+    if tls_options:
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates, private_key, certificate_chain
+        )
+    if token is None:
+        return credentials, ()
+    if not token or not all("!" <= c <= "~" for c in token):
+        raise ValueError("the token must be printable ASCII without spaces")
+    if credentials is None:
+        return None, (("authorization", f"Bearer {token}"),)
+    call = grpc.access_token_call_credentials(token)  # sends "authorization: Bearer <token>"
+    return grpc.composite_channel_credentials(credentials, call), ()
 
 
 def merge_metadata(

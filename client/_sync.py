@@ -22,6 +22,7 @@ from ._channel import (
     channel_options,
     merge_metadata,
     resolve_target,
+    security,
 )
 from ._errors import from_rpc_error
 from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
@@ -100,10 +101,17 @@ class Client:
 
     `target` is "host:port"; "dns:///name:port" (round robin over the name's addresses); or
     several "host:port" as a list or a comma-separated string (round robin over all; host names
-    among them are resolved once, here). `credentials` makes a TLS channel
-    (grpc.ssl_channel_credentials(...), possibly composed with call credentials); `metadata` is
-    sent with every call, before the call's own; `options` are gRPC channel arguments. Use it as
-    a context manager, or call `close()`."""
+    among them are resolved once, here). `metadata` is sent with every call, before the call's
+    own; `options` are gRPC channel arguments. Use it as a context manager, or call `close()`.
+
+    TLS: `tls=True` trusts the system's CAs; `root_certificates` (PEM) trusts those instead;
+    `certificate_chain` with `private_key` (PEM) present a client certificate (mutual TLS).
+    Any of them turns TLS on. Or pass ready `credentials` (grpc.ssl_channel_credentials(...),
+    possibly composed with call credentials) instead of those options.
+
+    `token` is sent as "authorization: Bearer <token>" with every call: as call credentials
+    over TLS; over plaintext (gRPC refuses call credentials there) as plain metadata, which
+    anyone on the path can read, so keep that to loopback or a private network."""
 
     def __init__(
         self,
@@ -112,14 +120,27 @@ class Client:
         credentials: grpc.ChannelCredentials | None = None,
         metadata: Metadata | None = None,
         options: Options | None = None,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
+        token: str | None = None,
     ) -> None:
         resolved, round_robin = resolve_target(target)
         opts = channel_options(round_robin, options)
+        credentials, token_metadata = security(
+            credentials=credentials,
+            tls=tls,
+            root_certificates=root_certificates,
+            certificate_chain=certificate_chain,
+            private_key=private_key,
+            token=token,
+        )
         if credentials is None:
             self._channel = grpc.insecure_channel(resolved, options=opts)
         else:
             self._channel = grpc.secure_channel(resolved, credentials, options=opts)
-        self._metadata = as_pairs(metadata)
+        self._metadata = token_metadata + as_pairs(metadata)
         self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
 

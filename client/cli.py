@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from ._errors import DeadlineExceeded, Unavailable, VoxliteError
@@ -32,6 +33,20 @@ def _parser() -> argparse.ArgumentParser:
         f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
     )
     common.add_argument("--timeout", type=float, help="give up after this many seconds")
+    security = common.add_argument_group("TLS and tokens")
+    security.add_argument(
+        "--tls", action="store_true", help="connect with TLS, trusting the system's CAs"
+    )
+    security.add_argument("--ca", metavar="FILE", help="PEM CA to trust instead (implies --tls)")
+    security.add_argument(
+        "--cert", metavar="FILE", help="PEM client certificate, for mutual TLS (with --key)"
+    )
+    security.add_argument("--key", metavar="FILE", help="PEM private key of --cert")
+    security.add_argument(
+        "--token",
+        default=os.environ.get("VOXLITE_TOKEN") or None,
+        help="bearer token sent with each call; default $VOXLITE_TOKEN (safer: not in ps)",
+    )
     parser = argparse.ArgumentParser(
         prog="voxlite", description="Streaming text-to-speech from a voxlite server."
     )
@@ -96,10 +111,30 @@ def _describe(exc: VoxliteError, server: str) -> str:
 
 
 def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client:
+    if (args.cert is None) != (args.key is None):
+        parser.error("--cert and --key go together (the client certificate and its key)")
+    ca, cert, key = (
+        _pem(parser, option, getattr(args, option)) for option in ("ca", "cert", "key")
+    )
     try:
-        return Client(args.server)
+        return Client(
+            args.server,
+            tls=args.tls,
+            root_certificates=ca,
+            certificate_chain=cert,
+            private_key=key,
+            token=args.token,
+        )
     except ValueError as exc:
-        parser.error(f"--server: {exc}")
+        option = "--token" if "token" in str(exc) else "--server"
+        parser.error(f"{option}: {exc}")
+
+
+def _pem(parser: argparse.ArgumentParser, option: str, path: str | None) -> bytes | None:
+    try:
+        return None if path is None else Path(path).read_bytes()
+    except OSError as exc:
+        parser.error(f"--{option}: cannot read {path}: {exc.strerror or exc}")
 
 
 # -- speak ----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from . import logs
 from .config import ServerConfig, config_from_args
 from .errors import VoxliteError
 from .server import create_server
@@ -32,6 +33,8 @@ async def serve(config: ServerConfig) -> None:
 
     loop.add_signal_handler(signal.SIGHUP, reload)
     _LOG.info("listening on %s:%d; loading voices", config.host, port)
+    if server.metrics_port:
+        _LOG.info("metrics on http://%s:%d/metrics", config.host, server.metrics_port)
     ready = asyncio.ensure_future(server.wait_ready())
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait([ready, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -47,10 +50,7 @@ async def serve(config: ServerConfig) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = config_from_args(argv)
-    logging.basicConfig(
-        level=config.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logs.configure(config.log_level, config.log_format)
     try:
         asyncio.run(serve(config))
     except VoxliteError as exc:

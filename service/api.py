@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
+from . import calls
 from .audio import Encoding, InvalidAudioConfig, resolve_audio_settings
 from .errors import (
     IdleTimeout,
@@ -22,6 +23,7 @@ from .errors import (
     VoiceUnavailable,
     VoxliteError,
 )
+from .metrics import Metrics
 from .registry import VoiceRegistry
 from .session import (
     AudioEvent,
@@ -120,7 +122,10 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         max_text_chars: int,
         idle_timeout: float | None = None,
         session_factory: Callable[..., Session] = Session,
+        metrics: Metrics | None = None,
     ) -> None:
+        self.metrics = metrics or Metrics()
+        """The server's metrics (its scheduler and caches report there too)."""
         self._registry = registry
         self._run = run
         self._admission = admission
@@ -222,6 +227,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             session.push_text(request.text)
             session.end()
             async for event in session.events():
+                calls.note(event)
                 yield _synthesize_response(event)
                 watchdog.touch()
         except VoxliteError as exc:
@@ -262,6 +268,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             watchdog.touch()
             reader = asyncio.ensure_future(self._read(requests, session, watchdog))
             async for event in session.events():
+                calls.note(event)
                 yield _streaming_response(event)
                 watchdog.touch()
         except VoxliteError as exc:

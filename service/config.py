@@ -11,6 +11,7 @@ from pathlib import Path
 from .voice import OrtSettings
 
 ENV_PREFIX = "VOXLITE_"
+_LOG_FORMATS = ("text", "json")
 
 
 def _default_cache_dir() -> Path:
@@ -49,6 +50,24 @@ class ServerConfig:
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
     ort: OrtSettings = field(default_factory=OrtSettings)
     """onnxruntime session options."""
+    tls_cert: Path | None = None
+    """PEM certificate chain the server presents; with `tls_key`, the port speaks TLS only."""
+    tls_key: Path | None = None
+    """PEM private key of `tls_cert`."""
+    tls_client_ca: Path | None = None
+    """PEM CA bundle: clients must present a certificate signed by it (mutual TLS)."""
+    auth_tokens: tuple[str, ...] = field(default=(), repr=False)
+    """Bearer tokens accepted in the `authorization` metadata; empty: no token is asked for.
+    Health always answers without one (probes); reflection too unless `reflection_auth`."""
+    reflection_auth: bool = False
+    """Reflection asks for a token like the TTS service (when tokens are configured)."""
+    metrics_port: int = 0
+    """Prometheus metrics over HTTP on this port, on `host`; 0: none."""
+    log_format: str = "text"
+    """text (one readable line per record) or json (one JSON object per line)."""
+    max_connection_age_seconds: float = 300.0
+    """Connections are closed (GOAWAY) after about this long, so clients re-resolve and spread
+    onto new replicas; calls running then get `grace_seconds` to finish. 0: never."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,7 +104,39 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reflection", action=argparse.BooleanOptionalAction, help="serve reflection (default on)"
     )
+    p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain: serve TLS only")
+    p.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    p.add_argument(
+        "--tls-client-ca",
+        metavar="FILE",
+        help="PEM CA: require client certificates signed by it (mutual TLS)",
+    )
+    p.add_argument(
+        "--auth-tokens-file",
+        metavar="FILE",
+        help="bearer tokens, one per line (# comments); also the comma-separated "
+        f"{ENV_PREFIX}AUTH_TOKENS; health never needs one",
+    )
+    p.add_argument(
+        "--reflection-auth",
+        action=argparse.BooleanOptionalAction,
+        help="reflection needs a token too (default: open, like health)",
+    )
+    p.add_argument("--metrics-port", type=int, help="Prometheus metrics port (default 0: none)")
+    p.add_argument("--log-format", choices=_LOG_FORMATS, help="text (default) or json lines")
+    p.add_argument(
+        "--max-connection-age-seconds",
+        type=float,
+        help="close connections this old so clients rebalance; calls then get --grace-seconds "
+        "(default 300, 0: never)",
+    )
     return p
+
+
+def _log_format(text: str) -> str:
+    if text not in _LOG_FORMATS:
+        raise ValueError(text)
+    return text
 
 
 def _bool(text: str) -> bool:
@@ -113,6 +164,10 @@ def config_from_args(
         "grace_seconds": float,
         "idle_timeout_seconds": float,
         "reflection": _bool,
+        "reflection_auth": _bool,
+        "metrics_port": int,
+        "log_format": _log_format,
+        "max_connection_age_seconds": float,
     }
     for key, flag_value in args.items():
         raw = env.get(ENV_PREFIX + key.upper())
@@ -135,5 +190,70 @@ def config_from_args(
         if key in values and int(str(values[key])) < (0 if key in ("port", "workers") else 1):
             low = ">= 0" if key in ("port", "workers") else ">= 1"
             parser.error(f"--{key.replace('_', '-')} must be {low}")
+    _check_security(values, env, parser)
+    if not 0 <= int(str(values.get("metrics_port", 0))) <= 65535:
+        parser.error("--metrics-port must be between 0 (no metrics) and 65535")
+    if float(str(values.get("max_connection_age_seconds", 0))) < 0:
+        parser.error("--max-connection-age-seconds must be >= 0 (0: never)")
     known = {f.name for f in fields(ServerConfig)}
     return ServerConfig(**{k: v for k, v in values.items() if k in known})  # type: ignore[arg-type]
+
+
+def _check_security(
+    values: dict[str, object], env: Mapping[str, str], parser: argparse.ArgumentParser
+) -> None:
+    """TLS files exist and come in the right combinations; tokens are read here, once, so a
+    server never starts open because its token file was empty or unreadable."""
+    for key in ("tls_cert", "tls_key", "tls_client_ca", "auth_tokens_file"):
+        if key in values:
+            path = Path(str(values[key]))
+            if not path.is_file():
+                parser.error(f"--{key.replace('_', '-')}: no such file: {path}")
+            marker = _PEM_MARKERS.get(key)
+            try:
+                pem = path.read_bytes() if marker else b""
+            except OSError as exc:
+                parser.error(f"--{key.replace('_', '-')}: cannot read {path}: {exc.strerror}")
+            if marker and marker not in pem:
+                parser.error(f"--{key.replace('_', '-')}: {path} is not PEM (no {marker.decode()})")
+            values[key] = path
+    if ("tls_cert" in values) != ("tls_key" in values):
+        parser.error("--tls-cert and --tls-key go together: give both, or neither for plaintext")
+    if "tls_client_ca" in values and "tls_cert" not in values:
+        parser.error("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key")
+    tokens = [t.strip() for t in env.get(ENV_PREFIX + "AUTH_TOKENS", "").split(",") if t.strip()]
+    for i, token in enumerate(tokens, 1):
+        if not _usable_token(token):
+            parser.error(f"{ENV_PREFIX}AUTH_TOKENS: token {i} has spaces or non-ASCII characters")
+    file = values.pop("auth_tokens_file", None)
+    if isinstance(file, Path):
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            parser.error(f"--auth-tokens-file: cannot read {file}: {exc}")
+        read = [(n, line.strip()) for n, line in enumerate(lines, 1)]
+        for n, token in read:
+            if token and not token.startswith("#") and not _usable_token(token):
+                parser.error(f"--auth-tokens-file: line {n} of {file} is not one token")
+        found = [t for _, t in read if t and not t.startswith("#")]
+        if not found:
+            parser.error(f"--auth-tokens-file: {file} holds no token (one per line)")
+        tokens += found
+    if tokens:
+        values["auth_tokens"] = tuple(dict.fromkeys(tokens))
+    elif values.get("reflection_auth"):
+        parser.error(
+            f"--reflection-auth needs tokens: --auth-tokens-file or {ENV_PREFIX}AUTH_TOKENS"
+        )
+
+
+_PEM_MARKERS = {
+    "tls_cert": b"-----BEGIN CERTIFICATE-----",
+    "tls_client_ca": b"-----BEGIN CERTIFICATE-----",
+    "tls_key": b"PRIVATE KEY-----",
+}
+
+
+def _usable_token(token: str) -> bool:
+    """Printable ASCII without spaces: what fits after "Bearer " in gRPC metadata."""
+    return all("!" <= c <= "~" for c in token)

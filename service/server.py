@@ -16,9 +16,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from . import reflection
 from .api import SERVICE_NAME, Admission, TextToSpeechServicer, add_to_server
+from .calls import CallObserver
 from .config import ServerConfig
 from .graph import SplitCache
+from .metrics import Metrics
 from .registry import VoiceRegistry
+from .security import TokenAuth, server_credentials
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,13 +73,38 @@ class VoxliteServer:
         self.pool = InferencePool(workers)
         self.admission = Admission(config.max_streams)
         self.health = health.aio.HealthServicer()
+        self.metrics = Metrics()
+        """Counters and histograms (served over HTTP with --metrics-port)."""
+        self.metrics.track_voices(
+            lambda: (len(self.registry.voices()), len(self.registry.failures))
+        )
+        self.metrics_port = 0
+        # The observer first: it also counts and logs the calls TokenAuth refuses.
+        interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(self.metrics)]
+        if config.auth_tokens:
+            interceptors.append(
+                TokenAuth(config.auth_tokens, protect_reflection=config.reflection_auth)
+            )
+        age_ms = round(config.max_connection_age_seconds * 1000)
         self.grpc = grpc.aio.server(
+            interceptors=interceptors,
             options=[
                 # A request is at most --max-text-chars of text: anything near 1 MiB is abuse,
                 # refused by gRPC itself with RESOURCE_EXHAUSTED before it is even parsed.
                 ("grpc.max_receive_message_length", 1024 * 1024),
                 ("grpc.so_reuseport", 0),
-            ]
+                # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
+                # onto replicas added since; calls running then get the drain grace to finish,
+                # as on SIGTERM.
+                *(
+                    [
+                        ("grpc.max_connection_age_ms", age_ms),
+                        ("grpc.max_connection_age_grace_ms", round(config.grace_seconds * 1000)),
+                    ]
+                    if age_ms
+                    else []
+                ),
+            ],
         )
         self.servicer = TextToSpeechServicer(
             self.registry,
@@ -84,6 +112,7 @@ class VoxliteServer:
             self.admission,
             max_text_chars=config.max_text_chars,
             idle_timeout=config.idle_timeout_seconds or None,
+            metrics=self.metrics,
         )
         add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
@@ -98,9 +127,22 @@ class VoxliteServer:
         """Listen (health answers NOT_SERVING at once), then load voices in the background."""
         for name in _HEALTH_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-        self.port = self.grpc.add_insecure_port(f"{self.config.host}:{self.config.port}")
+        address = f"{self.config.host}:{self.config.port}"
+        credentials = server_credentials(self.config)
+        if credentials is None:
+            self.port = self.grpc.add_insecure_port(address)
+        else:
+            try:
+                self.port = self.grpc.add_secure_port(address, credentials)
+            except RuntimeError as exc:  # grpc only says it failed to bind
+                raise OSError(
+                    f"cannot listen on {address} with TLS: is --tls-key the key of --tls-cert? "
+                    "(GRPC_VERBOSITY=debug shows gRPC's reason)"
+                ) from exc
         if self.port == 0:
             raise OSError(f"cannot listen on {self.config.host}:{self.config.port}")
+        if self.config.metrics_port:
+            self.metrics_port = self.metrics.serve(self.config.host, self.config.metrics_port)
         await self.grpc.start()
         self._loader = asyncio.ensure_future(self._load())
         return self.port
@@ -143,6 +185,7 @@ class VoxliteServer:
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
         await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown)
+        await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
 
 
 async def create_server(config: ServerConfig) -> tuple[VoxliteServer, int]:

@@ -1,0 +1,99 @@
+"""TLS credentials and bearer-token checks for the server."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, NoReturn
+
+import grpc
+
+from .config import ServerConfig
+
+HEALTH_PREFIX = "/grpc.health.v1.Health/"
+REFLECTION_PREFIXES = (
+    "/grpc.reflection.v1alpha.ServerReflection/",
+    "/grpc.reflection.v1.ServerReflection/",
+)
+_SCHEME = "bearer "
+
+
+def server_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    """TLS (and mutual TLS with `tls_client_ca`) from the config's PEM files; None: plaintext."""
+    if config.tls_cert is None or config.tls_key is None:
+        return None
+    ca = config.tls_client_ca.read_bytes() if config.tls_client_ca else None
+    return grpc.ssl_server_credentials(
+        [(config.tls_key.read_bytes(), config.tls_cert.read_bytes())],
+        root_certificates=ca,
+        require_client_auth=ca is not None,
+    )
+
+
+class TokenAuth(grpc.aio.ServerInterceptor):
+    """Lets a call through when its `authorization: Bearer <token>` names a configured token.
+
+    Health always passes (orchestrator probes carry no token); reflection too unless
+    `protect_reflection`. Others get UNAUTHENTICATED with what to send.
+    """
+
+    def __init__(self, tokens: Iterable[str], *, protect_reflection: bool = False) -> None:
+        # Fixed-length digests: comparing them takes the same time whatever a guess's length.
+        self._digests = [_digest(t.encode()) for t in tokens]
+        if not self._digests:
+            raise ValueError("TokenAuth needs at least one token")
+        self._open = (
+            (HEALTH_PREFIX,) if protect_reflection else (HEALTH_PREFIX, *REFLECTION_PREFIXES)
+        )
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(self._open):
+            return handler  # unknown methods stay UNIMPLEMENTED
+        problem = self.problem(details.invocation_metadata)
+        if problem is None:
+            return handler
+        return _refusal(problem)
+
+    def problem(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
+        """Why the call's metadata is not authorized, or None when it is."""
+        values = [v for k, v in metadata or () if k == "authorization"]
+        if not values:
+            return (
+                "this server needs a token: send the metadata 'authorization: Bearer <token>' "
+                "(voxlite --token, VOXLITE_TOKEN, or Client(token=...))"
+            )
+        value = values[0] if isinstance(values[0], str) else values[0].decode("latin-1")
+        if len(values) > 1 or value[: len(_SCHEME)].lower() != _SCHEME:
+            return "the authorization metadata must be one 'Bearer <token>'"
+        presented = _digest(value[len(_SCHEME) :].strip().encode())
+        # Compare with every token, without stopping at a match: the time taken does not
+        # depend on which token (if any) matched.
+        matched = False
+        for digest in self._digests:
+            matched |= hmac.compare_digest(presented, digest)
+        if not matched:
+            return "the bearer token is not valid for this server: check --token or VOXLITE_TOKEN"
+        return None
+
+
+def _digest(token: bytes) -> bytes:
+    return hashlib.sha256(token).digest()
+
+
+def _refusal(message: str) -> grpc.RpcMethodHandler:
+    """A handler that ends any call with UNAUTHENTICATED. It never reads a request, so one
+    stream-stream handler fits unary and streaming methods alike (arity is not on the wire)."""
+
+    async def refuse(
+        request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> NoReturn:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        raise AssertionError("context.abort() returned")  # it raises, always
+
+    return grpc.stream_stream_rpc_method_handler(refuse)

@@ -1,0 +1,448 @@
+"""TLS, mutual TLS and bearer tokens, with certificates made here: servers, client and CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from voxlite.client import (
+    AsyncClient,
+    Client,
+    HealthStatus,
+    Summary,
+    Unauthenticated,
+    Unavailable,
+)
+from voxlite.service.config import config_from_args
+from voxlite.service.security import TokenAuth
+
+from .conftest import ServerThread, base_config
+from .test_cli import assert_one_error_line, environment, voxlite
+
+TOKEN = "s3cret-token-1"
+OTHER_TOKEN = "another.token_2"
+
+
+# -- certificates -------------------------------------------------------------------------------
+
+
+@dataclass
+class Issued:
+    cert: Path
+    key: Path
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def _issue(
+    folder: Path,
+    name: str,
+    *,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    ca: bool = False,
+    server: bool = False,
+) -> tuple[Issued, x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A certificate for `name`: a self-signed CA, or one signed by `issuer` (server: with
+    localhost and 127.0.0.1 as subject alternative names)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    signer_cert, signer_key = issuer if issuer else (None, key)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(signer_cert.subject if signer_cert else subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if server:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+    elif not ca:
+        builder = builder.add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
+    cert = builder.sign(signer_key, hashes.SHA256())
+    issued = Issued(folder / f"{name}.crt", folder / f"{name}.key")
+    issued.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    issued.key.write_bytes(_pem_key(key))
+    return issued, cert, key
+
+
+@dataclass
+class Pki:
+    ca: Issued
+    server: Issued
+    client: Issued
+    rogue_ca: Issued
+    rogue_client: Issued
+    """Signed by rogue_ca, which the servers do not trust."""
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    folder = tmp_path_factory.mktemp("pki")
+    ca, ca_cert, ca_key = _issue(folder, "test-ca", ca=True)
+    server, _, _ = _issue(folder, "server", issuer=(ca_cert, ca_key), server=True)
+    client, _, _ = _issue(folder, "client", issuer=(ca_cert, ca_key))
+    rogue_ca, rogue_cert, rogue_key = _issue(folder, "rogue-ca", ca=True)
+    rogue_client, _, _ = _issue(folder, "rogue-client", issuer=(rogue_cert, rogue_key))
+    return Pki(ca, server, client, rogue_ca, rogue_client)
+
+
+def _started(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, **changes: Any) -> Any:
+    srv = ServerThread(base_config(cache_dir, tmp_path_factory.mktemp("voices"), **changes))
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="module")
+def tls_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, pki: Pki
+) -> Iterator[ServerThread]:
+    yield from _started(
+        cache_dir, tmp_path_factory, tls_cert=pki.server.cert, tls_key=pki.server.key
+    )
+
+
+@pytest.fixture(scope="module")
+def mtls_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, pki: Pki
+) -> Iterator[ServerThread]:
+    yield from _started(
+        cache_dir,
+        tmp_path_factory,
+        tls_cert=pki.server.cert,
+        tls_key=pki.server.key,
+        tls_client_ca=pki.ca.cert,
+    )
+
+
+@pytest.fixture(scope="module")
+def token_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    """Plaintext, two tokens, reflection open (the default)."""
+    yield from _started(cache_dir, tmp_path_factory, auth_tokens=(TOKEN, OTHER_TOKEN))
+
+
+@pytest.fixture(scope="module")
+def tls_token_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, pki: Pki
+) -> Iterator[ServerThread]:
+    """TLS, one token, reflection behind the token."""
+    yield from _started(
+        cache_dir,
+        tmp_path_factory,
+        tls_cert=pki.server.cert,
+        tls_key=pki.server.key,
+        auth_tokens=(TOKEN,),
+        reflection_auth=True,
+    )
+
+
+def speaks(client: Client) -> bool:
+    return isinstance(list(client.synthesize("Hello.", timeout=30))[-1], Summary)
+
+
+# -- TLS ----------------------------------------------------------------------------------------
+
+
+def test_tls_synthesize_with_the_servers_ca(tls_server: ServerThread, pki: Pki) -> None:
+    with Client(tls_server.address, root_certificates=pki.ca.cert.read_bytes()) as client:
+        assert speaks(client)
+        assert client.health() is HealthStatus.SERVING
+
+    async def with_asyncio() -> Summary:
+        async with AsyncClient(
+            f"localhost:{tls_server.port}", root_certificates=pki.ca.cert.read_bytes()
+        ) as aclient:
+            events = [e async for e in aclient.synthesize("Hello.", timeout=30)]
+        assert isinstance(events[-1], Summary)
+        return events[-1]
+
+    assert asyncio.run(with_asyncio()).audio_duration_ms > 0
+
+
+def test_plaintext_and_untrusting_clients_cannot_talk_to_a_tls_server(
+    tls_server: ServerThread, pki: Pki
+) -> None:
+    with Client(tls_server.address) as plain, pytest.raises(Unavailable):
+        plain.health(timeout=10)
+    # TLS, but trusting the system's CAs: the test CA is not one of them.
+    with Client(tls_server.address, tls=True) as untrusting, pytest.raises(Unavailable):
+        untrusting.health(timeout=10)
+    rogue_ca = pki.rogue_ca.cert.read_bytes()
+    with (
+        Client(tls_server.address, root_certificates=rogue_ca) as rogue,
+        pytest.raises(Unavailable),
+    ):
+        rogue.health(timeout=10)
+
+
+def test_mtls_refuses_a_client_without_a_certificate(mtls_server: ServerThread, pki: Pki) -> None:
+    with Client(mtls_server.address, root_certificates=pki.ca.cert.read_bytes()) as client:
+        with pytest.raises(Unavailable):
+            client.health(timeout=10)  # not even health: the handshake fails
+        with pytest.raises(Unavailable):
+            list(client.synthesize("Hello.", timeout=10))
+
+
+def test_mtls_refuses_a_certificate_from_another_ca(mtls_server: ServerThread, pki: Pki) -> None:
+    with (
+        Client(
+            mtls_server.address,
+            root_certificates=pki.ca.cert.read_bytes(),
+            certificate_chain=pki.rogue_client.cert.read_bytes(),
+            private_key=pki.rogue_client.key.read_bytes(),
+        ) as client,
+        pytest.raises(Unavailable),
+    ):
+        client.health(timeout=10)
+
+
+def test_mtls_serves_a_client_with_a_certificate_from_its_ca(
+    mtls_server: ServerThread, pki: Pki
+) -> None:
+    with Client(
+        mtls_server.address,
+        root_certificates=pki.ca.cert.read_bytes(),
+        certificate_chain=pki.client.cert.read_bytes(),
+        private_key=pki.client.key.read_bytes(),
+    ) as client:
+        assert speaks(client)
+
+
+# -- tokens -------------------------------------------------------------------------------------
+
+
+def test_no_token_is_unauthenticated_and_says_what_to_send(token_server: ServerThread) -> None:
+    with Client(token_server.address) as client:
+        with pytest.raises(Unauthenticated) as refused:
+            list(client.synthesize("Hello.", timeout=10))
+        assert "authorization: Bearer <token>" in refused.value.details
+        with pytest.raises(Unauthenticated):
+            client.voices(timeout=10)
+        with client.stream(timeout=10) as session:
+            session.send("Hello.")
+            session.close()
+            with pytest.raises(Unauthenticated):
+                list(session)
+
+
+def test_a_wrong_token_is_unauthenticated_and_not_echoed(token_server: ServerThread) -> None:
+    for token in ("wrong-token", TOKEN + "x", TOKEN[:-1]):
+        with Client(token_server.address, token=token) as client:
+            with pytest.raises(Unauthenticated) as refused:
+                list(client.synthesize("Hello.", timeout=10))
+            assert "not valid" in refused.value.details
+            assert token not in refused.value.details
+    with Client(token_server.address, metadata={"authorization": TOKEN}) as no_scheme:
+        with pytest.raises(Unauthenticated) as refused:
+            no_scheme.voices(timeout=10)
+        assert "Bearer" in refused.value.details
+
+
+def test_every_configured_token_is_accepted_over_plaintext(token_server: ServerThread) -> None:
+    for token in (TOKEN, OTHER_TOKEN):
+        with Client(token_server.address, token=token) as client:
+            assert speaks(client)
+            assert [v.name for v in client.voices()] == ["en_US-joe-medium"]
+    with Client(token_server.address, metadata={"authorization": f"bearer  {TOKEN} "}) as client:
+        assert client.voices()  # the scheme is case-insensitive, spaces around the token ignored
+
+
+def test_token_over_tls_travels_as_call_credentials(
+    tls_token_server: ServerThread, pki: Pki
+) -> None:
+    ca = pki.ca.cert.read_bytes()
+    with Client(tls_token_server.address, root_certificates=ca, token=TOKEN) as client:
+        assert speaks(client)
+    anonymous = Client(tls_token_server.address, root_certificates=ca)
+    with anonymous, pytest.raises(Unauthenticated):
+        list(anonymous.synthesize("Hello.", timeout=10))
+    wrong = Client(tls_token_server.address, root_certificates=ca, token=OTHER_TOKEN)
+    with wrong, pytest.raises(Unauthenticated):
+        wrong.voices(timeout=10)
+
+    async def with_asyncio() -> int:
+        async with AsyncClient(
+            tls_token_server.address, root_certificates=ca, token=TOKEN
+        ) as aclient:
+            return len(await aclient.voices(timeout=10))
+
+    assert asyncio.run(with_asyncio()) == 1
+
+
+def test_health_answers_without_a_token(
+    token_server: ServerThread, tls_token_server: ServerThread, pki: Pki
+) -> None:
+    with Client(token_server.address) as plain:
+        assert plain.health() is HealthStatus.SERVING
+        assert plain.health(service="voxlite.tts.v1.TextToSpeechService") is HealthStatus.SERVING
+    with Client(tls_token_server.address, root_certificates=pki.ca.cert.read_bytes()) as tls:
+        assert tls.health() is HealthStatus.SERVING
+    with Client(token_server.address, token="wrong") as wrong:
+        assert wrong.health() is HealthStatus.SERVING  # health does not look at tokens
+
+
+def list_services(channel: grpc.Channel, metadata: Any = None) -> list[str]:
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    [response] = stub.ServerReflectionInfo(iter([request]), metadata=metadata, timeout=10)
+    return [s.name for s in response.list_services_response.service]
+
+
+def test_reflection_is_open_by_default_and_behind_the_token_when_asked(
+    token_server: ServerThread, tls_token_server: ServerThread, pki: Pki
+) -> None:
+    with grpc.insecure_channel(token_server.address) as channel:
+        assert "voxlite.tts.v1.TextToSpeechService" in list_services(channel)
+    credentials = grpc.ssl_channel_credentials(pki.ca.cert.read_bytes())
+    with grpc.secure_channel(tls_token_server.address, credentials) as channel:
+        with pytest.raises(grpc.RpcError) as refused:
+            list_services(channel)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        services = list_services(channel, metadata=[("authorization", f"Bearer {TOKEN}")])
+        assert "voxlite.tts.v1.TextToSpeechService" in services
+
+
+def test_tokens_are_compared_by_digest_against_every_token() -> None:
+    auth = TokenAuth([TOKEN, OTHER_TOKEN])
+    assert auth.problem([("authorization", f"Bearer {OTHER_TOKEN}")]) is None
+    assert auth.problem([("authorization", f"Bearer {TOKEN}".encode())]) is None
+    assert auth.problem([("authorization", "Bearer ")]) is not None
+    assert auth.problem([("authorization", "Basic dXNlcjpwYXNz")]) is not None
+    twice = [("authorization", f"Bearer {TOKEN}"), ("authorization", f"Bearer {TOKEN}")]
+    assert auth.problem(twice) is not None
+    assert auth.problem([]) is not None
+    with pytest.raises(ValueError, match="at least one token"):
+        TokenAuth([])
+
+
+def test_client_security_options_are_checked(pki: Pki) -> None:
+    with pytest.raises(ValueError, match="not both"):
+        Client("localhost:1", credentials=grpc.ssl_channel_credentials(), tls=True)
+    with pytest.raises(ValueError, match="go together"):
+        Client("localhost:1", certificate_chain=pki.client.cert.read_bytes())
+    with pytest.raises(ValueError, match="printable ASCII") as bad:
+        Client("localhost:1", token="has a space")
+    assert "has a space" not in str(bad.value)
+
+
+# -- the CLI ------------------------------------------------------------------------------------
+
+
+def test_cli_with_tls_ca_and_token(
+    tls_token_server: ServerThread, pki: Pki, tmp_path: Path
+) -> None:
+    server = ["--server", tls_token_server.address, "--ca", str(pki.ca.cert)]
+    out = tmp_path / "hello.opus"
+    spoken = voxlite("speak", "Hello.", "-o", str(out), *server, "--token", TOKEN)
+    assert spoken.returncode == 0, spoken.stderr
+    assert out.stat().st_size > 1000
+    # The token from the environment, as the help recommends.
+    listed = voxlite("voices", *server, env=environment(VOXLITE_TOKEN=TOKEN))
+    assert listed.returncode == 0, listed.stderr
+    assert "en_US-joe-medium" in listed.stdout
+    refused = voxlite("speak", "Hello.", "-o", str(tmp_path / "no.opus"), *server)
+    line = assert_one_error_line(refused)
+    assert "needs a token" in line
+    assert not (tmp_path / "no.opus").exists()
+    wrong = voxlite("voices", *server, "--token", "not-it")
+    assert "not valid" in assert_one_error_line(wrong)
+    healthy = voxlite("health", *server)  # no token needed
+    assert healthy.returncode == 0, healthy.stderr
+    assert healthy.stdout.strip() == "SERVING"
+
+
+def test_cli_mutual_tls_and_bad_options(mtls_server: ServerThread, pki: Pki) -> None:
+    server = ["--server", mtls_server.address, "--ca", str(pki.ca.cert)]
+    ok = voxlite("health", *server, "--cert", str(pki.client.cert), "--key", str(pki.client.key))
+    assert ok.returncode == 0, ok.stderr
+    refused = voxlite("health", *server)
+    assert "unavailable" in assert_one_error_line(refused)
+    half = voxlite("health", *server, "--cert", str(pki.client.cert))
+    assert half.returncode == 2
+    assert "--cert and --key go together" in half.stderr
+    missing = voxlite("health", "--server", mtls_server.address, "--ca", "/nonexistent.pem")
+    assert missing.returncode == 2
+    assert "--ca: cannot read /nonexistent.pem" in missing.stderr
+
+
+# -- server configuration -----------------------------------------------------------------------
+
+
+def config_error(capsys: pytest.CaptureFixture[str], *argv: str, **env: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        config_from_args(list(argv), env)
+    assert exited.value.code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_server_security_flags_are_validated(
+    pki: Pki, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cert, key, ca = str(pki.server.cert), str(pki.server.key), str(pki.ca.cert)
+    assert "go together" in config_error(capsys, "--tls-cert", cert)
+    assert "go together" in config_error(capsys, "--tls-key", key)
+    assert "needs --tls-cert" in config_error(capsys, "--tls-client-ca", ca)
+    assert "no such file: /nope.pem" in config_error(
+        capsys, "--tls-cert", "/nope.pem", "--tls-key", key
+    )
+    empty = tmp_path / "empty-tokens"
+    empty.write_text("# no tokens yet\n\n")
+    assert "holds no token" in config_error(capsys, "--auth-tokens-file", str(empty))
+    spaced = tmp_path / "spaced-tokens"
+    spaced.write_text("two words\n")
+    error = config_error(capsys, "--auth-tokens-file", str(spaced))
+    assert "line 1" in error
+    assert "two words" not in error
+    assert "needs tokens" in config_error(capsys, "--reflection-auth")
+    assert "VOXLITE_LOG_FORMAT" in config_error(capsys, VOXLITE_LOG_FORMAT="xml")
+    assert "--metrics-port" in config_error(capsys, "--metrics-port", "70000")
+
+
+def test_tokens_come_from_the_file_and_the_environment(pki: Pki, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"# team a\n{TOKEN}\n\n  {OTHER_TOKEN}  \n")
+    config = config_from_args(
+        ["--auth-tokens-file", str(tokens), "--tls-cert", str(pki.server.cert)],
+        {"VOXLITE_AUTH_TOKENS": "env-one, env-two,", "VOXLITE_TLS_KEY": str(pki.server.key)},
+    )
+    assert config.auth_tokens == ("env-one", "env-two", TOKEN, OTHER_TOKEN)
+    assert TOKEN not in repr(config)
+    assert config.tls_key == pki.server.key
+    assert config.tls_client_ca is None
+    assert not config.reflection_auth
+    defaults = config_from_args([], {})
+    assert defaults.auth_tokens == ()
+    assert defaults.tls_cert is None
+    assert defaults.max_connection_age_seconds == 300
+    assert defaults.metrics_port == 0
+    assert defaults.log_format == "text"
