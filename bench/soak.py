@@ -1,0 +1,218 @@
+"""Soak: many concurrent streams against one voxlite-server for a set time, watching for errors
+and for memory, file descriptors or threads that keep growing."""
+
+from __future__ import annotations
+
+import functools
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from . import _common
+from ._servers import free_port, spawn, voxlite_argv, wait_serving
+from .corpus import REPLIES
+from .ttfa import token_pieces
+
+EXPECTED = {"OK", "CANCELLED", "INVALID_ARGUMENT", "NOT_FOUND"}
+"""Outcomes the soak's own callers ask for (cancels, bad requests); anything else is a failure."""
+ENCODINGS = [pb.AUDIO_ENCODING_OGG_OPUS, pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW]
+GROWTH_MB = 25.0
+"""Resident memory may vary this much (allocator noise) between the start and the end of the
+measured part without counting as growth."""
+
+
+@dataclass
+class Sample:
+    t: float
+    rss_mb: float
+    fds: int
+    threads: int
+
+
+@dataclass
+class Tally:
+    outcomes: Counter[str] = field(default_factory=Counter)
+    unexpected: list[str] = field(default_factory=list)
+    audio_s: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, kind: str, outcome: str, audio_s: float = 0.0, detail: str = "") -> None:
+        with self.lock:
+            self.outcomes[f"{kind}: {outcome}"] += 1
+            self.audio_s += audio_s
+            if outcome not in EXPECTED:
+                self.unexpected.append(f"{kind}: {outcome} {detail}")
+
+
+def proc_sample(pid: int, start: float) -> Sample:
+    status = Path(f"/proc/{pid}/status").read_text()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    rss_kb = int(fields["VmRSS"].split()[0])
+    threads = int(fields["Threads"])
+    fds = len(list(Path(f"/proc/{pid}/fd").iterdir()))
+    return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads)
+
+
+def caller(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, seed: int, stop: float, tally: Tally
+) -> None:
+    """One simulated caller: mostly LLM-style streams, some barge-ins, hang-ups and mistakes."""
+    rng = random.Random(seed)
+    while time.monotonic() < stop:
+        text = rng.choice(REPLIES)
+        roll = rng.random()
+        if roll < 0.55:
+            kind = "stream"
+            requests = [pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig())]
+            requests += [pb.StreamingSynthesizeRequest(text=p) for p in token_pieces(text)]
+            if rng.random() < 0.3:  # barge in, then a short new reply
+                requests.append(pb.StreamingSynthesizeRequest(clear=pb.Clear(id=1)))
+                requests.append(pb.StreamingSynthesizeRequest(text="Okay, stopping there."))
+            calls: Callable[[], Iterator[Any]] = functools.partial(
+                stub.StreamingSynthesize, iter(requests), timeout=60
+            )
+        elif roll < 0.85:
+            kind = "synthesize"
+            config = pb.SynthesisConfig(audio=pb.AudioConfig(encoding=rng.choice(ENCODINGS)))
+            request = pb.SynthesizeRequest(text=text, config=config)
+            calls = functools.partial(stub.Synthesize, request, timeout=60)
+        elif roll < 0.95:
+            kind = "hang-up"
+            request = pb.SynthesizeRequest(text=text)
+            responses = stub.Synthesize(request, timeout=60)
+            try:
+                next(responses)
+                next(responses)
+                responses.cancel()
+                tally.add(kind, "CANCELLED")
+            except grpc.RpcError as exc:
+                tally.add(kind, exc.code().name, detail=exc.details() or "")
+            continue
+        else:
+            kind = "mistake"
+            request = pb.SynthesizeRequest(text=text, config=pb.SynthesisConfig(voice="nobody"))
+            calls = functools.partial(stub.Synthesize, request, timeout=60)
+        audio = 0.0
+        try:
+            for response in calls():
+                if response.WhichOneof("response") == "summary":
+                    audio = response.summary.audio_duration_ms / 1000
+            tally.add(kind, "OK", audio)
+        except grpc.RpcError as exc:
+            tally.add(kind, exc.code().name, detail=exc.details() or "")
+
+
+def growth(samples: list[Sample], warmup: float) -> tuple[float, float, float]:
+    """(RSS at the start of the measured part, at its end, largest) in MB: medians of the first
+    and last fifth, so that one noisy sample decides nothing."""
+    measured = [s.rss_mb for s in samples if s.t >= warmup]
+    if len(measured) < 5:
+        measured = [s.rss_mb for s in samples]
+    fifth = max(1, len(measured) // 5)
+    return float(np.median(measured[:fifth])), float(np.median(measured[-fifth:])), max(measured)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = _common.parser(__doc__ or "", quick_help="30 s with 4 callers")
+    p.add_argument("--seconds", type=float, help="how long to run (default 300; quick 30)")
+    p.add_argument("--callers", type=int, help="concurrent callers (default 12; quick 4)")
+    p.add_argument(
+        "--warmup", type=float, help="seconds before memory is judged (default: a fifth)"
+    )
+    p.add_argument("--check", action="store_true", help="exit 1 on an unexpected error or growth")
+    args = p.parse_args(argv)
+    seconds = args.seconds or (30.0 if args.quick else 300.0)
+    callers = args.callers or (4 if args.quick else 12)
+    warmup = args.warmup if args.warmup is not None else seconds / 5
+
+    with tempfile.TemporaryDirectory(prefix="voxlite-soak-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "voices").mkdir()
+        port = free_port()
+        server = spawn(
+            "voxlite-server", voxlite_argv(port, workdir / "voices", "--max-streams", "64"), workdir
+        )
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                wait_serving(server, channel)
+                stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+                tally = Tally()
+                start = time.monotonic()
+                samples = [proc_sample(server.proc.pid, start)]
+                stop = start + seconds
+                threads = [threading.Thread(target=caller, args=(stub, i, stop, tally), daemon=True)
+                           for i in range(callers)]  # fmt: skip
+                for t in threads:
+                    t.start()
+                while time.monotonic() < stop:
+                    time.sleep(1.0)
+                    server.check_alive()
+                    samples.append(proc_sample(server.proc.pid, start))
+                for t in threads:
+                    t.join(timeout=90)
+                time.sleep(1.0)  # let the last calls' resources go
+                samples.append(proc_sample(server.proc.pid, start))
+        finally:
+            server.stop()
+
+    rss_start, rss_end, rss_max = growth(samples, warmup)
+    # File descriptors and threads are exact counts: compare the idle server before and after.
+    fds_grew = samples[-1].fds - samples[0].fds
+    threads_grew = samples[-1].threads - samples[0].threads
+    problems = list(tally.unexpected)
+    if rss_end - rss_start > GROWTH_MB:
+        problems.append(
+            f"resident memory grew from {rss_start:.0f} MB to {rss_end:.0f} MB after warm-up"
+        )
+    if fds_grew > 2:
+        problems.append(f"{fds_grew} more open file descriptors than before the soak")
+    if threads_grew > 2:
+        problems.append(f"{threads_grew} more threads than before the soak")
+
+    rows: list[list[object]] = [[name, count] for name, count in sorted(tally.outcomes.items())]
+    print(_common.table(f"soak: {callers} callers for {seconds:g} s", ["calls", "n"], rows))
+    rate = tally.audio_s / seconds
+    print(f"audio produced: {tally.audio_s:.0f} s ({rate:.1f} s of audio per second)")
+    print(
+        f"resident memory: {samples[0].rss_mb:.0f} MB idle, {rss_start:.0f} MB after "
+        f"{warmup:g} s warm-up, {rss_end:.0f} MB at the end, {rss_max:.0f} MB at most"
+    )
+    print(
+        f"open file descriptors: {samples[0].fds} before, {samples[-1].fds} after, "
+        f"{max(s.fds for s in samples)} at most; threads: {samples[0].threads} before, "
+        f"{samples[-1].threads} after, {max(s.threads for s in samples)} at most"
+    )
+    timeline = "  ".join(
+        f"{s.t:.0f}s:{s.rss_mb:.0f}" for s in samples[:: max(1, len(samples) // 12)]
+    )
+    print(f"memory over time (s:MB): {timeline}")
+    print("problems: " + ("; ".join(problems) if problems else "none"))
+    _common.write_json(
+        args.json,
+        {
+            "benchmark": "soak",
+            "seconds": seconds,
+            "callers": callers,
+            "outcomes": dict(tally.outcomes),
+            "audio_seconds": tally.audio_s,
+            "samples": [vars(s) for s in samples],
+            "problems": problems,
+        },
+    )
+    return 1 if (args.check and problems) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

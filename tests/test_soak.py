@@ -1,0 +1,24 @@
+"""The short soak CI runs: about a minute of concurrent callers against a real server process,
+failing on any unexpected error and on memory, file descriptors or threads that keep growing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.timeout(240)
+def test_short_soak_has_no_errors_and_no_growth() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.soak", "--seconds", "60", "--callers", "6", "--check"],
+        capture_output=True,
+        text=True,
+        timeout=230,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert "problems: none" in result.stdout
+    assert "stream: OK" in result.stdout
