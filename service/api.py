@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
-from typing import Any, NoReturn, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -14,6 +14,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import calls
 from .audio import Encoding, InvalidAudioConfig, resolve_audio_settings
+from .cache import PhraseCache
 from .errors import (
     IdleTimeout,
     InvalidRequest,
@@ -31,7 +32,6 @@ from .session import (
     Event,
     FlushDoneEvent,
     FormatEvent,
-    Runner,
     Session,
     SessionLimits,
     StreamSettings,
@@ -64,6 +64,13 @@ _ENCODING_TO_PROTO = {
     v: k for k, v in _ENCODINGS.items() if k != tts_pb2.AUDIO_ENCODING_UNSPECIFIED
 }
 MIN_RATE, MAX_RATE = 0.25, 4.0
+MAX_LOAD = 0.97
+"""New calls are refused while the model workers were busier than this over the last seconds
+(scheduler.LOAD_WINDOW): they are saturated, and queues only grow."""
+OVERLOAD_SECONDS = 0.25
+"""...or while the most urgent queued model job is this late: its listener is running out of
+audio (jobs are due 150 ms before that, and players buffer about 100 ms). Lower thresholds
+refused calls the server could carry in bench/capacity.py; these act only past saturation."""
 MAX_NOISE = 2.0
 
 
@@ -80,10 +87,18 @@ def _check_range(name: str, value: float, low: float, high: float) -> None:
 
 
 class Admission:
-    """How many synthesis calls run now; refuses calls over the limit and while draining."""
+    """How many synthesis calls run now; refuses calls over the limit, when the machine is at
+    capacity, and while draining."""
 
-    def __init__(self, max_streams: int) -> None:
+    def __init__(
+        self,
+        max_streams: int,
+        overdue: Callable[[], float] = lambda: 0.0,
+        load: Callable[[], float] = lambda: 0.0,
+    ) -> None:
         self.max_streams = max_streams
+        self._overdue = overdue
+        self._load = load
         self.active = 0
         self.ready = False
         self.draining = False
@@ -101,6 +116,17 @@ class Admission:
                 f"the server is at its limit of {self.max_streams} concurrent streams: retry "
                 "later or on another replica"
             )
+        # The streams already here come first: one more would make them all stutter.
+        if (late := self._overdue()) > OVERLOAD_SECONDS:
+            raise Overloaded(
+                f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
+                "retry in a moment or on another replica"
+            )
+        if (load := self._load()) > MAX_LOAD:
+            raise Overloaded(
+                f"the server is at capacity (its model workers are {load:.0%} busy): retry in "
+                "a moment or on another replica"
+            )
         self.active += 1
         self.idle.clear()
 
@@ -110,27 +136,43 @@ class Admission:
             self.idle.set()
 
 
+class SessionRunner(Protocol):
+    """How one session runs its model work (see scheduler.py)."""
+
+    def run(self, fn: Callable[[], T], /, deadline: float | None = None) -> Awaitable[T]: ...
+
+    def close(self) -> None: ...
+
+
+class RunnerSource(Protocol):
+    """The server's scheduler: hands each session its runner."""
+
+    def runner(self) -> SessionRunner: ...
+
+
 class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     """voxlite.tts.v1.TextToSpeechService on a VoiceRegistry."""
 
     def __init__(
         self,
         registry: VoiceRegistry,
-        run: Runner,
+        scheduler: RunnerSource,
         admission: Admission,
         *,
         max_text_chars: int,
         idle_timeout: float | None = None,
         session_factory: Callable[..., Session] = Session,
         metrics: Metrics | None = None,
+        cache: PhraseCache | None = None,
     ) -> None:
         self.metrics = metrics or Metrics()
         """The server's metrics (its scheduler and caches report there too)."""
         self._registry = registry
-        self._run = run
+        self._scheduler = scheduler
         self._admission = admission
         self._max_text_chars = max_text_chars
         self._idle_timeout = idle_timeout
+        self._cache = cache
         self._session_factory = session_factory
 
     # -- validation ----------------------------------------------------------------------------
@@ -285,9 +327,15 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
 
     def _session(self, config: tts_pb2.SynthesisConfig | StreamSettings) -> Session:
         settings = config if isinstance(config, StreamSettings) else self.settings(config)
-        return self._session_factory(
-            settings, self._run, limits=SessionLimits(max_buffered_chars=self._max_text_chars)
+        runner = self._scheduler.runner()
+        session = self._session_factory(
+            settings,
+            runner.run,
+            limits=SessionLimits(max_buffered_chars=self._max_text_chars),
+            cache=self._cache,
         )
+        session.closers.append(runner.close)
+        return session
 
     async def _read(
         self,

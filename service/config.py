@@ -50,6 +50,13 @@ class ServerConfig:
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
     ort: OrtSettings = field(default_factory=OrtSettings)
     """onnxruntime session options."""
+    scheduler: str = "deadline"
+    """"deadline": one shared pool, the job whose listener runs out of audio first goes first.
+    "thread-per-stream": each stream on its own thread (the capacity benchmark's baseline)."""
+    batch_vocoder: int = 1
+    """Run up to this many queued vocoder windows of equal shape as one batch (1: off)."""
+    phrase_cache_mb: int = 8
+    """Synthesized phrases kept for reuse, in MiB of audio; 0 disables the cache."""
     tls_cert: Path | None = None
     """PEM certificate chain the server presents; with `tls_key`, the port speaks TLS only."""
     tls_key: Path | None = None
@@ -100,6 +107,13 @@ def _parser() -> argparse.ArgumentParser:
         help="end streams idle this long (default 300, 0: never)",
     )
     p.add_argument("--ort-threads", type=int, help="onnxruntime threads per run (default 2)")
+    p.add_argument(
+        "--scheduler", choices=["deadline", "thread-per-stream"], help="(default deadline)"
+    )
+    p.add_argument(
+        "--batch-vocoder", type=int, help="batch up to N vocoder windows (default 1: off)"
+    )
+    p.add_argument("--phrase-cache-mb", type=int, help="phrase cache size, 0 disables (default 8)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument(
         "--reflection", action=argparse.BooleanOptionalAction, help="serve reflection (default on)"
@@ -163,6 +177,8 @@ def config_from_args(
         "ort_threads": int,
         "grace_seconds": float,
         "idle_timeout_seconds": float,
+        "batch_vocoder": int,
+        "phrase_cache_mb": int,
         "reflection": _bool,
         "reflection_auth": _bool,
         "metrics_port": int,

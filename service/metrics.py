@@ -72,6 +72,9 @@ class Metrics:
         self._cache_misses = Counter(
             "voxlite_phrase_cache_misses", "Phrases looked up and not found.", registry=r
         )
+        self._cache_bytes = Gauge(
+            "voxlite_phrase_cache_bytes", "Audio held by the phrase cache.", registry=r
+        )
         self._voices_loaded = Gauge("voxlite_voices_loaded", "Voices ready.", registry=r)
         self._voices_failed = Gauge(
             "voxlite_voices_failed", "Voice files that failed to load.", registry=r
@@ -102,6 +105,10 @@ class Metrics:
 
     def cache_miss(self) -> None:
         self._cache_misses.inc()
+
+    def track_cache(self, size: Callable[[], int]) -> None:
+        """Read the phrase cache's size in bytes from `size` at each scrape."""
+        self._cache_bytes.set_function(size)
 
     def track_voices(self, counts: Callable[[], tuple[int, int]]) -> None:
         """Read (loaded, failed) voice counts from `counts` at each scrape, so loads and

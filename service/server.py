@@ -6,9 +6,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import grpc
@@ -16,46 +13,18 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from . import reflection
 from .api import SERVICE_NAME, Admission, TextToSpeechServicer, add_to_server
+from .cache import PhraseCache
 from .calls import CallObserver
 from .config import ServerConfig
 from .graph import SplitCache
 from .metrics import Metrics
 from .registry import VoiceRegistry
+from .scheduler import Scheduler, ThreadPerStream
 from .security import TokenAuth, server_credentials
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _HEALTH_SERVICES = ("", SERVICE_NAME)
-
-
-class InferencePool:
-    """A fixed pool of threads for all blocking work of all streams (one per core)."""
-
-    def __init__(self, workers: int) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="voxlite-infer")
-        self._lock = threading.Lock()
-        self.jobs_running = 0
-        """Jobs executing right now (tests check it drops to zero after cancels)."""
-        self.jobs_total = 0
-
-    async def run(self, fn: Callable[[], T]) -> T:
-        """Run `fn` on a worker. Cancelling the caller drops a job still queued; a job already
-        running finishes its one short step (a vocoder window) and its result is dropped."""
-
-        def job() -> T:
-            with self._lock:
-                self.jobs_running += 1
-                self.jobs_total += 1
-            try:
-                return fn()
-            finally:
-                with self._lock:
-                    self.jobs_running -= 1
-
-        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
-
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 class VoxliteServer:
@@ -69,15 +38,32 @@ class VoxliteServer:
             cache=SplitCache(config.cache_dir),
             ort_settings=config.ort,
         )
-        workers = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
-        self.pool = InferencePool(workers)
-        self.admission = Admission(config.max_streams)
-        self.health = health.aio.HealthServicer()
         self.metrics = Metrics()
         """Counters and histograms (served over HTTP with --metrics-port)."""
         self.metrics.track_voices(
             lambda: (len(self.registry.voices()), len(self.registry.failures))
         )
+        workers = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
+        self.scheduler: Scheduler | ThreadPerStream = (
+            ThreadPerStream()
+            if config.scheduler == "thread-per-stream"
+            else Scheduler(
+                workers, batch_size=config.batch_vocoder, on_wait=self.metrics.queue_wait
+            )
+        )
+        self.cache = None
+        if config.phrase_cache_mb:
+            self.cache = PhraseCache(
+                config.phrase_cache_mb * 1024 * 1024,
+                on_hit=self.metrics.cache_hit,
+                on_miss=self.metrics.cache_miss,
+            )
+            cache = self.cache
+            self.metrics.track_cache(lambda: cache.stats.bytes)
+        self.admission = Admission(
+            config.max_streams, overdue=self.scheduler.overdue, load=self.scheduler.load
+        )
+        self.health = health.aio.HealthServicer()
         self.metrics_port = 0
         # The observer first: it also counts and logs the calls TokenAuth refuses.
         interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(self.metrics)]
@@ -108,11 +94,12 @@ class VoxliteServer:
         )
         self.servicer = TextToSpeechServicer(
             self.registry,
-            self.pool.run,
+            self.scheduler,
             self.admission,
             max_text_chars=config.max_text_chars,
             idle_timeout=config.idle_timeout_seconds or None,
             metrics=self.metrics,
+            cache=self.cache,
         )
         add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
@@ -184,7 +171,7 @@ class VoxliteServer:
         await self.grpc.stop(max(0.0, deadline - loop.time()))
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
-        await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown)
+        await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
 
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from .audio import AudioPipeline, AudioSettings, EncodedChunk
+from .cache import CachedPhrase, PhraseCache
 from .errors import Overloaded
+from .scheduler import Batch, JobDropped
 from .segmenter import Segmenter
 from .voice import SegmentSynthesis, SynthesisParams, VocoderSchedule, Voice
 from .words import WordTiming
@@ -21,9 +24,25 @@ T = TypeVar("T")
 
 
 class Runner(Protocol):
-    """Runs blocking work (onnxruntime, espeak) off the event loop and returns its result."""
+    """Runs blocking work (onnxruntime, espeak) off the event loop and returns its result.
+    `deadline` (time.monotonic()) is when the result is needed; None means now."""
 
-    def __call__(self, fn: Callable[[], T], /) -> Awaitable[T]: ...
+    def __call__(self, fn: Callable[[], T], /, deadline: float | None = None) -> Awaitable[T]: ...
+
+
+DEADLINE_LEAD = 0.15
+"""Seconds before a listener would run out of audio that its next job is due."""
+
+
+@dataclass(frozen=True)
+class WindowJob:
+    """A vocoder run that the scheduler may batch (see Scheduler.submit)."""
+
+    run: Callable[[], np.ndarray]
+    batch: Batch[np.ndarray]
+
+    def __call__(self) -> np.ndarray:
+        return self.run()
 
 
 @dataclass(frozen=True)
@@ -163,11 +182,19 @@ class Session:
         limits: SessionLimits | None = None,
         schedule: VocoderSchedule | None = None,
         segmenter: Segmenter | None = None,
+        cache: PhraseCache | None = None,
     ) -> None:
         self.settings = settings
         self._run = run
+        self._cache = cache
+        self.closers: list[Callable[[], None]] = []
+        """Called once the call is over (the runner's thread, for instance)."""
+        self._step: asyncio.Future[Any] | None = None
+        # When the listener will have heard all audio produced so far (time.monotonic()): the
+        # deadline of the next model job. Nothing produced yet: due now.
+        self._heard_by = 0.0
         self._limits = limits or SessionLimits()
-        self._schedule = schedule or VocoderSchedule()
+        self._schedule = schedule or settings.voice.schedule
         self._segmenter = segmenter or Segmenter()
         self._pipeline = AudioPipeline(
             settings.audio, native_rate=settings.voice.info.native_rate, gain=settings.voice.gain
@@ -218,6 +245,8 @@ class Session:
             return
         self._generation += 1
         self._segmenter.clear()
+        if self._step is not None:
+            self._step.cancel()  # a job still queued never runs; one running is ignored
         # Pending flushes are acknowledged (their text is dropped) before the clear.
         acks = [item for item in self._work if isinstance(item, _Flush)]
         self._work = deque(item for item in self._work if not isinstance(item, (_Segment, _Flush)))
@@ -260,12 +289,42 @@ class Session:
 
     # -- synthesis (producer task) ----------------------------------------------------------
 
-    async def _timed(self, fn: Callable[[], T]) -> T:
-        start = time.perf_counter()
+    async def _job(self, fn: Callable[[], T], generation: int) -> T | None:
+        """Run `fn` on the scheduler, due when the listener runs out of audio. None if a clear
+        dropped it (or made its result stale)."""
+        stats = self._stats
+
+        def timed() -> T:
+            start = time.perf_counter()
+            try:
+                return fn()
+            finally:
+                stats.busy_seconds += time.perf_counter() - start
+
+        # Keep a batchable window batchable (a batch's time is not counted in this stream's RTF).
+        timed.batch = getattr(fn, "batch", None)  # type: ignore[attr-defined]
+
+        # Due a little before the listener runs dry, so that the job is done by then, and so
+        # that a stream about to stall goes before a new stream's first audio.
+        deadline = max(self._heard_by - DEADLINE_LEAD, time.monotonic())
+        step = asyncio.ensure_future(self._run(timed, deadline))
+        self._step = step
         try:
-            return await self._run(fn)
+            await asyncio.wait([step])
         finally:
-            self._stats.busy_seconds += time.perf_counter() - start
+            if not step.done():
+                step.cancel()  # this call is ending
+            self._step = None
+        if step.cancelled() or generation != self._generation:
+            return None
+        if isinstance(step.exception(), JobDropped):
+            return None
+        return step.result()
+
+    def _heard(self, samples: int) -> None:
+        """Account for audio produced: the listener will be busy with it that much longer."""
+        seconds = samples / self.settings.voice.info.native_rate
+        self._heard_by = max(self._heard_by, time.monotonic()) + seconds
 
     async def _next_work(self) -> _Work:
         while not self._work:
@@ -303,21 +362,67 @@ class Session:
             gen = item.generation
             index = self._stats.segments
             self._stats.segments += 1
+            text = item.text.strip()
+            key = None
+            if self._cache is not None:
+                key = self._cache.key(settings.voice.info.name, text, settings.params)
+                cached = self._cache.get(key, need_words=settings.word_timestamps)
+                if cached is not None:
+                    await self._replay(cached, gen, index, text)
+                    continue
             synth: SegmentSynthesis = settings.voice.segment(
-                item.text.strip(),
-                settings.params,
-                self._schedule,
-                word_timestamps=settings.word_timestamps,
+                text, settings.params, self._schedule, word_timestamps=settings.word_timestamps
             )
-            await self._timed(synth.prepare)
-            if synth.words and not await self._put(
-                _Words(gen, index, item.text.strip(), synth.words), gen
-            ):
-                continue
+            # The first job runs the acoustic model and the first window together: the first
+            # audio of a segment never waits for a second turn at the scheduler.
+            produced: list[np.ndarray] = []
             while gen == self._generation:
-                samples = await self._timed(synth.next_window)
-                if samples is None or not await self._put(_Pcm(gen, index, samples), gen):
+                samples = await self._job(self._window_job(synth), gen)
+                if gen != self._generation:
                     break
+                stamps = _Words(gen, index, text, synth.words)
+                if not produced and synth.words and not await self._put(stamps, gen):
+                    break
+                if samples is None:
+                    if self._cache is not None and key is not None:
+                        words = tuple(synth.words) if settings.word_timestamps else None
+                        whole = np.concatenate(produced) if produced else np.zeros(0, np.float32)
+                        self._cache.put(key, CachedPhrase(whole, words))
+                    break
+                produced.append(samples)
+                self._heard(samples.size)
+                if not await self._put(_Pcm(gen, index, samples), gen):
+                    break
+
+    def _window_job(self, synth: SegmentSynthesis) -> Callable[[], np.ndarray | None]:
+        """The next window as a job: one the scheduler may batch with other streams' windows
+        when only the vocoder is left to run, else a plain one (acoustic part, flow)."""
+        voice = self.settings.voice
+        # Frames of audio the listener has in hand: time the next window may take.
+        ahead = int(
+            max(0.0, self._heard_by - time.monotonic()) * voice.info.native_rate / voice.hop
+        )
+        window = synth.ready_window(ahead)
+        if window is None:
+            return functools.partial(synth.next_window, ahead)
+        return WindowJob(
+            lambda: voice.vocode_windows([window])[0],
+            Batch((voice.info.name, window.shape_key), window, voice.vocode_windows),
+        )
+
+    async def _replay(self, cached: CachedPhrase, gen: int, index: int, text: str) -> None:
+        """A cached phrase goes out like a synthesized one: words first, then audio in the
+        vocoder's window sizes, through the same queue and pipeline (no model runs)."""
+        if cached.words is not None and not await self._put(
+            _Words(gen, index, text, list(cached.words)), gen
+        ):
+            return
+        hop = self.settings.voice.hop
+        for start, end in self._schedule.windows(cached.samples.size // hop):
+            samples = cached.samples[start * hop : end * hop]
+            self._heard(samples.size)
+            if not await self._put(_Pcm(gen, index, samples), gen):
+                return
 
     # -- sending (the consumer) ---------------------------------------------------------------
 
@@ -366,8 +471,10 @@ class Session:
                         producer.result()  # re-raise a synthesis failure
                     self._out_added.clear()
                     waiter = asyncio.ensure_future(self._out_added.wait())
-                    await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
-                    waiter.cancel()
+                    try:
+                        await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waiter.cancel()
                 if self._error is not None:
                     raise self._error
                 item = self._out.popleft()
@@ -407,6 +514,8 @@ class Session:
                     return
         finally:
             producer.cancel()
+            for close in self.closers:
+                close()
 
     def _summary(self, rate: int) -> SummaryEvent:
         s = self._stats

@@ -6,7 +6,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from .words import SentenceFrames, WordTiming, align_words, phoneme_words
 # run. HiFi-GAN's receptive field in Piper's medium voices is about 13 latent frames a side;
 # measured here: margins of 10 and more give max |diff| < 1e-6, 8 gives 1.4e-3 (audible seams).
 DEFAULT_MARGIN = 13
+# Calibration (Voice.exact_margin) picks the smallest exact margin for each voice within this.
+MIN_MARGIN, MAX_MARGIN = 8, 20
 # The same for the flow: four coupling layers of four kernel-5 convolutions, 32 frames a side.
 # Measured on en_US-joe-medium, max |diff| of the latent frames: 24 frames 8e-5, 28: 3e-6.
 FLOW_MARGIN = 32
@@ -37,11 +39,15 @@ class VocoderSchedule:
     """Sizes of the vocoder's windows, in latent frames (about 11.6 ms each at 22050 Hz)."""
 
     first: int = 8
-    """The first window of a segment: small, so its audio exists as soon as possible."""
+    """The first window when the listener has no audio in hand: small, so that its audio exists
+    as soon as possible."""
     growth: float = 2.0
     """Each later window is this many times the previous one..."""
     largest: int = 64
-    """...up to this size: larger windows waste less on margins, smaller react faster to clear."""
+    """...up to this size. Larger windows waste less on their margins (20 frames of context:
+    31% extra work around 64 frames, 16% around 128), smaller ones keep each job short, so
+    that no stream waits long behind another's window, and react sooner to a clear. On 2
+    cores, 128 gave more stalls under load than 64 (bench/capacity.py, README)."""
     margin: int = DEFAULT_MARGIN
     """Context frames on each side of a window."""
 
@@ -49,14 +55,21 @@ class VocoderSchedule:
         if self.first < 1 or self.largest < self.first or self.growth < 1 or self.margin < 0:
             raise ValueError(f"invalid vocoder schedule {self}")
 
+    def next_size(self, previous: int, ahead: int = 0) -> int:
+        """The next window's size after one of `previous` frames (0: none yet), when the
+        listener has `ahead` frames of audio in hand: never smaller than the usual growth, and
+        as large as the audio in hand allows, which is time the window may take."""
+        grown = self.first if previous == 0 else max(previous + 1, int(previous * self.growth))
+        return min(self.largest, max(grown, ahead))
+
     def windows(self, frames: int) -> Iterator[tuple[int, int]]:
-        """(start, end) frame ranges that tile [0, frames)."""
-        start, size = 0, self.first
+        """(start, end) frame ranges that tile [0, frames), with nothing in hand."""
+        start, size = 0, 0
         while start < frames:
+            size = self.next_size(size)
             end = min(frames, start + size)
             yield start, end
             start = end
-            size = min(self.largest, max(size + 1, int(size * self.growth)))
 
 
 @dataclass(frozen=True)
@@ -185,6 +198,8 @@ class Voice:
         self.id_map = self._piper_config.phoneme_id_map
         self.gain = 1.0
         """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
+        self.schedule = VocoderSchedule()
+        """The vocoder's windows for this voice; calibrate() sets its margin."""
 
     @classmethod
     def load(
@@ -285,6 +300,18 @@ class Voice:
         out = self._vocoder.run(None, {self._split.latent: latent, **extra})[0]
         return np.asarray(out, dtype=np.float32).reshape(-1)
 
+    def vocode_windows(self, windows: list[Window]) -> list[np.ndarray]:
+        """The kept samples of each window; windows of one shape_key run as one batch."""
+        if len(windows) == 1:
+            w = windows[0]
+            return [self.vocode(w.latent, w.extra)[w.keep_from : w.keep_to]]
+        feed = {self._split.latent: np.concatenate([w.latent for w in windows])}
+        for name in windows[0].extra:
+            feed[name] = np.concatenate([w.extra[name] for w in windows])
+        out = np.asarray(self._vocoder.run(None, feed)[0], dtype=np.float32)
+        flat = out.reshape(len(windows), -1)
+        return [flat[i, w.keep_from : w.keep_to] for i, w in enumerate(windows)]
+
     # -- synthesis ----------------------------------------------------------------------------
 
     def segment(
@@ -296,7 +323,7 @@ class Voice:
         word_timestamps: bool = False,
     ) -> SegmentSynthesis:
         """A text segment ready to be synthesized window by window (nothing runs yet)."""
-        return SegmentSynthesis(self, text, params, schedule or VocoderSchedule(), word_timestamps)
+        return SegmentSynthesis(self, text, params, schedule or self.schedule, word_timestamps)
 
     def synthesize(
         self,
@@ -317,17 +344,40 @@ class Voice:
             yield samples
 
     def calibrate(self, text: str, target_peak: float = 0.8) -> float:
-        """Set `gain` so that `text` (noise 0) peaks at `target_peak`, and return it.
+        """Measure this voice once on `text` (noise 0): set `schedule` to the smallest vocoder
+        margin that is exact, and `gain` so that the text peaks at `target_peak`; returns the
+        gain.
 
         Piper normalises each sentence to peak 1.0, which a stream cannot do before its first
         chunk; one fixed gain per voice keeps loudness steady from chunk to chunk.
         """
         params = self.params(noise_scale=0.0, noise_w=0.0)
+        self.schedule = replace(self.schedule, margin=self.exact_margin(text, params))
         peak = max(
             (float(np.abs(s).max()) for s in self.synthesize(text, params) if s.size), default=0.0
         )
         self.gain = float(np.clip(target_peak / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
         return self.gain
+
+    def exact_margin(self, text: str, params: SynthesisParams) -> int:
+        """The fewest context frames a side with which small vocoder windows equal one run
+        over the whole sentence (max |diff| under 1e-5 of full scale). HiFi-GAN's receptive
+        field differs between voices; every frame of margin is work on every window."""
+        sentence = self.acoustic(self.phoneme_ids(self.phonemize(text)[0]), params)
+        latent, extra = sentence.latent(), sentence.extra
+        whole = self.vocode(latent, extra)
+        frames, hop, window = latent.shape[-1], self.hop, 16
+        for margin in range(MIN_MARGIN, MAX_MARGIN + 1):
+            worst = 0.0
+            for start in range(0, frames, window):
+                end = min(frames, start + window)
+                lo, hi = max(0, start - margin), min(frames, end + margin)
+                part = self.vocode(latent[..., lo:hi], extra)
+                got = part[(start - lo) * hop : (end - lo) * hop]
+                worst = max(worst, float(np.abs(got - whole[start * hop : end * hop]).max()))
+            if worst < 1e-5:
+                return margin
+        return MAX_MARGIN
 
 
 class Sentence:
@@ -340,7 +390,8 @@ class Sentence:
         self.tensors = tensors
         """The acoustic part's outputs (and the graph inputs later parts read)."""
         self.durations = tensors[split.durations].reshape(-1)
-        self._extra = {n: tensors[n] for n in split.vocoder_extra_inputs}
+        self.extra = {n: tensors[n] for n in split.vocoder_extra_inputs}
+        """What else the vocoder reads (a speaker embedding)."""
         if split.flow is None:
             self._latent = tensors[split.latent]
             self.frames = int(self._latent.shape[-1])
@@ -374,14 +425,37 @@ class Sentence:
             self._run_flow(self.frames)
         return self._latent
 
-    def samples(self, start: int, end: int, margin: int) -> np.ndarray:
-        """Waveform of frames [start, end), vocoded with `margin` frames of context a side."""
+    def window(self, start: int, end: int, margin: int, *, run_flow: bool = True) -> Window | None:
+        """The vocoder's input for frames [start, end) with `margin` frames of context a side;
+        None if that needs the flow and `run_flow` is False."""
         lo, hi = max(0, start - margin), min(self.frames, end + margin)
         if hi > self._ready:
+            if not run_flow:
+                return None
             self._run_flow(hi)
-        samples = self._voice.vocode(self._latent[..., lo:hi], self._extra)
         hop = self._voice.hop
-        return samples[(start - lo) * hop : (end - lo) * hop]
+        return Window(self._latent[..., lo:hi], self.extra, (start - lo) * hop, (end - lo) * hop)
+
+    def samples(self, start: int, end: int, margin: int) -> np.ndarray:
+        """Waveform of frames [start, end), vocoded with `margin` frames of context a side."""
+        window = self.window(start, end, margin)
+        assert window is not None
+        return self._voice.vocode_windows([window])[0]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One vocoder run's input, and which of its output samples to keep."""
+
+    latent: np.ndarray
+    extra: dict[str, np.ndarray]
+    keep_from: int
+    keep_to: int
+
+    @property
+    def shape_key(self) -> tuple[int, ...]:
+        """Windows with equal keys can run as one batch."""
+        return (*self.latent.shape, *(v.shape[-1] for v in self.extra.values()))
 
 
 @dataclass
@@ -401,7 +475,11 @@ class SegmentSynthesis:
     """Word timings relative to the segment's first sample; filled by the first next_window()."""
     frames: int = 0
     """Latent frames in the whole segment; known after the first next_window()."""
-    _sentences: list[tuple[Sentence, list[tuple[int, int]]]] | None = None
+    _sentences: list[Sentence] | None = None
+    _position: int = 0
+    """Next frame to vocode in the first sentence of _sentences."""
+    _size: int = 0
+    """Size of the last window, 0 before the first."""
 
     @property
     def num_samples(self) -> int:
@@ -416,7 +494,7 @@ class SegmentSynthesis:
         frames_info = []
         for phonemes in voice.phonemize(self.text):
             sentence = voice.acoustic(voice.phoneme_ids(phonemes), self.params)
-            self._sentences.append((sentence, list(self.schedule.windows(sentence.frames))))
+            self._sentences.append(sentence)
             frames_info.append(SentenceFrames(phonemes, sentence.durations, self.frames))
             self.frames += sentence.frames
         if self.word_timestamps:
@@ -425,14 +503,43 @@ class SegmentSynthesis:
                 self.text, frames_info, voice.id_map, frame_ms, voice.count_phoneme_words
             )
 
-    def next_window(self) -> np.ndarray | None:
-        """Samples of the next vocoder window, or None when the segment is done."""
-        self.prepare()
+    def _next_range(self, ahead: int) -> tuple[Sentence, int, int] | None:
+        """The next window: its sentence and frame range (not yet taken)."""
         assert self._sentences is not None
-        while self._sentences and not self._sentences[0][1]:
+        while self._sentences and self._position >= self._sentences[0].frames:
             self._sentences.pop(0)
+            self._position = 0
         if not self._sentences:
             return None
-        sentence, windows = self._sentences[0]
-        start, end = windows.pop(0)
+        sentence = self._sentences[0]
+        size = self.schedule.next_size(self._size, ahead)
+        return sentence, self._position, min(sentence.frames, self._position + size)
+
+    def _take(self, start: int, end: int) -> None:
+        self._position, self._size = end, end - start
+
+    def next_window(self, ahead: int = 0) -> np.ndarray | None:
+        """Samples of the next vocoder window, or None when the segment is done. `ahead`:
+        frames of audio the listener has in hand (lets the window be larger)."""
+        self.prepare()
+        found = self._next_range(ahead)
+        if found is None:
+            return None
+        sentence, start, end = found
+        self._take(start, end)
         return sentence.samples(start, end, self.schedule.margin)
+
+    def ready_window(self, ahead: int = 0) -> Window | None:
+        """The next window's input if it needs no model run but the vocoder's (the acoustic
+        part and the flow are done for it); it is then taken. None otherwise: use
+        next_window(). Lets the scheduler batch the vocoder runs of several streams."""
+        if self._sentences is None:
+            return None
+        found = self._next_range(ahead)
+        if found is None:
+            return None
+        sentence, start, end = found
+        window = sentence.window(start, end, self.schedule.margin, run_flow=False)
+        if window is not None:
+            self._take(start, end)
+        return window

@@ -43,6 +43,11 @@ def decode_ogg(data: bytes) -> tuple[np.ndarray, int]:
     return samples, rate
 
 
+def idle(srv: ServerThread) -> bool:
+    """No call admitted and no model job running."""
+    return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
+
+
 def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
     """Poll a server-side condition (not a readiness sleep: it checks state until true)."""
     deadline = time.monotonic() + timeout
@@ -340,7 +345,7 @@ def test_clear_stops_speech_and_the_stream_goes_on(
     assert kinds(events)[-2:] == ["flush_done", "clear_done"]
     spoken_ms = sum(a.duration_ms for a in audio_before)
     assert spoken_ms < 10000, "the long text (about 50 s) must have been cut short"
-    wait_until(lambda: server.server.pool.jobs_running == 0)
+    wait_until(lambda: server.server.scheduler.jobs_running == 0)
 
     call.send(text="Okay, new topic.")
     call.send(flush=pb.Flush(id=2))
@@ -374,11 +379,13 @@ def test_cancelled_streams_free_their_work(
     for d in calls:
         d.call.cancel()
         d.close()
-    wait_until(lambda: server.server.admission.active == 0 and server.server.pool.jobs_running == 0)
-    jobs = server.server.pool.jobs_total
+    wait_until(
+        lambda: server.server.admission.active == 0 and server.server.scheduler.jobs_running == 0
+    )
+    jobs = server.server.scheduler.jobs_total
     # Nothing keeps synthesizing for the cancelled streams.
     time.sleep(0.3)
-    assert server.server.pool.jobs_total == jobs
+    assert server.server.scheduler.jobs_total == jobs
 
 
 def test_deadline_stops_the_work(
@@ -388,7 +395,9 @@ def test_deadline_stops_the_work(
     with pytest.raises(grpc.RpcError) as info:
         list(responses)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    wait_until(lambda: server.server.admission.active == 0 and server.server.pool.jobs_running == 0)
+    wait_until(
+        lambda: server.server.admission.active == 0 and server.server.scheduler.jobs_running == 0
+    )
 
 
 # -- errors -------------------------------------------------------------------------------------

@@ -542,7 +542,7 @@ def test_several_addresses_are_balanced_round_robin(
     server: ServerThread, second: ServerThread
 ) -> None:
     def jobs() -> list[int]:
-        return [server.server.pool.jobs_total, second.server.pool.jobs_total]
+        return [server.server.scheduler.jobs_total, second.server.scheduler.jobs_total]
 
     before = jobs()
     with Client(f"{server.address},{second.address}") as both:

@@ -32,17 +32,17 @@ SMALL_WINDOW = [("grpc.http2.bdp_probe", 0)]
 
 
 def idle(srv: ServerThread) -> bool:
-    return srv.server.admission.active == 0 and srv.server.pool.jobs_running == 0
+    return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
 
 
 def settled_jobs(srv: ServerThread, quiet: float = 1.5, timeout: float = 30.0) -> int:
     """The server's job count once it has stopped moving for `quiet` seconds."""
     deadline = time.monotonic() + timeout
-    last, since = srv.server.pool.jobs_total, time.monotonic()
+    last, since = srv.server.scheduler.jobs_total, time.monotonic()
     while time.monotonic() - since < quiet:
         assert time.monotonic() < deadline, "synthesis never paused"
         time.sleep(0.1)
-        now = srv.server.pool.jobs_total
+        now = srv.server.scheduler.jobs_total
         if now != last:
             last, since = now, time.monotonic()
     return last
@@ -77,7 +77,7 @@ def test_client_killed_mid_stream_frees_its_work(server: ServerThread) -> None:
         client.wait(timeout=10)
         wait_until(lambda: idle(server))
         jobs = settled_jobs(server)
-        assert server.server.pool.jobs_total == jobs
+        assert server.server.scheduler.jobs_total == jobs
     finally:
         client.kill()
         assert client.stdout is not None
@@ -122,7 +122,7 @@ def test_slow_reader_pauses_its_own_synthesis_only(server: ServerThread) -> None
         slow.close()
         rest = slow.rest()
         assert rest[-1].WhichOneof("response") == "summary"
-        assert server.server.pool.jobs_total > paused_at + 5
+        assert server.server.scheduler.jobs_total > paused_at + 5
         audio_ms = sum(
             r.audio.duration_ms for r in slow.received if r.WhichOneof("response") == "audio"
         )

@@ -53,7 +53,11 @@ def hostile_server(
 ) -> Iterator[ServerThread]:
     # A short idle timeout, so that streams which never half-close end on their own.
     config = base_config(
-        cache_dir, tmp_path_factory.mktemp("voices"), idle_timeout_seconds=3.0, max_streams=64
+        cache_dir,
+        tmp_path_factory.mktemp("voices"),
+        idle_timeout_seconds=3.0,
+        max_streams=64,
+        phrase_cache_mb=0,  # the canary must really be synthesized again, not replayed
     )
     srv = ServerThread(config)
     yield srv

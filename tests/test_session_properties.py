@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from voxlite.service.audio import Encoding, resolve_audio_settings
+from voxlite.service.scheduler import Scheduler
 from voxlite.service.session import (
     AudioEvent,
     ClearDoneEvent,
@@ -44,16 +44,18 @@ ops_strategy = st.lists(
 )
 
 
-async def to_thread(fn: Callable[[], T]) -> T:
-    return await asyncio.to_thread(fn)
-
-
 async def drive(voice: Voice, ops: list[Op]) -> tuple[list[Event], list[tuple[str, Any]]]:
     """Run `ops` against a session; returns the events and the requests as sent."""
     audio = resolve_audio_settings(Encoding.PCM_S16LE)
-    session = Session(
-        StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio, True), to_thread
-    )
+    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio, True)
+    scheduler = Scheduler(1)  # the server's scheduler, with one worker
+    try:
+        return await _drive(Session(settings, scheduler.run), ops)
+    finally:
+        scheduler.shutdown()
+
+
+async def _drive(session: Session, ops: list[Op]) -> tuple[list[Event], list[tuple[str, Any]]]:
     events: list[Event] = []
     arrived = asyncio.Condition()
 

@@ -1,0 +1,335 @@
+"""One scheduler per server: all model work of all streams on a fixed pool of worker threads,
+earliest deadline first."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+Item = Any
+
+
+LOAD_WINDOW = 5.0
+"""Seconds over which load() averages the workers' busy time."""
+
+
+class JobDropped(Exception):
+    """The job was dropped before it ran (its stream was cleared)."""
+
+
+@dataclass(frozen=True)
+class Batch(Generic[T]):
+    """Marks a job whose work can be done together with others of the same key in one call:
+    `run([item, ...])` returns one result per item, in order."""
+
+    key: Hashable
+    item: Item
+    run: Callable[[list[Item]], list[T]]
+
+
+@dataclass(order=True)
+class Job:
+    deadline: float
+    order: int
+    fn: Callable[[], Any] | None = field(compare=False)
+    batch: Batch[Any] | None = field(compare=False)
+    future: asyncio.Future[Any] = field(compare=False)
+    loop: asyncio.AbstractEventLoop = field(compare=False)
+    submitted: float = field(compare=False)
+    state: str = field(default="queued", compare=False)  # queued, running, done, dropped
+
+
+@dataclass
+class SchedulerStats:
+    """What the scheduler has done, for tests, logs and metrics."""
+
+    jobs_run: int = 0
+    jobs_dropped: int = 0
+    batches: int = 0
+    batched_jobs: int = 0
+    running: int = 0
+    late_seconds: float = 0.0
+    """How late the last job started, against its deadline (0 if on time)."""
+
+
+class Scheduler:
+    """Runs blocking jobs on `workers` threads, the job with the nearest deadline first.
+
+    A stream's deadline for its next job is when its listener would run out of audio: a stream
+    with seconds of audio already delivered waits while a new stream's first window goes at
+    once. Deadlines are `time.monotonic()` values (the event loop's clock on Linux).
+
+    With `batch_size` > 1, queued jobs marked with the same `Batch.key` run as one call.
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        *,
+        batch_size: int = 1,
+        on_wait: Callable[[float], None] | None = None,
+    ) -> None:
+        self.workers = workers
+        self.batch_size = batch_size
+        self.stats = SchedulerStats()
+        self._on_wait = on_wait
+        self._heap: list[Job] = []
+        # (end, seconds) of the jobs finished lately, and when the running ones started: load().
+        self._recent: collections.deque[tuple[float, float]] = collections.deque()
+        self._running: dict[int, float] = {}
+        self._lock = threading.Condition()
+        self._order = itertools.count()
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._work, name=f"voxlite-infer-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    # -- submitting ---------------------------------------------------------------------------
+
+    def submit(
+        self, fn: Callable[[], T] | None, deadline: float, *, batch: Batch[T] | None = None
+    ) -> Job:
+        """Queue a job; await `job.future` for its result. Called on the event loop."""
+        loop = asyncio.get_running_loop()
+        # A job may carry its own batch description (session.WindowJob).
+        batch = batch or getattr(fn, "batch", None)
+        job = Job(
+            deadline, next(self._order), fn, batch, loop.create_future(), loop, time.monotonic()
+        )
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the scheduler is shut down")
+            heapq.heappush(self._heap, job)
+            self._lock.notify()
+        return job
+
+    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
+        """Run `fn` with `deadline` (default: now, i.e. as soon as possible) and return its
+        result. Cancelling the caller drops the job if it has not started."""
+        job = self.submit(fn, time.monotonic() if deadline is None else deadline)
+        result: T = await self.wait(job)
+        return result
+
+    async def wait(self, job: Job) -> Any:
+        try:
+            return await asyncio.shield(job.future)
+        except asyncio.CancelledError:
+            self.drop(job)
+            raise
+
+    def drop(self, job: Job) -> None:
+        """Drop a queued job: it never runs, and its future raises JobDropped. A job already
+        running finishes (one step: a vocoder window) and its result is ignored."""
+        with self._lock:
+            if job.state != "queued":
+                return
+            job.state = "dropped"
+            self.stats.jobs_dropped += 1
+        # Lazy deletion: the heap entry is skipped when it comes up.
+        if not job.future.done():
+            job.future.set_exception(JobDropped())
+            job.future.exception()  # retrieved: no "never retrieved" warning if nobody waits
+
+    def runner(self) -> SharedRunner:
+        """What a session runs its jobs with: this scheduler, shared with every other stream."""
+        return SharedRunner(self)
+
+    @property
+    def jobs_running(self) -> int:
+        """Workers busy right now (tests check it drops to zero after cancels)."""
+        return self.stats.running
+
+    @property
+    def jobs_total(self) -> int:
+        return self.stats.jobs_run
+
+    @property
+    def queued(self) -> int:
+        with self._lock:
+            return sum(1 for j in self._heap if j.state == "queued")
+
+    def load(self, window: float = LOAD_WINDOW) -> float:
+        """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
+        now = time.monotonic()
+        since = now - window
+        with self._lock:
+            while self._recent and self._recent[0][0] < since:
+                self._recent.popleft()
+            busy = sum(min(seconds, end - since) for end, seconds in self._recent)
+            busy += sum(now - max(start, since) for start in self._running.values())
+        return min(1.0, busy / (window * self.workers))
+
+    def overdue(self, now: float | None = None) -> float:
+        """How far past its deadline the most urgent queued job is, in seconds (0 if none)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            deadlines = [j.deadline for j in self._heap if j.state == "queued"]
+        return max(0.0, now - min(deadlines)) if deadlines else 0.0
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+            pending = [j for j in self._heap if j.state == "queued"]
+            for job in pending:
+                job.state = "dropped"
+            self._heap.clear()
+            self._lock.notify_all()
+        for job in pending:
+            job.loop.call_soon_threadsafe(_settle, job.future, None, JobDropped())
+        for thread in self._threads:
+            thread.join(timeout=30)
+
+    # -- the workers --------------------------------------------------------------------------
+
+    def _take(self) -> list[Job] | None:
+        """The next job (and any batchable companions), or None when shut down."""
+        with self._lock:
+            while True:
+                while self._heap and self._heap[0].state != "queued":
+                    heapq.heappop(self._heap)
+                if self._heap:
+                    break
+                if self._closed:
+                    return None
+                self._lock.wait()
+            first = heapq.heappop(self._heap)
+            jobs = [first]
+            if first.batch is not None and self.batch_size > 1:
+                jobs += self._companions(first.batch.key)
+            for job in jobs:
+                job.state = "running"
+            self.stats.running += 1
+            return jobs
+
+    def _companions(self, key: Hashable) -> list[Job]:
+        """Queued jobs with the same batch key, nearest deadline first (lock held)."""
+        same = sorted(
+            j for j in self._heap if j.state == "queued" and j.batch and j.batch.key == key
+        )
+        taken = same[: self.batch_size - 1]
+        if taken:
+            ids = {id(j) for j in taken}
+            self._heap = [j for j in self._heap if id(j) not in ids]
+            heapq.heapify(self._heap)
+        return taken
+
+    def _work(self) -> None:
+        me = threading.get_ident()
+        while (jobs := self._take()) is not None:
+            started = time.monotonic()
+            with self._lock:
+                self._running[me] = started
+            self.stats.late_seconds = max(0.0, started - jobs[0].deadline)
+            if self._on_wait is not None:
+                for job in jobs:
+                    self._on_wait(started - job.submitted)
+            results: Sequence[Any]
+            error: BaseException | None = None
+            try:
+                if len(jobs) == 1 and jobs[0].fn is not None:
+                    results = [jobs[0].fn()]
+                elif len(jobs) == 1:
+                    batch = jobs[0].batch
+                    assert batch is not None
+                    results = batch.run([batch.item])
+                else:
+                    batch = jobs[0].batch
+                    assert batch is not None
+                    results = batch.run([j.batch.item for j in jobs if j.batch is not None])
+                    self.stats.batches += 1
+                    self.stats.batched_jobs += len(jobs)
+            except BaseException as exc:  # handed to the awaiting coroutine
+                error, results = exc, [None] * len(jobs)
+            with self._lock:
+                ended = time.monotonic()
+                self._recent.append((ended, ended - started))
+                del self._running[me]
+                self.stats.jobs_run += len(jobs)
+                self.stats.running -= 1
+                for job in jobs:
+                    job.state = "done"
+            for job, result in zip(jobs, results, strict=True):
+                with contextlib.suppress(RuntimeError):  # its event loop is already closed
+                    job.loop.call_soon_threadsafe(_settle, job.future, result, error)
+
+
+class SharedRunner:
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
+        return await self._scheduler.run(fn, deadline)
+
+    def close(self) -> None:
+        pass
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # cancelled by its caller meanwhile
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+class ThreadPerStream:
+    """The baseline the capacity benchmark compares with: each stream runs its own jobs on its
+    own thread, in arrival order, with no shared pool and no deadlines."""
+
+    def __init__(self) -> None:
+        self.stats = SchedulerStats()
+
+    def runner(self) -> StreamRunner:
+        return StreamRunner(self.stats)
+
+    @property
+    def jobs_running(self) -> int:
+        return self.stats.running
+
+    @property
+    def jobs_total(self) -> int:
+        return self.stats.jobs_run
+
+    def overdue(self, now: float | None = None) -> float:
+        return 0.0
+
+    def load(self, window: float = LOAD_WINDOW) -> float:
+        return 0.0
+
+    def shutdown(self) -> None:
+        pass
+
+
+class StreamRunner:
+    def __init__(self, stats: SchedulerStats) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._stats = stats
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voxlite-stream")
+
+    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
+        def job() -> T:
+            self._stats.running += 1
+            try:
+                return fn()
+            finally:
+                self._stats.running -= 1
+                self._stats.jobs_run += 1
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,158 @@
+"""The phrase cache and vocoder batching, through a real server: repeated phrases skip the
+model and sound the same; batched windows sound the same as unbatched ones."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from voxlite.service.cache import CachedPhrase, PhraseCache
+from voxlite.service.voice import SynthesisParams
+from voxlite.tts.v1 import tts_pb2 as pb
+
+from .conftest import ServerThread, base_config
+
+PCM = pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
+QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
+GREETING = "Thanks for calling! How can I help you today?"
+
+
+def audio_and_chunks(responses: list[Any]) -> tuple[bytes, int]:
+    chunks = [r.audio.audio for r in responses if r.WhichOneof("response") == "audio"]
+    return b"".join(chunks), len(chunks)
+
+
+@pytest.fixture(scope="module")
+def cached_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    srv = ServerThread(base_config(cache_dir, tmp_path_factory.mktemp("voices"), phrase_cache_mb=8))
+    yield srv
+    srv.close()
+
+
+def test_a_repeated_phrase_is_served_from_the_cache(cached_server: ServerThread) -> None:
+    cache = cached_server.server.cache
+    assert cache is not None
+    request = pb.SynthesizeRequest(
+        text=GREETING, config=pb.SynthesisConfig(audio=PCM, enable_word_timestamps=True, **QUIET)
+    )
+    with cached_server.channel() as channel:
+        stub = cached_server.stub(channel)
+        hits, jobs = cache.stats.hits, cached_server.server.scheduler.jobs_total
+        first = list(stub.Synthesize(request, timeout=30))
+        assert cache.stats.hits == hits
+        model_jobs = cached_server.server.scheduler.jobs_total - jobs
+        assert model_jobs > 0
+        second = list(stub.Synthesize(request, timeout=30))
+    # Both segments ("Thanks for calling!", "How can I help you today?") hit, and no model ran.
+    assert cache.stats.hits == hits + 2
+    assert cached_server.server.scheduler.jobs_total - jobs == model_jobs
+    (a, chunks_a), (b, chunks_b) = audio_and_chunks(first), audio_and_chunks(second)
+    assert a == b
+    assert chunks_a > 2
+    assert chunks_b > 2  # still streamed in pieces, not in one lump
+    stamps = [r.timestamps for r in second if r.WhichOneof("response") == "timestamps"]
+    assert [w.word for s in stamps for w in s.words] == [
+        "Thanks",
+        "for",
+        "calling",
+        "How",
+        "can",
+        "I",
+        "help",
+        "you",
+        "today",
+    ]
+    assert cache.stats.bytes > 0
+
+
+def test_cache_key_keeps_settings_apart(cached_server: ServerThread) -> None:
+    """The same text at another rate or noise is another entry, not a wrong hit."""
+    cache = cached_server.server.cache
+    assert cache is not None
+    with cached_server.channel() as channel:
+        stub = cached_server.stub(channel)
+        fast = pb.SynthesizeRequest(
+            text="One moment, please.",
+            config=pb.SynthesisConfig(audio=PCM, speaking_rate=1.5, **QUIET),
+        )
+        slow = pb.SynthesizeRequest(
+            text="One moment, please.",
+            config=pb.SynthesisConfig(audio=PCM, speaking_rate=0.8, **QUIET),
+        )
+        a, _ = audio_and_chunks(list(stub.Synthesize(fast, timeout=30)))
+        hits = cache.stats.hits
+        b, _ = audio_and_chunks(list(stub.Synthesize(slow, timeout=30)))
+        assert cache.stats.hits == hits
+        assert len(b) > len(a) * 1.5
+
+
+def test_cache_is_bounded_in_bytes_and_evicts_the_least_recently_used() -> None:
+    params = SynthesisParams(1.0, 0.0, 0.0)
+    cache = PhraseCache(max_bytes=4000 * 4 * 4)  # room for four 4000-sample phrases
+    for i in range(6):
+        cache.put(
+            cache.key("v", f"phrase {i}", params), CachedPhrase(np.zeros(4000, np.float32), None)
+        )
+        if i == 1:
+            assert cache.get(cache.key("v", "phrase 0", params), need_words=False) is not None
+    assert cache.stats.bytes <= cache.max_bytes
+    kept = [
+        i for i in range(6) if cache.get(cache.key("v", f"phrase {i}", params), need_words=False)
+    ]
+    # 0 was used after 1 was added, so 1 went first, then 0.
+    assert kept == [2, 3, 4, 5]
+    # Whitespace is normalised; case is not (it changes the speech).
+    assert cache.key("v", "  Hello\n there ", params) == cache.key("v", "Hello there", params)
+    assert cache.key("v", "US", params) != cache.key("v", "us", params)
+    # One phrase larger than a quarter of the cache is not kept at all.
+    cache.put(cache.key("v", "long", params), CachedPhrase(np.zeros(5000, np.float32), None))
+    assert cache.get(cache.key("v", "long", params), need_words=False) is None
+
+
+@pytest.mark.slow
+def test_batched_vocoder_windows_sound_the_same(
+    cache_dir: Path, tmp_path: Path, server: ServerThread
+) -> None:
+    """--batch-vocoder: concurrent streams' windows run as batches, with identical audio."""
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, batch_vocoder=4, workers=1, phrase_cache_mb=0)
+    )
+    texts = [
+        f"Caller number {n} is asking about the weather in a different city today."
+        for n in range(4)
+    ]
+    config = pb.SynthesisConfig(audio=PCM, **QUIET)
+    try:
+        results: dict[int, bytes] = {}
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+
+            def call(n: int) -> None:
+                responses = list(
+                    stub.Synthesize(pb.SynthesizeRequest(text=texts[n], config=config), timeout=60)
+                )
+                results[n] = audio_and_chunks(responses)[0]
+
+            threads = [threading.Thread(target=call, args=(n,)) for n in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+        assert srv.server.scheduler.stats.batches > 0
+        with server.channel() as channel:  # the shared server: no batching
+            stub = server.stub(channel)
+            for n, text in enumerate(texts):
+                alone = audio_and_chunks(
+                    list(
+                        stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60)
+                    )
+                )[0]
+                assert results[n] == alone
+    finally:
+        srv.close()

@@ -1,0 +1,225 @@
+"""The shared scheduler: earliest deadline first, dropping, batching, and what it means for
+streams: a new stream's first audio does not wait behind a stream that has audio in hand."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import pytest
+from voxlite.service.api import MAX_LOAD
+from voxlite.service.audio import Encoding, resolve_audio_settings
+from voxlite.service.scheduler import Batch, JobDropped, Scheduler
+from voxlite.service.session import AudioEvent, Runner, Session, StreamSettings
+from voxlite.service.voice import Voice
+from voxlite.tts.v1 import tts_pb2 as pb
+
+from .conftest import ServerThread, base_config
+from .test_api import wait_until
+
+T = TypeVar("T")
+
+
+def blocker(gate: threading.Event, started: threading.Event) -> Callable[[], str]:
+    """A job that holds the only worker until `gate` opens, so that others queue up."""
+
+    def hold() -> str:
+        started.set()
+        gate.wait(timeout=30)
+        return "held"
+
+    return hold
+
+
+async def with_worker_held(scheduler: Scheduler) -> tuple[threading.Event, asyncio.Future[Any]]:
+    gate, started = threading.Event(), threading.Event()
+    held = asyncio.ensure_future(scheduler.run(blocker(gate, started)))
+    await asyncio.to_thread(started.wait, 30)
+    return gate, held
+
+
+def test_earliest_deadline_runs_first() -> None:
+    async def main() -> list[int]:
+        scheduler = Scheduler(1)
+        try:
+            gate, held = await with_worker_held(scheduler)
+            ran: list[int] = []
+            now = time.monotonic()
+            order = [5, 1, 4, 2, 3]
+            jobs = [
+                scheduler.run(functools.partial(ran.append, k), deadline=now + k) for k in order
+            ]
+            tasks = [asyncio.ensure_future(j) for j in jobs]
+            await asyncio.sleep(0.01)  # all queued while the worker is held
+            gate.set()
+            await held
+            await asyncio.gather(*tasks)
+            return ran
+        finally:
+            scheduler.shutdown()
+
+    assert asyncio.run(main()) == [1, 2, 3, 4, 5]
+
+
+def test_a_dropped_or_cancelled_job_never_runs() -> None:
+    async def main() -> tuple[list[str], int]:
+        scheduler = Scheduler(1)
+        try:
+            gate, held = await with_worker_held(scheduler)
+            ran: list[str] = []
+            dropped = scheduler.submit(lambda: ran.append("dropped"), time.monotonic())
+            waiter = asyncio.ensure_future(scheduler.run(lambda: ran.append("cancelled")))
+            kept = asyncio.ensure_future(scheduler.run(lambda: ran.append("kept")))
+            await asyncio.sleep(0.01)
+            scheduler.drop(dropped)
+            waiter.cancel()
+            await asyncio.sleep(0)  # the cancellation reaches the waiting coroutine
+            gate.set()
+            await held
+            await kept
+            with pytest.raises(JobDropped):
+                await dropped.future
+            assert waiter.cancelled()
+            return ran, scheduler.stats.jobs_dropped
+        finally:
+            scheduler.shutdown()
+
+    ran, dropped = asyncio.run(main())
+    assert ran == ["kept"]
+    assert dropped == 2
+
+
+def test_errors_reach_the_caller() -> None:
+    async def main() -> None:
+        scheduler = Scheduler(2)
+        try:
+            with pytest.raises(ZeroDivisionError):
+                await scheduler.run(lambda: 1 / 0)
+            assert await scheduler.run(lambda: 6 * 7) == 42
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(main())
+
+
+def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
+    calls: list[list[int]] = []
+
+    def double(items: list[int]) -> list[int]:
+        calls.append(items)
+        return [2 * i for i in items]
+
+    async def main() -> list[int]:
+        scheduler = Scheduler(1, batch_size=4)
+        try:
+            gate, held = await with_worker_held(scheduler)
+            now = time.monotonic()
+            jobs = [
+                scheduler.submit(None, now + i, batch=Batch("w64", i, double)) for i in range(3)
+            ]
+            other = scheduler.submit(None, now, batch=Batch("w8", 10, double))
+            await asyncio.sleep(0.01)
+            gate.set()
+            await held
+            return [await scheduler.wait(j) for j in [*jobs, other]]
+        finally:
+            scheduler.shutdown()
+
+    assert asyncio.run(main()) == [0, 2, 4, 20]
+    assert sorted(calls, key=len) == [[10], [0, 1, 2]]
+
+
+def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: Voice) -> None:
+    """Three streams have seconds of audio in hand and a window queued each; a new stream's
+    first job must start next, not after theirs (first come, first served would run up to
+    three of their windows first). One worker: the order in which jobs start shows it."""
+    audio = resolve_audio_settings(Encoding.PCM_S16LE)
+    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+    log: list[str] = []
+
+    async def main() -> None:
+        scheduler = Scheduler(1)
+
+        def logged(name: str) -> Runner:
+            async def run(fn: Callable[[], T], deadline: float | None = None) -> T:
+                def job() -> T:
+                    log.append(name)
+                    return fn()
+
+                log.append(f"{name} queued")
+                return await scheduler.run(job, deadline)
+
+            return run
+
+        async def consume(session: Session, ahead: asyncio.Event) -> None:
+            heard = 0.0
+            async for event in session.events():
+                if isinstance(event, AudioEvent):
+                    heard += event.duration_ms
+                    if heard > 3000:
+                        ahead.set()
+
+        try:
+            long_text = " ".join(["This reply goes on and on, sentence after sentence."] * 8)
+            tasks, ahead = [], []
+            for name in "ACD":
+                session, event = Session(settings, logged(name)), asyncio.Event()
+                tasks.append(asyncio.ensure_future(consume(session, event)))
+                ahead.append(event)
+                session.push_text(long_text)
+                session.end()
+            await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ahead)), 60)
+            b = Session(settings, logged("B"))
+            tasks.append(asyncio.ensure_future(consume(b, asyncio.Event())))
+            b.push_text("Hello!")
+            b.end()
+            await asyncio.wait_for(asyncio.gather(*tasks), 180)
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(main())
+    queued = log.index("B queued")
+    first = log.index("B", queued)
+    started_between = [e for e in log[queued + 1 : first] if not e.endswith("queued")]
+    waiting_then = {e for e in log[:queued] if e.endswith("queued")} - {"B queued"}
+    assert started_between == [], log[queued : first + 1]
+    assert waiting_then, "the other streams had no work left: nothing was tested"
+
+
+def test_a_server_at_capacity_refuses_new_calls_and_recovers(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Past its capacity the server refuses new calls at once (RESOURCE_EXHAUSTED) instead of
+    letting every caller stutter; once the load passes, it admits calls again."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, workers=1, phrase_cache_mb=0))
+    try:
+        scheduler = srv.server.scheduler
+        assert isinstance(scheduler, Scheduler)
+        release = threading.Event()
+
+        async def occupy() -> None:
+            # Model work that keeps the only worker busy for the whole load window.
+            await scheduler.run(lambda: release.wait(timeout=30))
+
+        busy = asyncio.run_coroutine_threadsafe(occupy(), srv.loop)
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            wait_until(lambda: scheduler.load() > MAX_LOAD)
+            with pytest.raises(grpc.RpcError) as refused:
+                list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=10))
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "at capacity" in refused.value.details()
+            assert "retry" in refused.value.details()
+            release.set()
+            busy.result(timeout=30)
+            wait_until(lambda: scheduler.load() <= MAX_LOAD, timeout=10)
+            responses = list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=30))
+            assert responses[-1].WhichOneof("response") == "summary"
+    finally:
+        srv.close()
