@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import sys
 import tempfile
 import threading
@@ -25,8 +26,11 @@ from ._servers import free_port, spawn, voxlite_argv, wait_serving
 from .corpus import REPLIES
 from .ttfa import token_pieces
 
-EXPECTED = {"OK", "CANCELLED", "INVALID_ARGUMENT", "NOT_FOUND"}
-"""Outcomes the soak's own callers ask for (cancels, bad requests); anything else is a failure."""
+EXPECTED = {"OK", "CANCELLED", "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED"}
+"""Outcomes the soak's own callers ask for (cancels, bad requests) or cause (its callers do not
+wait for audio to play, so they can load the server past capacity, which it answers with
+RESOURCE_EXHAUSTED); anything else is a failure."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 ENCODINGS = [pb.AUDIO_ENCODING_OGG_OPUS, pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW]
 GROWTH_MB = 25.0
 """Resident memory may vary this much (allocator noise) between the start and the end of the
@@ -72,6 +76,8 @@ def caller(
     rng = random.Random(seed)
     while time.monotonic() < stop:
         text = rng.choice(REPLIES)
+        if rng.random() < 0.7:  # mostly new sentences (the phrase cache would serve repeats)
+            text = _SENTENCE_END.sub(lambda m: f", case {rng.randrange(10**6)}{m.group()}", text)
         roll = rng.random()
         if roll < 0.55:
             kind = "stream"
@@ -198,7 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{s.t:.0f}s:{s.rss_mb:.0f}" for s in samples[:: max(1, len(samples) // 12)]
     )
     print(f"memory over time (s:MB): {timeline}")
-    print("problems: " + ("; ".join(problems) if problems else "none"))
+    shown = "; ".join(sorted(set(problems))[:10]) + (
+        f" ({len(problems)} in all)" if problems else ""
+    )
+    print("problems: " + (shown if problems else "none"))
     _common.write_json(
         args.json,
         {

@@ -1,0 +1,326 @@
+"""Capacity: how many live voices one server carries. N callers each hear reply after reply at
+real-time pace; at each N: time to first audio, underruns, real-time factor and CPU use. The
+same ramp with the scheduler replaced by one thread per stream, and Piper's HTTP server."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from voxlite.service.registry import embedded_voice_files
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from . import _common
+from ._servers import Child, free_port, spawn, voxlite_argv, wait_serving
+from .corpus import REPLIES
+from .ttfa import wait_http
+
+PLAYOUT = 0.1
+"""Seconds a player buffers before it starts playing: audio arriving later than its turn minus
+nothing is an underrun. 100 ms is a typical jitter buffer."""
+RETRY_AFTER = 1.0
+"""Seconds a refused caller waits before asking again."""
+STALL_TOLERANCE = 0.002
+"""A chunk this little late is timing noise of the measuring client, not a stall."""
+TTFA_LIMIT = 0.300
+"""p95 time to first audio a level must stay under (design target)."""
+
+
+@dataclass
+class Level:
+    callers: int
+    ttfa: list[float] = field(default_factory=list)
+    calls: int = 0
+    underrun_calls: int = 0
+    underrun_seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    refused: int = 0
+    """Calls refused with RESOURCE_EXHAUSTED (the server at capacity): the caller retries."""
+    rtf: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ok(self) -> bool:
+        stats = _common.Stats.of(self.ttfa)
+        return (
+            not self.errors and not self.refused and self.underrun_calls == 0
+            and stats.p95 < TTFA_LIMIT
+        )  # fmt: skip
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level) -> float:
+    """One reply; returns when its audio has finished playing at the caller."""
+    requests = [
+        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()),
+        pb.StreamingSynthesizeRequest(text=text),
+    ]
+    sent = time.monotonic()
+    started = None
+    # A player: it starts PLAYOUT after the first chunk, then needs each chunk when the one
+    # before has played. A late chunk stalls it (an underrun) and shifts what follows.
+    needed_at = 0.0
+    stalled = 0.0
+    try:
+        for response in stub.StreamingSynthesize(iter(requests), timeout=120):
+            now = time.monotonic()
+            kind = response.WhichOneof("response")
+            if kind == "audio":
+                if started is None:
+                    started = now
+                    needed_at = now + PLAYOUT
+                if now > needed_at + STALL_TOLERANCE:
+                    stalled += now - needed_at
+                    needed_at = now
+                needed_at += response.audio.duration_ms / 1000
+            elif kind == "summary":
+                with level.lock:
+                    level.rtf.append(response.summary.real_time_factor)
+    except grpc.RpcError as exc:
+        with level.lock:
+            if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                level.refused += 1
+                return time.monotonic() + RETRY_AFTER
+            level.errors.append(f"{exc.code().name}: {exc.details()}")
+        return time.monotonic()
+    late, end = stalled, needed_at
+    with level.lock:
+        level.calls += 1
+        if started is not None:
+            level.ttfa.append(started - sent)
+        if late > 0:
+            level.underrun_calls += 1
+            level.underrun_seconds += late
+    return end
+
+
+def piper_call(port: int, text: str, level: Level) -> float:
+    """One request to Piper's HTTP server: the whole WAV, then played."""
+    sent = time.monotonic()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request(
+            "POST",
+            "/synthesize",
+            body=json.dumps({"text": text}),
+            headers={"Content-Type": "application/json"},
+        )
+        response = conn.getresponse()
+        body = response.read()
+        conn.close()
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}")
+    except (OSError, RuntimeError) as exc:
+        with level.lock:
+            level.errors.append(str(exc))
+        return time.monotonic()
+    arrived = time.monotonic()
+    seconds = (len(body) - 44) / 2 / 22050
+    with level.lock:
+        level.calls += 1
+        level.ttfa.append(arrived - sent)
+    return arrived + seconds
+
+
+def run_level(call: Callable[[str, Level], float], callers: int, seconds: float, pid: int) -> Level:
+    level = Level(callers)
+    stop = time.monotonic() + seconds
+    cpu_start, wall_start = cpu_seconds(pid), time.monotonic()
+
+    def caller(seed: int) -> None:
+        rng = random.Random(seed)
+        time.sleep(rng.random() * min(2.0, seconds / 4))  # callers do not all start at once
+        while time.monotonic() < stop:
+            played = call(rng.choice(REPLIES), level)
+            time.sleep(max(0.0, played - time.monotonic()))
+
+    threads = [threading.Thread(target=caller, args=(i,), daemon=True) for i in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=seconds + 180)
+    wall = time.monotonic() - wall_start
+    level.cpu = (cpu_seconds(pid) - cpu_start) / wall / (os.cpu_count() or 1)
+    return level
+
+
+def ramp(
+    name: str, call: Callable[[str, Level], float], pid: int, levels: Sequence[int], seconds: float
+) -> list[Level]:
+    results = []
+    failed = 0
+    for n in levels:
+        level = run_level(call, n, seconds, pid)
+        results.append(level)
+        t = _common.Stats.of([1000 * x for x in level.ttfa])
+        print(f"  {name}: {n:3d} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "
+              f"underrun calls {level.underrun_calls}/{level.calls} "
+              f"({level.underrun_seconds:.2f} s)  refused {level.refused}  "
+              f"errors {len(level.errors)}  "
+              f"cpu {100 * level.cpu:3.0f}%", flush=True)  # fmt: skip
+        failed = 0 if level.ok() else failed + 1
+        if failed >= 2:  # well past its capacity: the rest would only be slower
+            break
+    return results
+
+
+def voxlite_ramp(
+    name: str, extra: list[str], levels: Sequence[int], seconds: float, workdir: Path
+) -> list[Level]:
+    port = free_port()
+    child = spawn(
+        name.replace(" ", "-"),
+        voxlite_argv(port, workdir / "voices", "--max-streams", "256", *extra),
+        workdir,
+    )
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            wait_serving(child, channel)
+            stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+            voxlite_call(stub, REPLIES[0], Level(0))  # warm up
+            return ramp(
+                name,
+                lambda text, level: voxlite_call(stub, text, level),
+                child.proc.pid,
+                levels,
+                seconds,
+            )
+    finally:
+        child.stop()
+
+
+def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Level]:
+    import sys
+
+    port = free_port()
+    model, _ = embedded_voice_files()
+    argv = [
+        sys.executable,
+        "-m",
+        "piper.http_server",
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    child: Child = spawn("piper-http", argv, workdir)
+    try:
+        wait_http(child, port)
+        piper_call(port, REPLIES[0], Level(0))
+        return ramp(
+            "piper http",
+            lambda text, level: piper_call(port, text, level),
+            child.proc.pid,
+            levels,
+            seconds,
+        )
+    finally:
+        child.stop()
+
+
+def capacity(levels: list[Level]) -> int:
+    """The largest number of callers with no underrun and p95 first audio under the limit."""
+    return max((lv.callers for lv in levels if lv.ok()), default=0)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = _common.parser(__doc__ or "", quick_help="levels 1, 4, 8 and 16, 10 s each")
+    p.add_argument("--levels", help="comma-separated caller counts (default 1,4,8,12,16,20,24,28)")
+    p.add_argument("--seconds", type=float, help="seconds per level (default 25; quick 10)")
+    p.add_argument(
+        "--skip", default="", help="comma-separated: threads, piper, batch (sides to leave out)"
+    )
+    args = p.parse_args(argv)
+    levels = [
+        int(x)
+        for x in (args.levels or ("1,4,8,16" if args.quick else "1,4,8,12,16,20,24,28")).split(",")
+    ]
+    seconds = args.seconds or (10.0 if args.quick else 25.0)
+    skip = set(filter(None, args.skip.split(",")))
+
+    results: dict[str, list[Level]] = {}
+    with tempfile.TemporaryDirectory(prefix="voxlite-capacity-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "voices").mkdir()
+        # The phrase cache is off: every reply is synthesized, as it would be for varied speech.
+        results["voxlite, deadline scheduler"] = voxlite_ramp(
+            "voxlite deadline", ["--phrase-cache-mb", "0"], levels, seconds, workdir
+        )
+        if "batch" not in skip:
+            results["voxlite, deadline + batching (4)"] = voxlite_ramp(
+                "voxlite batch",
+                ["--phrase-cache-mb", "0", "--batch-vocoder", "4"],
+                levels,
+                seconds,
+                workdir,
+            )
+        if "threads" not in skip:
+            results["voxlite, one thread per stream"] = voxlite_ramp(
+                "voxlite threads",
+                ["--phrase-cache-mb", "0", "--scheduler", "thread-per-stream"],
+                levels,
+                seconds,
+                workdir,
+            )
+        if "piper" not in skip:
+            results["piper http_server"] = piper_ramp(levels, seconds, workdir)
+
+    rows: list[list[object]] = []
+    for name, lvls in results.items():
+        for lv in lvls:
+            t = _common.Stats.of([1000 * x for x in lv.ttfa])
+            rtf = _common.Stats.of(lv.rtf)
+            rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
+                         lv.refused, rtf.p50, 100 * lv.cpu, len(lv.errors)])  # fmt: skip
+    print()
+    print(_common.table(
+        f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
+        f"({PLAYOUT * 1000:.0f} ms playout buffer)",
+        ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused",
+         "rtf p50", "cpu %", "errors"],
+        rows,
+    ))  # fmt: skip
+    for name, lvls in results.items():
+        limit = TTFA_LIMIT * 1000
+        print(f"{name}: {capacity(lvls)} live voices with no underrun and p95 first audio under "
+              f"{limit:.0f} ms")  # fmt: skip
+    _common.write_json(
+        args.json,
+        {
+            "benchmark": "capacity",
+            "seconds_per_level": seconds,
+            "results": {
+                name: [
+                    {"callers": lv.callers,
+                     "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
+                     "underrun_calls": lv.underrun_calls, "calls": lv.calls,
+                     "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
+                     "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
+                     "errors": lv.errors[:5]}
+                    for lv in lvls
+                ]
+                for name, lvls in results.items()
+            },
+            "capacity": {name: capacity(lvls) for name, lvls in results.items()},
+        },
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
