@@ -30,6 +30,8 @@ EXPECTED = {"OK", "CANCELLED", "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUS
 """Outcomes the soak's own callers ask for (cancels, bad requests) or cause (its callers do not
 wait for audio to play, so they can load the server past capacity, which it answers with
 RESOURCE_EXHAUSTED); anything else is a failure."""
+BACKOFF = (0.5, 1.5)
+"""Seconds a refused caller waits before its next call, as a client with retry backoff would."""
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 ENCODINGS = [pb.AUDIO_ENCODING_OGG_OPUS, pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW]
 GROWTH_MB = 25.0
@@ -105,6 +107,8 @@ def caller(
                 tally.add(kind, "CANCELLED")
             except grpc.RpcError as exc:
                 tally.add(kind, exc.code().name, detail=exc.details() or "")
+                if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    time.sleep(rng.uniform(*BACKOFF))
             continue
         else:
             kind = "mistake"
@@ -118,6 +122,8 @@ def caller(
             tally.add(kind, "OK", audio)
         except grpc.RpcError as exc:
             tally.add(kind, exc.code().name, detail=exc.details() or "")
+            if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                time.sleep(rng.uniform(*BACKOFF))  # the server is full: ask again later
 
 
 def growth(samples: list[Sample], warmup: float) -> tuple[float, float, float]:

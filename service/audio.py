@@ -58,6 +58,11 @@ OPUS_MAX_BITRATE = 510000
 DEFAULT_OPUS_RATE = 24000
 DEFAULT_OPUS_BITRATE = 32000
 DEFAULT_OPUS_FRAME_MS = 20
+OPUS_COMPLEXITY = 5
+"""The encoder's effort (libopus: 0 to 10, default 10). Every live stream is encoded on the
+event loop, beside the model on the same cores. Told that its input is speech, libopus keeps its
+speech mode (hybrid) at any complexity; at 5 it costs half of 10 for a PESQ score within 0.05
+(bench/opus.py, README)."""
 DEFAULT_PCM_RATE = 24000
 PCM_MIN_RATE = 8000
 PCM_MAX_RATE = 48000
@@ -245,6 +250,8 @@ class _OpusEncoder(_Encoder):
         self._frame = settings.sample_rate_hz * settings.frame_ms // 1000
         self._encoder = opuslib.Encoder(self._rate, 1, opuslib.APPLICATION_AUDIO)
         self._encoder.bitrate = settings.bitrate_bps
+        self._encoder.complexity = OPUS_COMPLEXITY
+        self._encoder.signal = opuslib.SIGNAL_VOICE
         # Read after configuration: the look-ahead is what the decoder must skip.
         self.pre_skip = int(self._encoder.lookahead)
         self._pending: Int16Array = np.zeros(0, dtype=np.int16)  # less than one frame
