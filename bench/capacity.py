@@ -8,6 +8,7 @@ import http.client
 import json
 import os
 import random
+import shlex
 import tempfile
 import threading
 import time
@@ -48,6 +49,9 @@ class Level:
     """Calls refused with RESOURCE_EXHAUSTED (the server at capacity): the caller retries."""
     rtf: list[float] = field(default_factory=list)
     cpu: float = 0.0
+    """The server's CPU use, as a share of the machine."""
+    client_cpu: float = 0.0
+    """The benchmark's own (the callers'), on the same machine."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ok(self) -> bool:
@@ -140,6 +144,7 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
     level = Level(callers)
     stop = time.monotonic() + seconds
     cpu_start, wall_start = cpu_seconds(pid), time.monotonic()
+    client_start = time.process_time()
 
     def caller(seed: int) -> None:
         rng = random.Random(seed)
@@ -155,6 +160,7 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
         t.join(timeout=seconds + 180)
     wall = time.monotonic() - wall_start
     level.cpu = (cpu_seconds(pid) - cpu_start) / wall / (os.cpu_count() or 1)
+    level.client_cpu = (time.process_time() - client_start) / wall / (os.cpu_count() or 1)
     return level
 
 
@@ -171,7 +177,8 @@ def ramp(
               f"underrun calls {level.underrun_calls}/{level.calls} "
               f"({level.underrun_seconds:.2f} s)  refused {level.refused}  "
               f"errors {len(level.errors)}  "
-              f"cpu {100 * level.cpu:3.0f}%", flush=True)  # fmt: skip
+              f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)",
+              flush=True)  # fmt: skip
         failed = 0 if level.ok() else failed + 1
         if failed >= 2:  # well past its capacity: the rest would only be slower
             break
@@ -246,6 +253,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--skip", default="", help="comma-separated: threads, piper, batch (sides to leave out)"
     )
+    p.add_argument(
+        "--server-args",
+        default="",
+        help="extra voxlite-server flags for the scheduler side, e.g. '--workers 2'",
+    )
     args = p.parse_args(argv)
     levels = [
         int(x)
@@ -260,7 +272,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         (workdir / "voices").mkdir()
         # The phrase cache is off: every reply is synthesized, as it would be for varied speech.
         results["voxlite, deadline scheduler"] = voxlite_ramp(
-            "voxlite deadline", ["--phrase-cache-mb", "0"], levels, seconds, workdir
+            "voxlite deadline",
+            ["--phrase-cache-mb", "0", *shlex.split(args.server_args)],
+            levels,
+            seconds,
+            workdir,
         )
         if "batch" not in skip:
             results["voxlite, deadline + batching (4)"] = voxlite_ramp(
@@ -287,13 +303,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             t = _common.Stats.of([1000 * x for x in lv.ttfa])
             rtf = _common.Stats.of(lv.rtf)
             rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
-                         lv.refused, rtf.p50, 100 * lv.cpu, len(lv.errors)])  # fmt: skip
+                         lv.refused, rtf.p50, 100 * lv.cpu, 100 * lv.client_cpu,
+                         len(lv.errors)])  # fmt: skip
     print()
     print(_common.table(
         f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
         f"({PLAYOUT * 1000:.0f} ms playout buffer)",
         ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused",
-         "rtf p50", "cpu %", "errors"],
+         "rtf p50", "server cpu %", "callers cpu %", "errors"],
         rows,
     ))  # fmt: skip
     for name, lvls in results.items():
@@ -312,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
                      "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
+                     "client_cpu": lv.client_cpu,
                      "errors": lv.errors[:5]}
                     for lv in lvls
                 ]

@@ -64,13 +64,15 @@ _ENCODING_TO_PROTO = {
     v: k for k, v in _ENCODINGS.items() if k != tts_pb2.AUDIO_ENCODING_UNSPECIFIED
 }
 MIN_RATE, MAX_RATE = 0.25, 4.0
-MAX_LOAD = 0.97
+MAX_LOAD = 0.93
 """New calls are refused while the model workers were busier than this over the last seconds
-(scheduler.LOAD_WINDOW): they are saturated, and queues only grow."""
-OVERLOAD_SECONDS = 0.25
-"""...or while the most urgent queued model job is this late: its listener is running out of
-audio (jobs are due 150 ms before that, and players buffer about 100 ms). Lower thresholds
-refused calls the server could carry in bench/capacity.py; these act only past saturation."""
+(scheduler.LOAD_WINDOW): they are saturated, and queues only grow..."""
+OVERLOAD_SECONDS = 0.0
+"""...or while a playing stream's next model job is past its deadline: its listener is down to
+its last 150 ms of audio (session.DEADLINE_LEAD). Measured with bench/capacity.py: higher
+thresholds (0.97 busy, 250 ms late) admitted calls until every caller stuttered; these keep the
+admitted calls in real time at any load, for a few refusals of calls the server could still have
+carried."""
 MAX_NOISE = 2.0
 
 
