@@ -68,11 +68,11 @@ MAX_LOAD = 0.93
 """New calls are refused while the model workers were busier than this over the last seconds
 (scheduler.LOAD_WINDOW): they are saturated, and queues only grow..."""
 OVERLOAD_SECONDS = 0.0
-"""...or while a playing stream's next model job is past its deadline: its listener is down to
-its last 150 ms of audio (session.DEADLINE_LEAD). Measured with bench/capacity.py: higher
-thresholds (0.97 busy, 250 ms late) admitted calls until every caller stuttered; these keep the
-admitted calls in real time at any load, for a few refusals of calls the server could still have
-carried."""
+"""...or while any queued model job is past its deadline: a playing stream is down to its last
+150 ms of audio (session.DEADLINE_LEAD), or a new stream's first audio waits behind others.
+Measured with bench/capacity.py: laxer thresholds (0.97 busy over 5 s, or 100 to 250 ms late)
+admitted calls until most callers stuttered; these keep the admitted calls in real time, for a
+few refusals at moderate load of calls the server could still have carried."""
 MAX_NOISE = 2.0
 
 

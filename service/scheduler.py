@@ -18,7 +18,7 @@ T = TypeVar("T")
 Item = Any
 
 
-LOAD_WINDOW = 5.0
+LOAD_WINDOW = 3.0
 """Seconds over which load() averages the workers' busy time."""
 
 
@@ -45,9 +45,6 @@ class Job:
     future: asyncio.Future[Any] = field(compare=False)
     loop: asyncio.AbstractEventLoop = field(compare=False)
     submitted: float = field(compare=False)
-    playing: bool = field(default=False, compare=False)
-    """Its listener is playing audio: past its deadline, they hear a gap. Otherwise a late job
-    only delays the start of audio (overdue() counts only playing jobs)."""
     state: str = field(default="queued", compare=False)  # queued, running, done, dropped
 
 
@@ -102,23 +99,14 @@ class Scheduler:
     # -- submitting ---------------------------------------------------------------------------
 
     def submit(
-        self,
-        fn: Callable[[], T] | None,
-        deadline: float | None,
-        *,
-        batch: Batch[T] | None = None,
+        self, fn: Callable[[], T] | None, deadline: float, *, batch: Batch[T] | None = None
     ) -> Job:
-        """Queue a job; await `job.future` for its result. Called on the event loop.
-
-        `deadline` is when its listener runs out of audio (minus a lead); None when they have
-        none in hand (a stream's first audio): due now."""
+        """Queue a job; await `job.future` for its result. Called on the event loop."""
         loop = asyncio.get_running_loop()
         # A job may carry its own batch description (session.WindowJob).
         batch = batch or getattr(fn, "batch", None)
-        now = time.monotonic()
-        due = now if deadline is None else deadline
         job = Job(
-            due, next(self._order), fn, batch, loop.create_future(), loop, now, deadline is not None
+            deadline, next(self._order), fn, batch, loop.create_future(), loop, time.monotonic()
         )
         with self._lock:
             if self._closed:
@@ -128,9 +116,9 @@ class Scheduler:
         return job
 
     async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
-        """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
+        """Run `fn` with `deadline` (default: now, i.e. as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, deadline)
+        job = self.submit(fn, time.monotonic() if deadline is None else deadline)
         result: T = await self.wait(job)
         return result
 
@@ -184,11 +172,10 @@ class Scheduler:
         return min(1.0, busy / (window * self.workers))
 
     def overdue(self, now: float | None = None) -> float:
-        """How far past its deadline the most urgent queued job of a playing stream is, in
-        seconds (0 if none): how close its listener is to a gap."""
+        """How far past its deadline the most urgent queued job is, in seconds (0 if none)."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            deadlines = [j.deadline for j in self._heap if j.state == "queued" and j.playing]
+            deadlines = [j.deadline for j in self._heap if j.state == "queued"]
         return max(0.0, now - min(deadlines)) if deadlines else 0.0
 
     def shutdown(self) -> None:

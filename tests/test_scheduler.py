@@ -67,31 +67,6 @@ def test_earliest_deadline_runs_first() -> None:
     assert asyncio.run(main()) == [1, 2, 3, 4, 5]
 
 
-def test_only_a_playing_streams_late_job_counts_as_overdue() -> None:
-    """A first job (no audio in hand, deadline None) that waits delays a start; a playing
-    stream's job past its deadline means a gap: only that one makes the server refuse calls."""
-
-    async def main() -> tuple[float, float]:
-        scheduler = Scheduler(1)
-        try:
-            gate, held = await with_worker_held(scheduler)
-            first = scheduler.submit(lambda: None, None)
-            await asyncio.sleep(0.05)
-            waiting_first = scheduler.overdue()
-            playing = scheduler.submit(lambda: None, time.monotonic() - 0.2)
-            with_playing = scheduler.overdue()
-            gate.set()
-            await held
-            await asyncio.gather(scheduler.wait(first), scheduler.wait(playing))
-            return waiting_first, with_playing
-        finally:
-            scheduler.shutdown()
-
-    waiting_first, with_playing = asyncio.run(main())
-    assert waiting_first == 0.0
-    assert with_playing >= 0.2
-
-
 def test_a_dropped_or_cancelled_job_never_runs() -> None:
     async def main() -> tuple[list[str], int]:
         scheduler = Scheduler(1)
