@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, Protocol, TypeVar
 
@@ -73,6 +74,10 @@ OVERLOAD_SECONDS = 0.0
 Measured with bench/capacity.py: laxer thresholds (0.97 busy over 5 s, or 100 to 250 ms late)
 admitted calls until most callers stuttered; these keep the admitted calls in real time, for a
 few refusals at moderate load of calls the server could still have carried."""
+BUSY_LOAD = 0.8
+BUSY_ADMIT_INTERVAL = 0.3
+"""Over BUSY_LOAD, at most one new call per this many seconds (about what the server finishes
+at capacity: 80 replies in 30 s in bench/capacity.py)."""
 MAX_NOISE = 2.0
 
 
@@ -101,6 +106,7 @@ class Admission:
         self.max_streams = max_streams
         self._overdue = overdue
         self._load = load
+        self._admitted_at = -math.inf
         self.active = 0
         self.ready = False
         self.draining = False
@@ -129,6 +135,15 @@ class Admission:
                 f"the server is at capacity (its model workers are {load:.0%} busy): retry in "
                 "a moment or on another replica"
             )
+        # Near capacity, calls are let in one at a time: the load is an average over seconds,
+        # and a crowd of retrying callers let in together would overshoot it.
+        now = time.monotonic()
+        if load > BUSY_LOAD and now - self._admitted_at < BUSY_ADMIT_INTERVAL:
+            raise Overloaded(
+                f"the server is near capacity (its model workers are {load:.0%} busy) and has "
+                "just taken another call: retry in a moment or on another replica"
+            )
+        self._admitted_at = now
         self.active += 1
         self.idle.clear()
 

@@ -20,6 +20,9 @@ Item = Any
 
 LOAD_WINDOW = 3.0
 """Seconds over which load() averages the workers' busy time."""
+START_GRACE = 0.1
+"""A job due at once (a stream's first audio) counts as late in overdue() once it has waited
+this long: a new call waits behind a backlog, not just behind the job that is running."""
 
 
 class JobDropped(Exception):
@@ -45,6 +48,10 @@ class Job:
     future: asyncio.Future[Any] = field(compare=False)
     loop: asyncio.AbstractEventLoop = field(compare=False)
     submitted: float = field(compare=False)
+    slack: bool = field(default=False, compare=False)
+    """It was queued before its deadline: if it is still queued after it, the workers are
+    behind. A job due at once (a stream's first audio, or one whose listener was left with
+    little audio by design: after the small first window) says nothing about the load."""
     state: str = field(default="queued", compare=False)  # queued, running, done, dropped
 
 
@@ -99,15 +106,22 @@ class Scheduler:
     # -- submitting ---------------------------------------------------------------------------
 
     def submit(
-        self, fn: Callable[[], T] | None, deadline: float, *, batch: Batch[T] | None = None
+        self,
+        fn: Callable[[], T] | None,
+        deadline: float | None,
+        *,
+        batch: Batch[T] | None = None,
     ) -> Job:
-        """Queue a job; await `job.future` for its result. Called on the event loop."""
+        """Queue a job; await `job.future` for its result. Called on the event loop.
+
+        `deadline` is when its listener runs out of audio (minus a lead); None when they have
+        none in hand (a stream's first audio): due now."""
         loop = asyncio.get_running_loop()
         # A job may carry its own batch description (session.WindowJob).
         batch = batch or getattr(fn, "batch", None)
-        job = Job(
-            deadline, next(self._order), fn, batch, loop.create_future(), loop, time.monotonic()
-        )
+        now = time.monotonic()
+        due = now if deadline is None else deadline
+        job = Job(due, next(self._order), fn, batch, loop.create_future(), loop, now, due > now)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the scheduler is shut down")
@@ -116,9 +130,9 @@ class Scheduler:
         return job
 
     async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
-        """Run `fn` with `deadline` (default: now, i.e. as soon as possible) and return its
+        """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, time.monotonic() if deadline is None else deadline)
+        job = self.submit(fn, deadline)
         result: T = await self.wait(job)
         return result
 
@@ -172,10 +186,15 @@ class Scheduler:
         return min(1.0, busy / (window * self.workers))
 
     def overdue(self, now: float | None = None) -> float:
-        """How far past its deadline the most urgent queued job is, in seconds (0 if none)."""
+        """How far past its deadline the most urgent queued job that had slack is, in
+        seconds (0 if none): how close its listener is to a gap."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            deadlines = [j.deadline for j in self._heap if j.state == "queued"]
+            deadlines = [
+                j.deadline if j.slack else j.submitted + START_GRACE
+                for j in self._heap
+                if j.state == "queued"
+            ]
         return max(0.0, now - min(deadlines)) if deadlines else 0.0
 
     def shutdown(self) -> None:

@@ -305,8 +305,10 @@ class Session:
         timed.batch = getattr(fn, "batch", None)  # type: ignore[attr-defined]
 
         # Due a little before the listener runs dry, so that the job is done by then, and so
-        # that a stream about to stall goes before a new stream's first audio.
-        deadline = max(self._heard_by - DEADLINE_LEAD, time.monotonic())
+        # that a stream about to stall goes before a new stream's first audio. A listener with
+        # no audio in hand waits already: due now (None).
+        heard = self._heard_by > time.monotonic()
+        deadline = self._heard_by - DEADLINE_LEAD if heard else None
         step = asyncio.ensure_future(self._run(timed, deadline))
         self._step = step
         try:

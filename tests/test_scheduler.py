@@ -67,6 +67,36 @@ def test_earliest_deadline_runs_first() -> None:
     assert asyncio.run(main()) == [1, 2, 3, 4, 5]
 
 
+def test_only_a_job_queued_with_slack_counts_as_overdue() -> None:
+    """A job due at once (a first window) or queued already past its deadline (after the small
+    first window) waits by design; one queued with slack that passes its deadline still queued
+    shows the workers behind: only that one makes the server refuse calls."""
+
+    async def main() -> tuple[float, float]:
+        scheduler = Scheduler(1)
+        try:
+            gate, held = await with_worker_held(scheduler)
+            jobs = [
+                scheduler.submit(lambda: None, None),
+                scheduler.submit(lambda: None, time.monotonic() - 0.2),
+            ]
+            await asyncio.sleep(0.05)
+            by_design = scheduler.overdue()
+            jobs.append(scheduler.submit(lambda: None, time.monotonic() + 0.02))
+            await asyncio.sleep(0.1)
+            behind = scheduler.overdue()
+            gate.set()
+            await held
+            await asyncio.gather(*(scheduler.wait(job) for job in jobs))
+            return by_design, behind
+        finally:
+            scheduler.shutdown()
+
+    by_design, behind = asyncio.run(main())
+    assert by_design == 0.0
+    assert behind >= 0.05
+
+
 def test_a_dropped_or_cancelled_job_never_runs() -> None:
     async def main() -> tuple[list[str], int]:
         scheduler = Scheduler(1)
