@@ -69,11 +69,12 @@ MAX_LOAD = 0.93
 """New calls are refused while the model workers were busier than this over the last seconds
 (scheduler.LOAD_WINDOW): they are saturated, and queues only grow..."""
 OVERLOAD_SECONDS = 0.0
-"""...or while any queued model job is past its deadline: a playing stream is down to its last
-150 ms of audio (session.DEADLINE_LEAD), or a new stream's first audio waits behind others.
-Measured with bench/capacity.py: laxer thresholds (0.97 busy over 5 s, or 100 to 250 ms late)
-admitted calls until most callers stuttered; these keep the admitted calls in real time, for a
-few refusals at moderate load of calls the server could still have carried."""
+"""...or while a queued model job is past its deadline: a playing stream is down to its last
+150 ms of audio (session.DEADLINE_LEAD), or a new stream's first window has waited longer than
+scheduler.START_GRACE. Measured with bench/capacity.py: laxer thresholds (0.97 busy over 5 s,
+or 100 to 250 ms late) admitted calls until most callers stuttered; these, with the pacing
+below, keep the admitted calls in real time, for a few refusals at moderate load of calls the
+server could still have carried."""
 BUSY_LOAD = 0.8
 BUSY_ADMIT_INTERVAL = 0.3
 """Over BUSY_LOAD, at most one new call per this many seconds (about what the server finishes
@@ -102,10 +103,12 @@ class Admission:
         max_streams: int,
         overdue: Callable[[], float] = lambda: 0.0,
         load: Callable[[], float] = lambda: 0.0,
+        queued: Callable[[], int] = lambda: 0,
     ) -> None:
         self.max_streams = max_streams
         self._overdue = overdue
         self._load = load
+        self._queued = queued
         self._admitted_at = -math.inf
         self.active = 0
         self.ready = False
@@ -130,7 +133,10 @@ class Admission:
                 f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
                 "retry in a moment or on another replica"
             )
-        if (load := self._load()) > MAX_LOAD:
+        # Busy workers with nothing waiting are one caller's calls back to back: nobody to
+        # protect. Busy with jobs waiting, they are behind.
+        load = self._load() if self._queued() else 0.0
+        if load > MAX_LOAD:
             raise Overloaded(
                 f"the server is at capacity (its model workers are {load:.0%} busy): retry in "
                 "a moment or on another replica"

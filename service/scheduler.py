@@ -322,6 +322,10 @@ class ThreadPerStream:
     def jobs_total(self) -> int:
         return self.stats.jobs_run
 
+    @property
+    def queued(self) -> int:
+        return 0
+
     def overdue(self, now: float | None = None) -> float:
         return 0.0
 

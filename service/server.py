@@ -61,7 +61,10 @@ class VoxliteServer:
             cache = self.cache
             self.metrics.track_cache(lambda: cache.stats.bytes)
         self.admission = Admission(
-            config.max_streams, overdue=self.scheduler.overdue, load=self.scheduler.load
+            config.max_streams,
+            overdue=self.scheduler.overdue,
+            load=self.scheduler.load,
+            queued=lambda: self.scheduler.queued,
         )
         self.health = health.aio.HealthServicer()
         self.metrics_port = 0

@@ -234,13 +234,17 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
         release = threading.Event()
 
         async def occupy() -> None:
-            # Model work that keeps the only worker busy for the whole load window.
-            await scheduler.run(lambda: release.wait(timeout=30))
+            # Model work that keeps the only worker busy for the whole load window, and more
+            # work waiting behind it.
+            await asyncio.gather(
+                scheduler.run(lambda: release.wait(timeout=30)),
+                scheduler.run(lambda: None, time.monotonic() + 60),
+            )
 
         busy = asyncio.run_coroutine_threadsafe(occupy(), srv.loop)
         with srv.channel() as channel:
             stub = srv.stub(channel)
-            wait_until(lambda: scheduler.load() > MAX_LOAD)
+            wait_until(lambda: scheduler.load() > MAX_LOAD and scheduler.queued > 0)
             with pytest.raises(grpc.RpcError) as refused:
                 list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=10))
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -251,5 +255,25 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
             wait_until(lambda: scheduler.load() <= MAX_LOAD, timeout=10)
             responses = list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=30))
             assert responses[-1].WhichOneof("response") == "summary"
+    finally:
+        srv.close()
+
+
+def test_one_callers_calls_back_to_back_are_never_refused(cache_dir: Path, tmp_path: Path) -> None:
+    """Calls one after another keep the only worker busy, but with nothing waiting there is
+    nobody to protect: a batch client is served, not told the server is at capacity."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, workers=1, phrase_cache_mb=0))
+    try:
+        scheduler = srv.server.scheduler
+        assert isinstance(scheduler, Scheduler)
+        text = "This sentence is long enough to keep the only worker busy for a while."
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            loads = []
+            for _ in range(12):
+                responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text), timeout=30))
+                assert responses[-1].WhichOneof("response") == "summary"
+                loads.append(scheduler.load())
+        assert max(loads) > MAX_LOAD, f"the worker was never busy enough to test: {loads}"
     finally:
         srv.close()
