@@ -69,6 +69,15 @@ def voxlite_argv(port: int, voices_dir: Path, *extra: str) -> list[str]:
     ]
 
 
+def piper_argv(port: int) -> list[str]:
+    """Piper's own HTTP server (piper-tts) on the embedded default voice: the baseline."""
+    from voxlite.service.registry import embedded_voice_files
+
+    model, _ = embedded_voice_files()
+    return [sys.executable, "-m", "piper.http_server", "-m", str(model), "--host", "127.0.0.1",
+            "--port", str(port)]  # fmt: skip
+
+
 def wait_serving(child: Child, channel: grpc.Channel) -> None:
     """Until grpc health reports SERVING: a Watch stream answers on each change, no sleeping."""
     stub = health_pb2_grpc.HealthStub(channel)

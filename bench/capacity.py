@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from voxlite.service.registry import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
 from . import _common
-from ._servers import Child, free_port, spawn, voxlite_argv, wait_serving
+from ._servers import Child, free_port, piper_argv, spawn, voxlite_argv, wait_serving
 from .corpus import REPLIES
 from .ttfa import wait_http
 
@@ -213,21 +212,8 @@ def voxlite_ramp(
 
 
 def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Level]:
-    import sys
-
     port = free_port()
-    model, _ = embedded_voice_files()
-    argv = [
-        sys.executable,
-        "-m",
-        "piper.http_server",
-        "-m",
-        str(model),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
+    argv = piper_argv(port)
     child: Child = spawn("piper-http", argv, workdir)
     try:
         wait_http(child, port)
@@ -280,29 +266,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         workdir = Path(tmp)
         (workdir / "voices").mkdir()
         # The phrase cache is off: every reply is synthesized, as it would be for varied speech.
-        results["voxlite, deadline scheduler"] = voxlite_ramp(
-            "voxlite deadline",
-            ["--phrase-cache-mb", "0", *shlex.split(args.server_args)],
-            levels,
-            seconds,
-            workdir,
-        )
-        if "batch" not in skip:
-            results["voxlite, deadline + batching (4)"] = voxlite_ramp(
-                "voxlite batch",
-                ["--phrase-cache-mb", "0", "--batch-vocoder", "4"],
-                levels,
-                seconds,
-                workdir,
-            )
-        if "threads" not in skip:
-            results["voxlite, one thread per stream"] = voxlite_ramp(
-                "voxlite threads",
-                ["--phrase-cache-mb", "0", "--scheduler", "thread-per-stream"],
-                levels,
-                seconds,
-                workdir,
-            )
+        sides = [
+            ("", "voxlite, deadline scheduler", shlex.split(args.server_args)),
+            ("batch", "voxlite, deadline + batching (4)", ["--batch-vocoder", "4"]),
+            ("threads", "voxlite, one thread per stream", ["--scheduler", "thread-per-stream"]),
+        ]
+        for side, name, extra in sides:
+            if side not in skip:
+                label = "voxlite " + (side or "deadline")
+                results[name] = voxlite_ramp(
+                    label, ["--phrase-cache-mb", "0", *extra], levels, seconds, workdir
+                )
         if "piper" not in skip:
             results["piper http_server"] = piper_ramp(levels, seconds, workdir)
 

@@ -7,7 +7,6 @@ import http.client
 import importlib.util
 import json
 import re
-import sys
 import tempfile
 import time
 import urllib.error
@@ -17,11 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from voxlite.service.registry import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import _common
-from ._servers import START_TIMEOUT, Child, free_port, spawn, voxlite_argv, wait_serving
+from ._servers import (
+    START_TIMEOUT,
+    Child,
+    free_port,
+    piper_argv,
+    spawn,
+    voxlite_argv,
+    wait_serving,
+)
 from .corpus import REPLIES
 
 CALL_TIMEOUT = 60.0
@@ -216,7 +222,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     if importlib.util.find_spec("flask") is None:
         p.error("Piper's HTTP server needs Flask: pip install -e '.[bench]'")
-    model, _ = embedded_voice_files()
     with tempfile.TemporaryDirectory(prefix="voxlite-bench-") as tmp:
         workdir = Path(tmp)
         voices_dir = workdir / "voices"
@@ -225,27 +230,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         children: list[Child] = []
         try:
             started = time.monotonic()
-            vox = spawn("voxlite-server", voxlite_argv(vox_port, voices_dir), workdir)
+            # The phrase cache is off: the rounds repeat the replies, which it would replay.
+            argv = voxlite_argv(vox_port, voices_dir, "--phrase-cache-mb", "0")
+            vox = spawn("voxlite-server", argv, workdir)
             children.append(vox)
             with grpc.insecure_channel(f"127.0.0.1:{vox_port}") as channel:
                 wait_serving(vox, channel)
                 vox_start = time.monotonic() - started
                 started = time.monotonic()
-                piper = spawn(
-                    "piper-http",
-                    [
-                        sys.executable,
-                        "-m",
-                        "piper.http_server",
-                        "-m",
-                        str(model),
-                        "--host",
-                        "127.0.0.1",
-                        "--port",
-                        str(piper_port),
-                    ],
-                    workdir,
-                )
+                piper = spawn("piper-http", piper_argv(piper_port), workdir)
                 children.append(piper)
                 wait_http(piper, piper_port)
                 piper_start = time.monotonic() - started

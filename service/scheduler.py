@@ -68,7 +68,22 @@ class SchedulerStats:
     """How late the last job started, against its deadline (0 if on time)."""
 
 
-class Scheduler:
+class _Counted:
+    """What both schedulers report from their stats (tests, metrics)."""
+
+    stats: SchedulerStats
+
+    @property
+    def jobs_running(self) -> int:
+        """Jobs running right now (tests check it drops to zero after cancels)."""
+        return self.stats.running
+
+    @property
+    def jobs_total(self) -> int:
+        return self.stats.jobs_run
+
+
+class Scheduler(_Counted):
     """Runs blocking jobs on `workers` threads, the job with the nearest deadline first.
 
     A stream's deadline for its next job is when its listener would run out of audio: a stream
@@ -159,15 +174,6 @@ class Scheduler:
     def runner(self) -> SharedRunner:
         """What a session runs its jobs with: this scheduler, shared with every other stream."""
         return SharedRunner(self)
-
-    @property
-    def jobs_running(self) -> int:
-        """Workers busy right now (tests check it drops to zero after cancels)."""
-        return self.stats.running
-
-    @property
-    def jobs_total(self) -> int:
-        return self.stats.jobs_run
 
     @property
     def queued(self) -> int:
@@ -304,7 +310,7 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-class ThreadPerStream:
+class ThreadPerStream(_Counted):
     """The baseline the capacity benchmark compares with: each stream runs its own jobs on its
     own thread, in arrival order, with no shared pool and no deadlines."""
 
@@ -313,14 +319,6 @@ class ThreadPerStream:
 
     def runner(self) -> StreamRunner:
         return StreamRunner(self.stats)
-
-    @property
-    def jobs_running(self) -> int:
-        return self.stats.running
-
-    @property
-    def jobs_total(self) -> int:
-        return self.stats.jobs_run
 
     @property
     def queued(self) -> int:
