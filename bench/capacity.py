@@ -286,14 +286,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             t = _common.Stats.of([1000 * x for x in lv.ttfa])
             rtf = _common.Stats.of(lv.rtf)
             rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
-                         lv.refused, rtf.p50, 100 * lv.cpu, 100 * lv.client_cpu,
-                         len(lv.errors)])  # fmt: skip
+                         lv.refused, lv.calls / seconds, rtf.p50, 100 * lv.cpu,
+                         100 * lv.client_cpu, len(lv.errors)])  # fmt: skip
     print()
     print(_common.table(
         f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
         f"({PLAYOUT * 1000:.0f} ms playout buffer)",
         ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused",
-         "rtf p50", "server cpu %", "callers cpu %", "errors"],
+         "calls/s", "rtf p50", "server cpu %", "callers cpu %", "errors"],
         rows,
     ))  # fmt: skip
     for name, lvls in results.items():
@@ -312,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
+                     "calls_per_second": lv.calls / seconds,
                      "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
                      "client_cpu": lv.client_cpu,
                      "errors": lv.errors[:5]}
