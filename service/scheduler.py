@@ -64,8 +64,6 @@ class SchedulerStats:
     batches: int = 0
     batched_jobs: int = 0
     running: int = 0
-    late_seconds: float = 0.0
-    """How late the last job started, against its deadline (0 if on time)."""
 
 
 class _Counted:
@@ -256,7 +254,6 @@ class Scheduler(_Counted):
             started = time.monotonic()
             with self._lock:
                 self._running[me] = started
-            self.stats.late_seconds = max(0.0, started - jobs[0].deadline)
             if self._on_wait is not None:
                 for job in jobs:
                     self._on_wait(started - job.submitted)
