@@ -4,6 +4,7 @@ same ramp with the scheduler replaced by one thread per stream, and Piper's HTTP
 
 from __future__ import annotations
 
+import collections
 import http.client
 import json
 import os
@@ -46,6 +47,8 @@ class Level:
     errors: list[str] = field(default_factory=list)
     refused: int = 0
     """Calls refused with RESOURCE_EXHAUSTED (the server at capacity): the caller retries."""
+    refusals: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Why, by the start of the server's message (which names the reason)."""
     rtf: list[float] = field(default_factory=list)
     cpu: float = 0.0
     """The server's CPU use, as a share of the machine."""
@@ -61,6 +64,19 @@ class Level:
     def ok(self) -> bool:
         """In time, and no caller turned away: the server carries this many live voices."""
         return self.in_time() and not self.refused
+
+
+def refusal_reason(details: str) -> str:
+    """The reason in a refusal's message, in a word."""
+    for words, reason in (
+        ("runs", "late"),  # "its model work runs 30 ms late"
+        ("just taken", "pacing"),
+        ("busy", "busy"),
+        ("concurrent streams", "max-streams"),
+    ):
+        if words in details:
+            return reason
+    return "other"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -99,6 +115,7 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
         with level.lock:
             if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 level.refused += 1
+                level.refusals[refusal_reason(exc.details() or "")] += 1
                 return time.monotonic() + RETRY_AFTER
             level.errors.append(f"{exc.code().name}: {exc.details()}")
         return time.monotonic()
@@ -143,13 +160,13 @@ def piper_call(port: int, text: str, level: Level) -> float:
 
 def run_level(call: Callable[[str, Level], float], callers: int, seconds: float, pid: int) -> Level:
     level = Level(callers)
-    stop = time.monotonic() + seconds
-    cpu_start, wall_start = cpu_seconds(pid), time.monotonic()
-    client_start = time.process_time()
+    start = time.monotonic()
+    ramp = min(2.0, seconds / 4)
+    stop = start + seconds
 
     def caller(seed: int) -> None:
         rng = random.Random(seed)
-        time.sleep(rng.random() * min(2.0, seconds / 4))  # callers do not all start at once
+        time.sleep(rng.random() * ramp)  # callers do not all start at once
         while time.monotonic() < stop:
             played = call(rng.choice(REPLIES), level)
             time.sleep(max(0.0, played - time.monotonic()))
@@ -157,11 +174,16 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
     threads = [threading.Thread(target=caller, args=(i,), daemon=True) for i in range(callers)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(timeout=seconds + 180)
+    # CPU while every caller is in: after the ramp, until the level's end (the last calls
+    # that play out after it would dilute it).
+    time.sleep(ramp)
+    cpu_start, client_start, wall_start = cpu_seconds(pid), time.process_time(), time.monotonic()
+    time.sleep(max(0.0, stop - time.monotonic()))
     wall = time.monotonic() - wall_start
     level.cpu = (cpu_seconds(pid) - cpu_start) / wall / (os.cpu_count() or 1)
     level.client_cpu = (time.process_time() - client_start) / wall / (os.cpu_count() or 1)
+    for t in threads:
+        t.join(timeout=seconds + 180)
     return level
 
 
@@ -176,7 +198,8 @@ def ramp(
         t = _common.Stats.of([1000 * x for x in level.ttfa])
         print(f"  {name}: {n:3d} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "
               f"underrun calls {level.underrun_calls}/{level.calls} "
-              f"({level.underrun_seconds:.2f} s)  refused {level.refused}  "
+              f"({level.underrun_seconds:.2f} s)  refused {level.refused} "
+              f"{dict(level.refusals) or ''}  "
               f"errors {len(level.errors)}  "
               f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)",
               flush=True)  # fmt: skip
@@ -312,6 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
+                     "refusals": dict(lv.refusals),
                      "calls_per_second": lv.calls / seconds,
                      "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
                      "client_cpu": lv.client_cpu,

@@ -1,16 +1,27 @@
-"""Time to first PCM and real-time factor: voxlite's engine against PiperVoice.synthesize."""
+"""Time to first PCM and real-time factor: voxlite's engine against PiperVoice.synthesize;
+then how much audio per second the machine synthesizes with every core busy, with the ways
+the server could run its model work."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from piper import PiperVoice
-from voxlite.service.graph import SplitCache
+from voxlite.service.graph import SplitCache, split_graph
 from voxlite.service.registry import VoiceRegistry, embedded_voice_files
 from voxlite.service.segmenter import Segmenter
-from voxlite.service.voice import OrtSettings, SynthesisParams, VocoderSchedule, Voice
+from voxlite.service.voice import (
+    OrtSettings,
+    SynthesisParams,
+    Voice,
+    read_voice_info,
+    wide_runs,
+)
 
 from . import _common
 from .corpus import REPLIES
@@ -32,31 +43,73 @@ class Engine:
     runs: list[Run] = field(default_factory=list)
 
 
-def voxlite_engine(name: str, voice: Voice) -> Engine:
-    """The server's path: segmenter, then each segment window by window, in order."""
+def speak_windows(voice: Voice, text: str, ahead: int = 0) -> Iterator[int]:
+    """The server's path: segmenter, then each segment window by window, in order; yields
+    each window's samples. `ahead`: frames the listener has in hand (windows grow to match)."""
     params: SynthesisParams = voice.params()  # the voice's own noise settings
-    schedule = VocoderSchedule()
+    segmenter = Segmenter()
+    for segment in [*segmenter.push(text), *segmenter.flush()]:
+        if not segment.strip():
+            continue
+        synth = voice.segment(segment.strip(), params, voice.schedule)
+        while (window := synth.next_window(ahead)) is not None:
+            yield window.size
+
+
+def voxlite_engine(name: str, voice: Voice, *, wide: bool = False) -> Engine:
+    """One reply at a time; `wide`: every run with the wide sessions (an idle server's)."""
     rate = voice.info.native_rate
 
     def speak(text: str) -> Run:
         start = time.perf_counter()
         first: float | None = None
         samples = 0
-        segmenter = Segmenter()
-        for segment in [*segmenter.push(text), *segmenter.flush()]:
-            if not segment.strip():
-                continue
-            synth = voice.segment(segment.strip(), params, schedule)
-            while (window := synth.next_window()) is not None:
+        with wide_runs() if wide else contextlib.nullcontext():
+            for size in speak_windows(voice, text):
                 if first is None:
                     first = time.perf_counter()
-                samples += window.size
+                samples += size
         end = time.perf_counter()
         if first is None:
             raise RuntimeError(f"no audio for {text!r}")
         return Run(first - start, end - start, samples / rate)
 
     return Engine(name, speak)
+
+
+@dataclass(frozen=True)
+class Throughput:
+    audio_per_second: float
+    """Seconds of audio synthesized per wall-clock second."""
+    cpu: float
+    """Share of all cores used by this process."""
+
+
+def throughput(voice: Voice, workers: int, seconds: float, *, wide: bool = False) -> Throughput:
+    """`workers` threads each speak the corpus back to back for `seconds`, windows as large as
+    under load (listeners with audio in hand), as the server's workers would with streams
+    waiting; `wide`: each run with the wide sessions."""
+    rate = voice.info.native_rate
+    samples = [0] * workers
+    stop = time.monotonic() + seconds
+
+    def work(k: int) -> None:
+        turn = k
+        with wide_runs() if wide else contextlib.nullcontext():
+            while time.monotonic() < stop:
+                for size in speak_windows(voice, REPLIES[turn % len(REPLIES)], ahead=1000):
+                    samples[k] += size
+                turn += 1
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
+    start, cpu_start = time.monotonic(), os.times()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall, cpu_end = time.monotonic() - start, os.times()
+    cpu = cpu_end.user - cpu_start.user + cpu_end.system - cpu_start.system
+    return Throughput(sum(samples) / rate / wall, cpu / wall / (os.cpu_count() or 1))
 
 
 def piper_engine(name: str, voice: PiperVoice) -> Engine:
@@ -78,14 +131,22 @@ def piper_engine(name: str, voice: PiperVoice) -> Engine:
     return Engine(name, speak)
 
 
-def load_voxlite(threads: int) -> Voice:
+def load_voxlite(settings: OrtSettings) -> Voice:
     registry = VoiceRegistry(
-        voices_dir=None,
-        cache=SplitCache(_common.cache_dir()),
-        ort_settings=OrtSettings(intra_op_threads=threads),
+        voices_dir=None, cache=SplitCache(_common.cache_dir()), ort_settings=settings
     )
     registry.load()  # also calibrates, which runs every vocoder window size once
     return registry.default
+
+
+def plain_split_voice(settings: OrtSettings) -> Voice:
+    """The default voice split without the 2-D convolutions (graph._convs_as_2d)."""
+    model, config = embedded_voice_files()
+    info, config_dict = read_voice_info(model, config)
+    split = split_graph(model.read_bytes(), model, conv_2d=False)
+    voice = Voice(info, config_dict, split, settings, threading.Lock())
+    voice.calibrate("Sure, I can help with that.")
+    return voice
 
 
 def measure(engines: Sequence[Engine], texts: Sequence[str], rounds: int, warmup: int) -> None:
@@ -110,14 +171,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     warmup = 3 if args.quick else len(REPLIES)
 
     model, _ = embedded_voice_files()
-    default = OrtSettings().intra_op_threads
+    voice = load_voxlite(OrtSettings(intra_op_threads=1, wide_threads=2))
     engines = [
-        voxlite_engine(
-            f"voxlite, 1 intra-op thread{' (default)' * (default == 1)}", load_voxlite(1)
-        ),
-        voxlite_engine(
-            f"voxlite, 2 intra-op threads{' (default)' * (default == 2)}", load_voxlite(2)
-        ),
+        voxlite_engine("voxlite, 1 thread (each worker, busy server)", voice),
+        voxlite_engine("voxlite, 2 threads (wide runs, idle server)", voice, wide=True),
         piper_engine(
             "piper PiperVoice.synthesize (ort default: all cores)", PiperVoice.load(model)
         ),
@@ -159,6 +216,29 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows,
         )
     )
+
+    # Every core busy: what the scheduler's workers can carry, by how they run.
+    seconds = 8.0 if args.quick else 20.0
+    plain = plain_split_voice(OrtSettings(intra_op_threads=1, wide_threads=1))
+    ways = [
+        ("2 workers x 1 thread, 2-D vocoder (the server, busy)", voice, 2, False),
+        ("2 workers x 1 thread, 1-D vocoder (the plain split)", plain, 2, False),
+        ("1 worker x 2 threads (wide runs back to back)", voice, 1, True),
+        ("1 worker x 1 thread", voice, 1, False),
+    ]
+    speeds = {name: throughput(v, n, seconds, wide=wide) for name, v, n, wide in ways}
+    base = speeds[ways[2][0]].audio_per_second
+    print(
+        _common.table(
+            f"throughput: workers speaking the corpus back to back for {seconds:.0f} s, windows "
+            "as under load",
+            ["how", "audio s per s", "vs 1x2 threads", "cpu %"],
+            [
+                [name, t.audio_per_second, t.audio_per_second / base, 100 * t.cpu]
+                for name, t in speeds.items()
+            ],
+        )
+    )
     _common.write_json(
         args.json,
         {
@@ -174,6 +254,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for e in engines
             },
             "ratios_piper_over_voxlite": ratios,
+            "throughput": {
+                name: {"audio_per_second": t.audio_per_second, "cpu": t.cpu}
+                for name, t in speeds.items()
+            },
         },
     )
 

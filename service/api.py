@@ -70,15 +70,18 @@ MAX_LOAD = 0.93
 (scheduler.LOAD_WINDOW): they are saturated, and queues only grow..."""
 OVERLOAD_SECONDS = 0.0
 """...or while a queued model job is past its deadline: a playing stream is down to its last
-150 ms of audio (session.DEADLINE_LEAD), or a new stream's first window has waited longer than
+300 ms of audio (session.DEADLINE_LEAD), or a new stream's first window has waited longer than
 scheduler.START_GRACE. Measured with bench/capacity.py: laxer thresholds (0.97 busy over 5 s,
 or 100 to 250 ms late) admitted calls until most callers stuttered; these, with the pacing
-below, keep the admitted calls in real time, for a few refusals at moderate load of calls the
-server could still have carried."""
+below, keep the admitted calls in real time."""
+BUSY_SLACK = 0.5
+"""The load counts only while a queued job is due within this many seconds: its listener has
+under BUSY_SLACK + session.DEADLINE_LEAD seconds of audio in hand. Workers kept busy by
+streams synthesizing ahead of their listeners are no reason to refuse a call."""
 BUSY_LOAD = 0.8
-BUSY_ADMIT_INTERVAL = 0.3
+BUSY_ADMIT_INTERVAL = 0.2
 """Over BUSY_LOAD, at most one new call per this many seconds (about what the server finishes
-at capacity: 80 replies in 30 s in bench/capacity.py)."""
+at capacity: 100 replies in 30 s in bench/capacity.py)."""
 MAX_NOISE = 2.0
 
 
@@ -103,12 +106,12 @@ class Admission:
         max_streams: int,
         overdue: Callable[[], float] = lambda: 0.0,
         load: Callable[[], float] = lambda: 0.0,
-        queued: Callable[[], int] = lambda: 0,
+        slack: Callable[[], float] = lambda: math.inf,
     ) -> None:
         self.max_streams = max_streams
         self._overdue = overdue
         self._load = load
-        self._queued = queued
+        self._slack = slack
         self._admitted_at = -math.inf
         self.active = 0
         self.ready = False
@@ -133,9 +136,11 @@ class Admission:
                 f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
                 "retry in a moment or on another replica"
             )
-        # Busy workers with nothing waiting are one caller's calls back to back: nobody to
-        # protect. Busy with jobs waiting, they are behind.
-        load = self._load() if self._queued() else 0.0
+        # Busy workers are a danger only to streams with little audio in hand. With nothing
+        # waiting they are one caller's calls back to back; with every waiting job due in a
+        # while they are streams synthesizing ahead of their listeners. Neither is a reason
+        # to turn a caller away.
+        load = self._load() if self._slack() < BUSY_SLACK else 0.0
         if load > MAX_LOAD:
             raise Overloaded(
                 f"the server is at capacity (its model workers are {load:.0%} busy): retry in "

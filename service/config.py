@@ -106,7 +106,14 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         help="end streams idle this long (default 300, 0: never)",
     )
-    p.add_argument("--ort-threads", type=int, help="onnxruntime threads per run (default 2)")
+    p.add_argument(
+        "--ort-threads", type=int, help="onnxruntime threads per run while runs share (default 1)"
+    )
+    p.add_argument(
+        "--wide-threads",
+        type=int,
+        help="threads of an urgent run that has the machine to itself (default 2; 1: never)",
+    )
     p.add_argument(
         "--scheduler", choices=["deadline", "thread-per-stream"], help="(default deadline)"
     )
@@ -175,6 +182,7 @@ def config_from_args(
         "max_text_chars": int,
         "workers": int,
         "ort_threads": int,
+        "wide_threads": int,
         "grace_seconds": float,
         "idle_timeout_seconds": float,
         "batch_vocoder": int,
@@ -200,8 +208,15 @@ def config_from_args(
         values["cache_dir"] = (
             None if values["cache_dir"] == "none" else Path(str(values["cache_dir"]))
         )
-    if "ort_threads" in values:
-        values["ort"] = OrtSettings(intra_op_threads=int(str(values.pop("ort_threads"))))
+    if "ort_threads" in values or "wide_threads" in values:
+        default = OrtSettings()
+        ort = OrtSettings(
+            intra_op_threads=int(str(values.pop("ort_threads", default.intra_op_threads))),
+            wide_threads=int(str(values.pop("wide_threads", default.wide_threads))),
+        )
+        if min(ort.intra_op_threads, ort.wide_threads) < 1:
+            parser.error("--ort-threads and --wide-threads must be >= 1")
+        values["ort"] = ort
     for key in ("port", "max_streams", "max_text_chars", "workers"):
         if key in values and int(str(values[key])) < (0 if key in ("port", "workers") else 1):
             low = ">= 0" if key in ("port", "workers") else ">= 1"

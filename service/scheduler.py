@@ -8,6 +8,7 @@ import collections
 import contextlib
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -64,6 +65,8 @@ class SchedulerStats:
     batches: int = 0
     batched_jobs: int = 0
     running: int = 0
+    wide_runs: int = 0
+    """Jobs run with the machine to themselves (Scheduler's `wide`)."""
 
 
 class _Counted:
@@ -89,6 +92,12 @@ class Scheduler(_Counted):
     once. Deadlines are `time.monotonic()` values (the event loop's clock on Linux).
 
     With `batch_size` > 1, queued jobs marked with the same `Batch.key` run as one call.
+
+    With `wide`, a job due at once (no slack: a stream's first audio) that finds no other job
+    running or queued runs inside `wide()` (more threads per model run, voice.wide_runs) and
+    has the machine to itself: the other workers start nothing until it ends. Busy, the
+    workers run one job each, which carries the most streams; idle, the first audio comes
+    sooner.
     """
 
     def __init__(
@@ -97,15 +106,18 @@ class Scheduler(_Counted):
         *,
         batch_size: int = 1,
         on_wait: Callable[[float], None] | None = None,
+        wide: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
     ) -> None:
         self.workers = workers
         self.batch_size = batch_size
         self.stats = SchedulerStats()
         self._on_wait = on_wait
+        self._wide = wide
+        self._wide_running = False
         self._heap: list[Job] = []
-        # (end, seconds) of the jobs finished lately, and when the running ones started: load().
-        self._recent: collections.deque[tuple[float, float]] = collections.deque()
-        self._running: dict[int, float] = {}
+        # (end, seconds, workers held) of the jobs finished lately, and the running ones: load().
+        self._recent: collections.deque[tuple[float, float, int]] = collections.deque()
+        self._running: dict[int, tuple[float, int]] = {}  # worker: (start, workers held)
         self._lock = threading.Condition()
         self._order = itertools.count()
         self._closed = False
@@ -185,8 +197,10 @@ class Scheduler(_Counted):
         with self._lock:
             while self._recent and self._recent[0][0] < since:
                 self._recent.popleft()
-            busy = sum(min(seconds, end - since) for end, seconds in self._recent)
-            busy += sum(now - max(start, since) for start in self._running.values())
+            busy = sum(min(seconds, end - since) * weight for end, seconds, weight in self._recent)
+            busy += sum(
+                (now - max(start, since)) * weight for start, weight in self._running.values()
+            )
         return min(1.0, busy / (window * self.workers))
 
     def overdue(self, now: float | None = None) -> float:
@@ -200,6 +214,14 @@ class Scheduler(_Counted):
                 if j.state == "queued"
             ]
         return max(0.0, now - min(deadlines)) if deadlines else 0.0
+
+    def slack(self, now: float | None = None) -> float:
+        """Seconds until the most urgent queued job is due (0 if one is due already; infinity
+        if nothing is queued): how far ahead of their listeners the streams are."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            due = min((j.deadline for j in self._heap if j.state == "queued"), default=math.inf)
+        return max(0.0, due - now)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -216,13 +238,14 @@ class Scheduler(_Counted):
 
     # -- the workers --------------------------------------------------------------------------
 
-    def _take(self) -> list[Job] | None:
-        """The next job (and any batchable companions), or None when shut down."""
+    def _take(self) -> tuple[list[Job], bool] | None:
+        """The next job (and any batchable companions), and whether it runs wide; None when
+        shut down."""
         with self._lock:
             while True:
                 while self._heap and self._heap[0].state != "queued":
                     heapq.heappop(self._heap)
-                if self._heap:
+                if self._heap and not self._wide_running:
                     break
                 if self._closed:
                     return None
@@ -233,8 +256,16 @@ class Scheduler(_Counted):
                 jobs += self._companions(first.batch.key)
             for job in jobs:
                 job.state = "running"
+            wide = (
+                self._wide is not None
+                and not first.slack
+                and not self._running
+                and not any(j.state == "queued" for j in self._heap)
+            )
+            self._wide_running = wide
             self.stats.running += 1
-            return jobs
+            self.stats.wide_runs += wide
+            return jobs, wide
 
     def _companions(self, key: Hashable) -> list[Job]:
         """Queued jobs with the same batch key, nearest deadline first (lock held)."""
@@ -250,41 +281,49 @@ class Scheduler(_Counted):
 
     def _work(self) -> None:
         me = threading.get_ident()
-        while (jobs := self._take()) is not None:
+        while (taken := self._take()) is not None:
+            jobs, wide = taken
             started = time.monotonic()
             with self._lock:
-                self._running[me] = started
+                # A wide run holds every worker.
+                weight = self.workers if wide else 1
+                self._running[me] = (started, weight)
             if self._on_wait is not None:
                 for job in jobs:
                     self._on_wait(started - job.submitted)
             results: Sequence[Any]
             error: BaseException | None = None
             try:
-                if len(jobs) == 1 and jobs[0].fn is not None:
-                    results = [jobs[0].fn()]
-                elif len(jobs) == 1:
-                    batch = jobs[0].batch
-                    assert batch is not None
-                    results = batch.run([batch.item])
-                else:
-                    batch = jobs[0].batch
-                    assert batch is not None
-                    results = batch.run([j.batch.item for j in jobs if j.batch is not None])
-                    self.stats.batches += 1
-                    self.stats.batched_jobs += len(jobs)
+                width = self._wide() if wide and self._wide else contextlib.nullcontext()
+                with width:
+                    results = self._run(jobs)
             except BaseException as exc:  # handed to the awaiting coroutine
                 error, results = exc, [None] * len(jobs)
             with self._lock:
                 ended = time.monotonic()
-                self._recent.append((ended, ended - started))
+                self._recent.append((ended, ended - started, weight))
                 del self._running[me]
                 self.stats.jobs_run += len(jobs)
                 self.stats.running -= 1
                 for job in jobs:
                     job.state = "done"
+                if wide:
+                    self._wide_running = False
+                    self._lock.notify_all()
             for job, result in zip(jobs, results, strict=True):
                 with contextlib.suppress(RuntimeError):  # its event loop is already closed
                     job.loop.call_soon_threadsafe(_settle, job.future, result, error)
+
+    def _run(self, jobs: list[Job]) -> Sequence[Any]:
+        if len(jobs) == 1 and jobs[0].fn is not None:
+            return [jobs[0].fn()]
+        batch = jobs[0].batch
+        assert batch is not None
+        results = batch.run([j.batch.item for j in jobs if j.batch is not None])
+        if len(jobs) > 1:
+            self.stats.batches += 1
+            self.stats.batched_jobs += len(jobs)
+        return results
 
 
 class SharedRunner:
@@ -326,6 +365,9 @@ class ThreadPerStream(_Counted):
 
     def load(self, window: float = LOAD_WINDOW) -> float:
         return 0.0
+
+    def slack(self, now: float | None = None) -> float:
+        return math.inf
 
     def shutdown(self) -> None:
         pass

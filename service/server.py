@@ -21,6 +21,7 @@ from .metrics import Metrics
 from .registry import VoiceRegistry
 from .scheduler import Scheduler, ThreadPerStream
 from .security import TokenAuth, server_credentials
+from .voice import wide_runs
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,7 +49,10 @@ class VoxliteServer:
             ThreadPerStream()
             if config.scheduler == "thread-per-stream"
             else Scheduler(
-                workers, batch_size=config.batch_vocoder, on_wait=self.metrics.queue_wait
+                workers,
+                batch_size=config.batch_vocoder,
+                on_wait=self.metrics.queue_wait,
+                wide=wide_runs if config.ort.wide else None,
             )
         )
         self.cache = None
@@ -64,7 +68,7 @@ class VoxliteServer:
             config.max_streams,
             overdue=self.scheduler.overdue,
             load=self.scheduler.load,
-            queued=lambda: self.scheduler.queued,
+            slack=self.scheduler.slack,
         )
         self.health = health.aio.HealthServicer()
         self.metrics_port = 0

@@ -30,8 +30,11 @@ class Runner(Protocol):
     def __call__(self, fn: Callable[[], T], /, deadline: float | None = None) -> Awaitable[T]: ...
 
 
-DEADLINE_LEAD = 0.15
-"""Seconds before a listener would run out of audio that its next job is due."""
+DEADLINE_LEAD = 0.3
+"""Seconds before a listener would run out of audio that its next job is due: room for a
+wait behind the jobs running (a full window takes about 80 ms on one thread) and the job
+itself. At 150 ms, with 128-frame windows, 14 of 104 calls stalled at 24 callers; at 300 ms,
+none (bench/capacity.py)."""
 
 
 @dataclass(frozen=True)

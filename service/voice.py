@@ -6,6 +6,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,13 @@ MIN_MARGIN, MAX_MARGIN = 8, 20
 # Measured on en_US-joe-medium, max |diff| of the latent frames: 24 frames 8e-5, 28: 3e-6.
 FLOW_MARGIN = 32
 # The flow runs ahead of the vocoder in growing chunks: the first covers only what the first
-# window needs (the first audio waits for nothing else), each later one this many times more.
+# window needs (the first audio waits for nothing else), each later one this many times more...
 FLOW_GROWTH = 4
+# ...and at least this many times the frames of audio the listener has in hand. One thread
+# runs the flow about 90 times faster than real time, so this costs under a tenth of the time
+# in hand, and a sentence mostly gets one flow run: each chunk recomputes FLOW_MARGIN frames
+# (small chunks alone made the flow cost 38% more than one run per sentence).
+FLOW_AHEAD = 8
 
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
@@ -43,11 +49,14 @@ class VocoderSchedule:
     as soon as possible."""
     growth: float = 2.0
     """Each later window is this many times the previous one..."""
-    largest: int = 64
+    largest: int = 128
     """...up to this size. Larger windows waste less on their margins (20 frames of context:
     31% extra work around 64 frames, 16% around 128), smaller ones keep each job short, so
     that no stream waits long behind another's window, and react sooner to a clear. On 2
-    cores, 128 gave more stalls under load than 64 (bench/capacity.py, README)."""
+    cores (bench/capacity.py, README): with one worker of two threads, 128 stalled streams
+    that 64 did not; with two workers of one thread, and jobs due 300 ms before their
+    listener runs dry, 128 carries more streams with none stalled (85% CPU at 20 callers
+    against 91%)."""
     margin: int = DEFAULT_MARGIN
     """Context frames on each side of a window."""
 
@@ -97,21 +106,29 @@ class SynthesisParams:
 
 @dataclass(frozen=True)
 class OrtSettings:
-    """onnxruntime session options (bench/ort_options.py measures the alternatives)."""
+    """onnxruntime session options (bench/ort_options.py and bench/engine.py measure them)."""
 
-    intra_op_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
-    """Threads inside one run. Measured on 2 cores (bench/ort_options.py, README): two threads
-    make each run about 1.5 times faster than one, and one run at a time with two threads
-    carries as many windows per second as two runs with one thread each (34 against 35), so
-    two threads per run give the first audio sooner at the same capacity."""
+    intra_op_threads: int = 1
+    """Threads inside one model run when runs share the machine (one per scheduler worker).
+    Measured on 2 cores (bench/engine.py, README): two workers of one thread synthesize 25
+    seconds of audio per second, one worker of two threads 14: a run's small operators and
+    the Python between runs leave a second thread idle much of the time."""
+    wide_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
+    """Threads of a run that has the machine to itself (scheduler: an urgent job, such as a
+    stream's first audio, with no other job running or queued): the first audio about 1.4
+    times sooner. Equal to intra_op_threads: no wide runs."""
     optimization: str = "all"
     """Graph optimisation level: "basic", "extended" or "all"."""
     cpu_arena: bool = True
     """onnxruntime's memory arena: faster reruns of varying shapes for some resident memory."""
 
-    def session_options(self) -> ort.SessionOptions:
+    @property
+    def wide(self) -> bool:
+        return self.wide_threads > self.intra_op_threads
+
+    def session_options(self, threads: int | None = None) -> ort.SessionOptions:
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.intra_op_threads
+        opts.intra_op_num_threads = threads or self.intra_op_threads
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = {
@@ -124,6 +141,24 @@ class OrtSettings:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
         return opts
+
+
+_thread = threading.local()
+
+
+@contextmanager
+def wide_runs() -> Iterator[None]:
+    """Model runs made on this thread inside the block use OrtSettings.wide_threads. The
+    scheduler enters it for a job that has the machine to itself."""
+    _thread.wide = True
+    try:
+        yield
+    finally:
+        _thread.wide = False
+
+
+def _running_wide() -> bool:
+    return getattr(_thread, "wide", False)
 
 
 def read_voice_info(
@@ -172,7 +207,6 @@ class Voice:
         from piper.config import PiperConfig
 
         self.info = info
-        self._split = split
         self._espeak_lock = espeak_lock
         try:
             self._piper_config = PiperConfig.from_dict(config)
@@ -181,17 +215,37 @@ class Voice:
         # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
         self._phonemizer = PiperVoice(session=None, config=self._piper_config)
         self.hop = self._piper_config.hop_length
-        opts = ort_settings.session_options()
 
-        def session(part: bytes) -> ort.InferenceSession:
-            return ort.InferenceSession(part, opts, providers=["CPUExecutionProvider"])
+        def session(part: bytes, threads: int, *, vocoder: bool = False) -> ort.InferenceSession:
+            # The blocked (NCHWc) kernels the split's 2-D convolutions get run the vocoder
+            # faster on one thread but slower on two (36 against 26 ms for 84 frames); the
+            # flow gains on both.
+            disabled = ["NchwcTransformer"] if vocoder and threads > 1 else []
+            made = ort.InferenceSession(
+                part,
+                ort_settings.session_options(threads),
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=disabled,
+            )
+            # onnxruntime's Python session keeps the serialized model to rebuild itself on a
+            # fallback to another provider, which CPU-only sessions never do: 60 MB held for
+            # nothing (bench/startup.py).
+            made._model_bytes = None
+            return made
 
+        narrow, wide = ort_settings.intra_op_threads, ort_settings.wide_threads
         try:
-            self._acoustic = session(split.acoustic)
-            self._flow = None if split.flow is None else session(split.flow)
-            self._vocoder = session(split.vocoder)
+            self._acoustic = session(split.acoustic, narrow)
+            self._flow = None if split.flow is None else session(split.flow, narrow)
+            self._vocoder = session(split.vocoder, narrow, vocoder=True)
+            # Wide runs for the vocoder only, the part that gains most from threads and costs
+            # the least memory: a second flow session would hold 50 MB more for 3 ms sooner.
+            self._vocoder_wide = self._vocoder
+            if ort_settings.wide:
+                self._vocoder_wide = session(split.vocoder, wide, vocoder=True)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelError(info.model_path, f"onnxruntime cannot load the graph ({exc})") from exc
+        self._split = split.names_only()  # the sessions hold what they need
         self._acoustic_inputs = {i.name for i in self._acoustic.get_inputs()}
         self._acoustic_outputs = [o.name for o in self._acoustic.get_outputs()]
         self.vocoder_extra_inputs = split.vocoder_extra_inputs
@@ -297,7 +351,8 @@ class Voice:
 
     def vocode(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
         """Waveform (float32, native rate) of latent frames [1, C, t]: t * hop samples."""
-        out = self._vocoder.run(None, {self._split.latent: latent, **extra})[0]
+        vocoder = self._vocoder_wide if _running_wide() else self._vocoder
+        out = vocoder.run(None, {self._split.latent: latent, **extra})[0]
         return np.asarray(out, dtype=np.float32).reshape(-1)
 
     def vocode_windows(self, windows: list[Window]) -> list[np.ndarray]:
@@ -308,7 +363,8 @@ class Voice:
         feed = {self._split.latent: np.concatenate([w.latent for w in windows])}
         for name in windows[0].extra:
             feed[name] = np.concatenate([w.extra[name] for w in windows])
-        out = np.asarray(self._vocoder.run(None, feed)[0], dtype=np.float32)
+        vocoder = self._vocoder_wide if _running_wide() else self._vocoder
+        out = np.asarray(vocoder.run(None, feed)[0], dtype=np.float32)
         flat = out.reshape(len(windows), -1)
         return [flat[i, w.keep_from : w.keep_to] for i, w in enumerate(windows)]
 
@@ -403,10 +459,11 @@ class Sentence:
         self._ready = 0  # latent frames computed so far
         self._chunk = 0
 
-    def _run_flow(self, end: int) -> None:
-        """Compute latent frames from _ready up to at least `end`."""
+    def _run_flow(self, end: int, ahead: int = 0) -> None:
+        """Compute latent frames from _ready up to at least `end`, when the listener has
+        `ahead` frames of audio in hand."""
         start = self._ready
-        self._chunk = max(end - start, FLOW_GROWTH * self._chunk)
+        self._chunk = max(end - start, FLOW_GROWTH * self._chunk, FLOW_AHEAD * ahead)
         stop = min(self.frames, start + self._chunk)
         lo, hi = max(0, start - FLOW_MARGIN), min(self.frames, stop + FLOW_MARGIN)
         window = {
@@ -425,20 +482,23 @@ class Sentence:
             self._run_flow(self.frames)
         return self._latent
 
-    def window(self, start: int, end: int, margin: int, *, run_flow: bool = True) -> Window | None:
+    def window(
+        self, start: int, end: int, margin: int, *, run_flow: bool = True, ahead: int = 0
+    ) -> Window | None:
         """The vocoder's input for frames [start, end) with `margin` frames of context a side;
-        None if that needs the flow and `run_flow` is False."""
+        None if that needs the flow and `run_flow` is False. `ahead`: frames of audio the
+        listener has in hand."""
         lo, hi = max(0, start - margin), min(self.frames, end + margin)
         if hi > self._ready:
             if not run_flow:
                 return None
-            self._run_flow(hi)
+            self._run_flow(hi, ahead)
         hop = self._voice.hop
         return Window(self._latent[..., lo:hi], self.extra, (start - lo) * hop, (end - lo) * hop)
 
-    def samples(self, start: int, end: int, margin: int) -> np.ndarray:
+    def samples(self, start: int, end: int, margin: int, ahead: int = 0) -> np.ndarray:
         """Waveform of frames [start, end), vocoded with `margin` frames of context a side."""
-        window = self.window(start, end, margin)
+        window = self.window(start, end, margin, ahead=ahead)
         assert window is not None
         return self._voice.vocode_windows([window])[0]
 
@@ -527,7 +587,7 @@ class SegmentSynthesis:
             return None
         sentence, start, end = found
         self._take(start, end)
-        return sentence.samples(start, end, self.schedule.margin)
+        return sentence.samples(start, end, self.schedule.margin, ahead)
 
     def ready_window(self, ahead: int = 0) -> Window | None:
         """The next window's input if it needs no model run but the vocoder's (the acoustic

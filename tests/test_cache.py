@@ -153,6 +153,10 @@ def test_batched_vocoder_windows_sound_the_same(
                         stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60)
                     )
                 )[0]
-                assert results[n] == alone
+                # Windows run wide (two threads) or narrow (one) by the load of the moment:
+                # their kernels round differently, by far less than one 16-bit step.
+                got, want = np.frombuffer(results[n], "<i2"), np.frombuffer(alone, "<i2")
+                assert got.shape == want.shape
+                assert np.abs(got.astype(np.int32) - want).max() <= 1
     finally:
         srv.close()

@@ -4,16 +4,17 @@ streams: a new stream's first audio does not wait behind a stream that has audio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 import pytest
-from voxlite.service.api import MAX_LOAD
+from voxlite.service.api import BUSY_SLACK, MAX_LOAD
 from voxlite.service.audio import Encoding, resolve_audio_settings
 from voxlite.service.scheduler import Batch, JobDropped, Scheduler
 from voxlite.service.session import AudioEvent, Runner, Session, StreamSettings
@@ -138,6 +139,75 @@ def test_errors_reach_the_caller() -> None:
     asyncio.run(main())
 
 
+class Width:
+    """What Scheduler's `wide` enters: records which jobs ran inside it."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        self.local.wide = True
+        try:
+            yield
+        finally:
+            self.local.wide = False
+
+    def job(
+        self, name: str, log: list[tuple[str, bool]], gate: threading.Event | None = None
+    ) -> Callable[[], str]:
+        def run() -> str:
+            log.append((name, getattr(self.local, "wide", False)))
+            if gate is not None:
+                gate.wait(timeout=30)
+            return name
+
+        return run
+
+
+def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
+    """A stream's first audio on an idle server gets every thread; while it runs, the other
+    worker starts nothing (threads in use never exceed the cores). A job with slack, or one
+    that finds other work, runs on one worker's thread."""
+    width = Width()
+
+    async def main() -> list[tuple[str, bool]]:
+        scheduler = Scheduler(2, wide=width)
+        log: list[tuple[str, bool]] = []
+        try:
+            await scheduler.run(width.job("slack", log), deadline=time.monotonic() + 5)
+            gate = threading.Event()
+            first = asyncio.ensure_future(scheduler.run(width.job("first", log, gate)))
+            await asyncio.to_thread(wait_until, lambda: len(log) == 2)
+            second = scheduler.submit(width.job("second", log), None)
+            await asyncio.sleep(0.2)
+            started_while_wide = len(log)
+            gate.set()
+            await first
+            await scheduler.wait(second)
+            assert started_while_wide == 2, "the other worker ran a job beside a wide one"
+            # Two jobs at once: both narrow, side by side.
+            gate2 = threading.Event()
+            held = scheduler.submit(width.job("held", log, gate2), time.monotonic() + 5)
+            await asyncio.to_thread(wait_until, lambda: len(log) == 4)
+            beside = scheduler.submit(width.job("beside", log), None)
+            await scheduler.wait(beside)  # ran while "held" still holds the other worker
+            gate2.set()
+            await scheduler.wait(held)
+            assert scheduler.stats.wide_runs == 2
+            return log
+        finally:
+            scheduler.shutdown()
+
+    assert asyncio.run(main()) == [
+        ("slack", False),
+        ("first", True),
+        ("second", True),  # alone again once the first ended
+        ("held", False),
+        ("beside", False),
+    ]
+
+
 def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
     calls: list[list[int]] = []
 
@@ -234,17 +304,25 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
         release = threading.Event()
 
         async def occupy() -> None:
-            # Model work that keeps the only worker busy for the whole load window, and more
-            # work waiting behind it.
-            await asyncio.gather(
-                scheduler.run(lambda: release.wait(timeout=30)),
-                scheduler.run(lambda: None, time.monotonic() + 60),
-            )
+            # Model work that keeps the only worker busy for the whole load window.
+            await scheduler.run(lambda: release.wait(timeout=30))
 
         busy = asyncio.run_coroutine_threadsafe(occupy(), srv.loop)
         with srv.channel() as channel:
             stub = srv.stub(channel)
-            wait_until(lambda: scheduler.load() > MAX_LOAD and scheduler.queued > 0)
+            wait_until(lambda: scheduler.load() > MAX_LOAD)
+            # Busy, with every waiting stream far ahead of its listener: still admitted.
+            far = asyncio.run_coroutine_threadsafe(
+                scheduler.run(lambda: None, time.monotonic() + 60), srv.loop
+            )
+            wait_until(lambda: scheduler.queued == 1)
+            admitted = stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=30)
+            wait_until(lambda: srv.server.admission.active == 1)
+            # Busy, with a stream soon due: refused.
+            soon = asyncio.run_coroutine_threadsafe(
+                scheduler.run(lambda: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
+            )
+            wait_until(lambda: scheduler.slack() < BUSY_SLACK)
             with pytest.raises(grpc.RpcError) as refused:
                 list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=10))
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -252,6 +330,9 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
             assert "retry" in refused.value.details()
             release.set()
             busy.result(timeout=30)
+            far.result(timeout=30)
+            soon.result(timeout=30)
+            assert list(admitted)[-1].WhichOneof("response") == "summary"
             wait_until(lambda: scheduler.load() <= MAX_LOAD, timeout=10)
             responses = list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=30))
             assert responses[-1].WhichOneof("response") == "summary"

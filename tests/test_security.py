@@ -446,3 +446,13 @@ def test_tokens_come_from_the_file_and_the_environment(pki: Pki, tmp_path: Path)
     assert defaults.max_connection_age_seconds == 300
     assert defaults.metrics_port == 0
     assert defaults.log_format == "text"
+
+
+def test_thread_flags_set_narrow_and_wide_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    defaults = config_from_args([], {}).ort
+    assert defaults.intra_op_threads == 1
+    old_style = config_from_args(["--ort-threads", "2"], {}).ort
+    assert (old_style.intra_op_threads, old_style.wide) == (2, False)
+    never_wide = config_from_args([], {"VOXLITE_WIDE_THREADS": "1"}).ort
+    assert (never_wide.intra_op_threads, never_wide.wide) == (1, False)
+    assert ">= 1" in config_error(capsys, "--wide-threads", "0")
