@@ -73,8 +73,8 @@ class ServerConfig:
     log_format: str = "text"
     """text (one readable line per record) or json (one JSON object per line)."""
     max_connection_age_seconds: float = 300.0
-    """Connections are closed (GOAWAY) after about this long, so clients re-resolve and spread
-    onto new replicas; calls running then get `grace_seconds` to finish. 0: never."""
+    """Connections are told to go (GOAWAY) after about this long, so clients re-resolve and
+    spread their new calls onto new replicas; calls running then finish first. 0: never."""
 
 
 def _parser() -> argparse.ArgumentParser:

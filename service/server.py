@@ -87,16 +87,11 @@ class VoxliteServer:
                 ("grpc.max_receive_message_length", 1024 * 1024),
                 ("grpc.so_reuseport", 0),
                 # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
-                # onto replicas added since; calls running then get the drain grace to finish,
-                # as on SIGTERM.
-                *(
-                    [
-                        ("grpc.max_connection_age_ms", age_ms),
-                        ("grpc.max_connection_age_grace_ms", round(config.grace_seconds * 1000)),
-                    ]
-                    if age_ms
-                    else []
-                ),
+                # onto replicas added since. Only new calls move: those running finish on the
+                # old connection however long they last (gRPC's default grace, unlimited). A
+                # voice agent's stream lasts the whole conversation; cutting it after a grace
+                # period cut it mid-sentence (bench/soak.py).
+                *([("grpc.max_connection_age_ms", age_ms)] if age_ms else []),
             ],
         )
         self.servicer = TextToSpeechServicer(

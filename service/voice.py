@@ -110,13 +110,14 @@ class OrtSettings:
 
     intra_op_threads: int = 1
     """Threads inside one model run when runs share the machine (one per scheduler worker).
-    Measured on 2 cores (bench/engine.py, README): two workers of one thread synthesize 25
-    seconds of audio per second, one worker of two threads 14: a run's small operators and
-    the Python between runs leave a second thread idle much of the time."""
+    Measured on 2 cores (bench/engine.py, README): two workers of one thread synthesize 28
+    seconds of audio per second, one worker with two threads 18: a run's small operators and
+    the Python between runs leave the second thread idle much of the time."""
     wide_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
-    """Threads of a run that has the machine to itself (scheduler: an urgent job, such as a
-    stream's first audio, with no other job running or queued): the first audio about 1.4
-    times sooner. Equal to intra_op_threads: no wide runs."""
+    """Threads of a vocoder run that has the machine to itself (scheduler: an urgent job, such
+    as a stream's first audio, with no other job running or queued): 26 against 42 ms for a
+    full window, the first audio 1.5 ms sooner. Only the vocoder gets wide sessions: a wide
+    flow or acoustic part would hold 50 MB more each. Equal to intra_op_threads: none."""
     optimization: str = "all"
     """Graph optimisation level: "basic", "extended" or "all"."""
     cpu_arena: bool = True
@@ -139,11 +140,32 @@ class OrtSettings:
         opts.enable_cpu_mem_arena = self.cpu_arena
         # Idle threads must not spin: several sessions share two cores.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self.cpu_arena:
+            # One arena for every session of the process (all parts of all voices, narrow
+            # and wide) instead of one each: it holds what the runs at once need, not the
+            # sum of each session's largest. bench/soak.py, 8 callers: 294 MB against 323.
+            _register_shared_arena()
+            opts.add_session_config_entry("session.use_env_allocators", "1")
         opts.log_severity_level = 3
         return opts
 
 
 _thread = threading.local()
+_arena_lock = threading.Lock()
+_arena_registered = False
+
+
+def _register_shared_arena() -> None:
+    """Register onnxruntime's process-wide CPU arena (once), for sessions that opt in."""
+    global _arena_registered
+    with _arena_lock:
+        if not _arena_registered:
+            cpu = ort.OrtMemoryInfo(
+                "Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT
+            )
+            # Its default growth (next power of two); growing by what is asked held more.
+            ort.create_and_register_allocator(cpu, ort.OrtArenaCfg({}))
+            _arena_registered = True
 
 
 @contextmanager
