@@ -69,7 +69,7 @@ class Level:
 def refusal_reason(details: str) -> str:
     """The reason in a refusal's message, in a word."""
     for words, reason in (
-        ("runs", "late"),  # "its model work runs 30 ms late"
+        ("ms late", "late"),  # "its model work runs 30 ms late"
         ("just taken", "pacing"),
         ("busy", "busy"),
         ("concurrent streams", "max-streams"),

@@ -80,8 +80,8 @@ under BUSY_SLACK + session.DEADLINE_LEAD seconds of audio in hand. Workers kept 
 streams synthesizing ahead of their listeners are no reason to refuse a call."""
 BUSY_LOAD = 0.8
 BUSY_ADMIT_INTERVAL = 0.2
-"""Over BUSY_LOAD, at most one new call per this many seconds (about what the server finishes
-at capacity: 100 replies in 30 s in bench/capacity.py)."""
+"""Over BUSY_LOAD, at most one new call per this many seconds: a little faster than the
+server finishes calls at capacity (3.7 replies a second at 20 callers, bench/capacity.py)."""
 MAX_NOISE = 2.0
 
 

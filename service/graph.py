@@ -219,7 +219,7 @@ def _convs_as_2d(nodes: list[onnx.NodeProto], model: onnx.ModelProto) -> list[on
     """`nodes` with each 1-D convolution run as a 2-D one of height 1 (Unsqueeze, Conv with
     [O, I, 1, k] weights, Squeeze), and each 1-D transposed convolution as the same kind of
     Conv over its polyphase decomposition. The result is the same within float rounding
-    (5e-7 on the vocoder's samples); what changes is that onnxruntime's layout optimisation
+    (2e-6 on the vocoder's samples); what changes is that onnxruntime's layout optimisation
     gives 2-D convolutions its blocked (NCHWc) kernels: Piper's HiFi-GAN runs 15 to 20%
     faster on one thread, 3 to 5% more from its upsampling layers. (The flow gains 5% from
     them, for 50 MB of reordered weights: it stays 1-D.) New weights and constants are added

@@ -185,11 +185,6 @@ class Scheduler(_Counted):
         """What a session runs its jobs with: this scheduler, shared with every other stream."""
         return SharedRunner(self)
 
-    @property
-    def queued(self) -> int:
-        with self._lock:
-            return sum(1 for j in self._heap if j.state == "queued")
-
     def load(self, window: float = LOAD_WINDOW) -> float:
         """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
         now = time.monotonic()
@@ -355,10 +350,6 @@ class ThreadPerStream(_Counted):
 
     def runner(self) -> StreamRunner:
         return StreamRunner(self.stats)
-
-    @property
-    def queued(self) -> int:
-        return 0
 
     def overdue(self, now: float | None = None) -> float:
         return 0.0

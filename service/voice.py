@@ -55,8 +55,7 @@ class VocoderSchedule:
     that no stream waits long behind another's window, and react sooner to a clear. On 2
     cores (bench/capacity.py, README): with one worker of two threads, 128 stalled streams
     that 64 did not; with two workers of one thread, and jobs due 300 ms before their
-    listener runs dry, 128 carries more streams with none stalled (85% CPU at 20 callers
-    against 91%)."""
+    listener runs dry, 128 carried 20 callers on less CPU (85% against 91%)."""
     margin: int = DEFAULT_MARGIN
     """Context frames on each side of a window."""
 
@@ -115,9 +114,10 @@ class OrtSettings:
     the Python between runs leave the second thread idle much of the time."""
     wide_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
     """Threads of a vocoder run that has the machine to itself (scheduler: an urgent job, such
-    as a stream's first audio, with no other job running or queued): 26 against 42 ms for a
-    full window, the first audio 1.5 ms sooner. Only the vocoder gets wide sessions: a wide
-    flow or acoustic part would hold 50 MB more each. Equal to intra_op_threads: none."""
+    as a stream's first audio, with no other job running or queued): 28 against 44 ms for a
+    full window (bench/ort_options.py), the first audio 1.5 ms sooner (bench/engine.py). Only
+    the vocoder gets wide sessions: a wide flow would hold 35 MB more, a wide acoustic part
+    50. Equal to intra_op_threads: none."""
     optimization: str = "all"
     """Graph optimisation level: "basic", "extended" or "all"."""
     cpu_arena: bool = True
@@ -239,9 +239,8 @@ class Voice:
         self.hop = self._piper_config.hop_length
 
         def session(part: bytes, threads: int, *, vocoder: bool = False) -> ort.InferenceSession:
-            # The blocked (NCHWc) kernels the split's 2-D convolutions get run the vocoder
-            # faster on one thread but slower on two (36 against 26 ms for 84 frames); the
-            # flow gains on both.
+            # The blocked (NCHWc) kernels the vocoder's 2-D convolutions get run it faster on
+            # one thread but slower on two (36 against 26 ms for 84 frames).
             disabled = ["NchwcTransformer"] if vocoder and threads > 1 else []
             made = ort.InferenceSession(
                 part,
@@ -261,7 +260,7 @@ class Voice:
             self._flow = None if split.flow is None else session(split.flow, narrow)
             self._vocoder = session(split.vocoder, narrow, vocoder=True)
             # Wide runs for the vocoder only, the part that gains most from threads and costs
-            # the least memory: a second flow session would hold 50 MB more for 3 ms sooner.
+            # the least memory: a second flow session held 35 MB more for no clear gain.
             self._vocoder_wide = self._vocoder
             if ort_settings.wide:
                 self._vocoder_wide = session(split.vocoder, wide, vocoder=True)
@@ -371,10 +370,13 @@ class Voice:
         assert self._flow is not None
         return np.asarray(self._flow.run(None, tensors)[0])
 
+    def _vocoder_now(self) -> ort.InferenceSession:
+        """The vocoder session for a run on this thread now (see wide_runs)."""
+        return self._vocoder_wide if _running_wide() else self._vocoder
+
     def vocode(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
         """Waveform (float32, native rate) of latent frames [1, C, t]: t * hop samples."""
-        vocoder = self._vocoder_wide if _running_wide() else self._vocoder
-        out = vocoder.run(None, {self._split.latent: latent, **extra})[0]
+        out = self._vocoder_now().run(None, {self._split.latent: latent, **extra})[0]
         return np.asarray(out, dtype=np.float32).reshape(-1)
 
     def vocode_windows(self, windows: list[Window]) -> list[np.ndarray]:
@@ -385,8 +387,7 @@ class Voice:
         feed = {self._split.latent: np.concatenate([w.latent for w in windows])}
         for name in windows[0].extra:
             feed[name] = np.concatenate([w.extra[name] for w in windows])
-        vocoder = self._vocoder_wide if _running_wide() else self._vocoder
-        out = np.asarray(vocoder.run(None, feed)[0], dtype=np.float32)
+        out = np.asarray(self._vocoder_now().run(None, feed)[0], dtype=np.float32)
         flat = out.reshape(len(windows), -1)
         return [flat[i, w.keep_from : w.keep_to] for i, w in enumerate(windows)]
 

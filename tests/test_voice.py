@@ -396,3 +396,58 @@ def test_registry_without_its_default_voice_refuses_to_start(
         VoiceNotFound, match=r"default voice 'xx_XX-missing' not found: put xx_XX-missing\.onnx"
     ):
         registry.load()
+
+
+@pytest.mark.parametrize(
+    ("kernel", "stride", "pads"),
+    [
+        (16, 8, (4, 4)),
+        (8, 4, (2, 2)),
+        (4, 2, (1, 1)),
+        (5, 2, (2, 1)),
+        (3, 3, (0, 0)),
+        (7, 3, (1, 2)),
+    ],
+)
+def test_transposed_convolutions_become_exact_phase_convolutions(
+    kernel: int, stride: int, pads: tuple[int, int]
+) -> None:
+    """Piper's voices upsample with ConvTranspose of various kernels, strides and pads (the
+    default voice: 16/8/4 and 8/4/2; x_low and high ones others). The split's rewrite (a Conv
+    per output phase, interleaved) must equal onnxruntime's own ConvTranspose on each, batched
+    too."""
+    rng = np.random.default_rng(kernel * 100 + stride)
+    c, o = 3, 2
+    weight = helper.make_tensor(
+        "up.weight", TensorProto.FLOAT, (c, o, kernel), rng.normal(size=(c, o, kernel)).ravel()
+    )
+    bias = helper.make_tensor("up.bias", TensorProto.FLOAT, (o,), rng.normal(size=o))
+    node = helper.make_node(
+        "ConvTranspose",
+        ["x", "up.weight", "up.bias"],
+        ["y"],
+        kernel_shape=[kernel],
+        strides=[stride],
+        pads=list(pads),
+    )
+    model = helper.make_model(
+        helper.make_graph(
+            [node],
+            "up",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, c, None])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [weight, bias],
+        ),
+        opset_imports=[helper.make_opsetid("", 15)],
+    )
+    rewritten = onnx.ModelProto()
+    rewritten.CopyFrom(model)
+    nodes = graph_module._convs_as_2d(list(rewritten.graph.node), rewritten)
+    assert "ConvTranspose" not in [n.op_type for n in nodes]
+    del rewritten.graph.node[:]
+    rewritten.graph.node.extend(nodes)
+    x = rng.normal(size=(2, c, 11)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = ort.InferenceSession(rewritten.SerializeToString()).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
