@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import struct
+import zlib
 from collections.abc import Sequence
 
 __all__ = ["OggOpusWriter", "ogg_crc32", "opus_packet_samples_48k"]
@@ -24,28 +25,17 @@ _VENDOR = b"voxlite"
 _PAGE_HEADER = struct.Struct("<4sBBqIIIB")
 
 
-def _crc_table() -> tuple[int, ...]:
-    # Ogg's CRC-32 is the unreflected "MSB-first" variant with init 0 and no final xor, so the
-    # reflected zlib/binascii CRC-32 cannot be used.
-    table = []
-    for byte in range(256):
-        crc = byte << 24
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x04C11DB7) if crc & 0x80000000 else (crc << 1)
-        table.append(crc & 0xFFFFFFFF)
-    return tuple(table)
-
-
-_CRC_TABLE = _crc_table()
+# Ogg's CRC-32 is the unreflected ("MSB-first") variant with init 0 and no final xor. It
+# equals zlib's reflected CRC-32 of the same bytes with their bits reversed, itself reversed,
+# once zlib's inversion before and after is undone: zlib's C code, not a loop in Python
+# (about a hundred times faster on a 4 KB page).
+_REVERSED_BYTES = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
 
 
 def ogg_crc32(data: bytes) -> int:
     """Ogg page checksum (polynomial 0x04C11DB7, not reflected, init 0, no final xor)."""
-    crc = 0
-    table = _CRC_TABLE
-    for byte in data:
-        crc = ((crc << 8) & 0xFFFFFFFF) ^ table[(crc >> 24) ^ byte]
-    return crc
+    reflected = zlib.crc32(data.translate(_REVERSED_BYTES), 0xFFFFFFFF) ^ 0xFFFFFFFF
+    return int(f"{reflected:032b}"[::-1], 2)
 
 
 def opus_packet_samples_48k(packet: bytes) -> int:
