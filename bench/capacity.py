@@ -73,6 +73,7 @@ def refusal_reason(details: str) -> str:
         ("just taken", "pacing"),
         ("busy", "busy"),
         ("concurrent streams", "max-streams"),
+        ("waiting for room", "queue"),  # others were waiting longer
     ):
         if words in details:
             return reason

@@ -33,6 +33,9 @@ class ServerConfig:
     """Voice used when a request names none; empty means the embedded en_US-joe-medium."""
     max_streams: int = 32
     """Calls (either synthesis RPC) served at once; more are refused with RESOURCE_EXHAUSTED."""
+    admission_wait_seconds: float = 0.25
+    """A call that finds the machine at capacity waits this long, in arrival order, for room
+    before it is refused with RESOURCE_EXHAUSTED; 0: refused at once."""
     max_text_chars: int = 5000
     """Longest text of one Synthesize request, and most text a stream may hold unspoken."""
     reflection: bool = True
@@ -92,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-streams", type=int, help=f"concurrent calls (default {d['max_streams'].default})"
+    )
+    p.add_argument(
+        "--admission-wait-seconds",
+        type=float,
+        help="how long a call may wait for room when the server is at capacity (default 0.25)",
     )
     p.add_argument(
         "--max-text-chars", type=int, help=f"text limit (default {d['max_text_chars'].default})"
@@ -185,6 +193,7 @@ def config_from_args(
         "wide_threads": int,
         "grace_seconds": float,
         "idle_timeout_seconds": float,
+        "admission_wait_seconds": float,
         "batch_vocoder": int,
         "phrase_cache_mb": int,
         "reflection": _bool,
@@ -224,6 +233,8 @@ def config_from_args(
     _check_security(values, env, parser)
     if not 0 <= int(str(values.get("metrics_port", 0))) <= 65535:
         parser.error("--metrics-port must be between 0 (no metrics) and 65535")
+    if not 0 <= float(str(values.get("admission_wait_seconds", 0))) <= 10:
+        parser.error("--admission-wait-seconds must be between 0 (refuse at once) and 10")
     if float(str(values.get("max_connection_age_seconds", 0))) < 0:
         parser.error("--max-connection-age-seconds must be >= 0 (0: never)")
     known = {f.name for f in fields(ServerConfig)}

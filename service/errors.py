@@ -23,6 +23,10 @@ class Overloaded(VoxliteError):
     """A server or stream limit is reached (RESOURCE_EXHAUSTED)."""
 
 
+class AtCapacity(Overloaded):
+    """The machine is at capacity for now (RESOURCE_EXHAUSTED): worth waiting a moment."""
+
+
 class Unavailable(VoxliteError):
     """The server is starting or draining (UNAVAILABLE)."""
 

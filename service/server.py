@@ -69,6 +69,7 @@ class VoxliteServer:
             overdue=self.scheduler.overdue,
             load=self.scheduler.load,
             slack=self.scheduler.slack,
+            wait=config.admission_wait_seconds,
         )
         self.health = health.aio.HealthServicer()
         self.metrics_port = 0

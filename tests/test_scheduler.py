@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 import grpc
 import pytest
-from voxlite.service.api import BUSY_SLACK, MAX_LOAD
+from voxlite.service.api import BUSY_SLACK, MAX_LOAD, Admission
 from voxlite.service.audio import Encoding, resolve_audio_settings
+from voxlite.service.errors import AtCapacity
 from voxlite.service.scheduler import Batch, JobDropped, Scheduler
 from voxlite.service.session import AudioEvent, Runner, Session, StreamSettings
 from voxlite.service.voice import Voice
@@ -339,6 +340,98 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
             assert responses[-1].WhichOneof("response") == "summary"
     finally:
         srv.close()
+
+
+@pytest.mark.parametrize("wait", [30.0, 0.0])
+def test_a_call_at_capacity_waits_its_turn_or_is_refused_at_once(
+    cache_dir: Path, tmp_path: Path, wait: float
+) -> None:
+    """With an admission wait, a call that finds the machine at capacity waits for room and
+    then plays; without one, it is refused at once."""
+    config = base_config(
+        cache_dir, tmp_path, workers=1, phrase_cache_mb=0, admission_wait_seconds=wait
+    )
+    srv = ServerThread(config)
+    try:
+        scheduler = srv.server.scheduler
+        assert isinstance(scheduler, Scheduler)
+        release = threading.Event()
+        busy = asyncio.run_coroutine_threadsafe(
+            scheduler.run(lambda: release.wait(timeout=60)), srv.loop
+        )
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            wait_until(lambda: scheduler.load() > MAX_LOAD)
+            soon = asyncio.run_coroutine_threadsafe(
+                scheduler.run(lambda: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
+            )
+            wait_until(lambda: scheduler.slack() < BUSY_SLACK)
+            outcome: list[object] = []
+
+            def call() -> None:
+                try:
+                    outcome.append(list(stub.Synthesize(pb.SynthesizeRequest(text="Hi."))))
+                except grpc.RpcError as exc:
+                    outcome.append(exc)
+
+            caller = threading.Thread(target=call)
+            caller.start()
+            if wait:
+                wait_until(lambda: srv.server.admission.waiting)
+                assert outcome == []
+                assert srv.server.admission.active == 0
+                release.set()
+                caller.join(timeout=60)
+                responses = outcome[0]
+                assert isinstance(responses, list), responses
+                assert responses[-1].WhichOneof("response") == "summary"
+            else:
+                caller.join(timeout=60)  # the worker is still occupied
+                refused = outcome[0]
+                assert isinstance(refused, grpc.RpcError), refused
+                assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert not srv.server.admission.waiting
+                release.set()
+            busy.result(timeout=30)
+            soon.result(timeout=30)
+    finally:
+        release.set()
+        srv.close()
+
+
+def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
+    """Waiting calls are let in first come, first served, and one still waiting when its time
+    is up is refused with a message that says what to do."""
+    load = [1.0]
+    admission = Admission(10, load=lambda: load[0], slack=lambda: 0.0, wait=5.0)
+    admission.ready = True
+
+    async def scenario() -> tuple[list[str], AtCapacity]:
+        order: list[str] = []
+
+        async def arrive(name: str) -> None:
+            await admission.admit()
+            order.append(name)
+
+        first = asyncio.ensure_future(arrive("first"))
+        await asyncio.sleep(0.05)
+        second = asyncio.ensure_future(arrive("second"))
+        await asyncio.sleep(0.05)
+        assert admission.waiting
+        assert admission.active == 0
+        load[0] = 0.5  # room: under the load a waiting call needs
+        await asyncio.gather(first, second)
+        load[0] = 1.0
+        admission.wait = 0.05
+        with pytest.raises(AtCapacity) as refused:
+            await admission.admit()
+        return order, refused.value
+
+    order, refused = asyncio.run(scenario())
+    assert order == ["first", "second"]
+    assert admission.active == 2
+    assert "at capacity" in str(refused)
+    assert "retry" in str(refused)
 
 
 def test_one_callers_calls_back_to_back_are_never_refused(cache_dir: Path, tmp_path: Path) -> None:

@@ -456,3 +456,10 @@ def test_thread_flags_set_narrow_and_wide_runs(capsys: pytest.CaptureFixture[str
     never_wide = config_from_args([], {"VOXLITE_WIDE_THREADS": "1"}).ort
     assert (never_wide.intra_op_threads, never_wide.wide) == (1, False)
     assert ">= 1" in config_error(capsys, "--wide-threads", "0")
+
+
+def test_admission_wait_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert config_from_args([], {}).admission_wait_seconds == 0.25
+    assert config_from_args([], {"VOXLITE_ADMISSION_WAIT_SECONDS": "0"}).admission_wait_seconds == 0
+    assert "between 0" in config_error(capsys, "--admission-wait-seconds", "-1")
+    assert "between 0" in config_error(capsys, "--admission-wait-seconds", "60")
