@@ -47,11 +47,10 @@ class VocoderSchedule:
     first: int = 8
     """The first window when the listener has no audio in hand: small, so that its audio exists
     as soon as possible."""
-    growth: float = 4.0
-    """Each later window is this many times the previous one (8, 32, 128: the second window
-    still takes well under the first one's 93 ms of audio). Against doubling, the vocoder ran
-    4% fewer frames for the same audio, and at 20 callers the server used 88-89% CPU against
-    92% with fewer refusals (bench/capacity.py, two runs each)..."""
+    growth: float = 2.0
+    """Each later window is this many times the previous one (fourfold, 8, 32, 128, ran 4%
+    fewer vocoder frames, but past capacity, at 24 callers, 12 of 109 and 5 of 124 calls
+    stuttered against 0 of 130 and 0 of 126: bench/capacity.py)..."""
     largest: int = 128
     """...up to this size. Larger windows waste less on their margins (20 frames of context:
     31% extra work around 64 frames, 16% around 128), smaller ones keep each job short, so
