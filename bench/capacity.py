@@ -74,6 +74,7 @@ def refusal_reason(details: str) -> str:
         ("busy", "busy"),
         ("concurrent streams", "max-streams"),
         ("waiting for room", "queue"),  # others were waiting longer
+        ("is due within", "slack"),  # a waiting call: some stream is short of audio
     ):
         if words in details:
             return reason

@@ -88,7 +88,11 @@ ADMIT_POLL = 0.01
 WAITER_MAX_LOAD = BUSY_LOAD
 """A call that waited is let in only below this load: one let in the moment the load dips
 under MAX_LOAD keeps the machine at its edge, and at 24 callers 16 of 118 calls stuttered
-(bench/capacity.py); at 0.8, none of 121."""
+(bench/capacity.py); at 0.8, none of 121..."""
+WAITER_SLACK = 0.1
+"""...and only while no queued job is due within this many seconds (nobody is short of audio):
+past capacity the load alone let in calls that made others stutter (8 of 124 calls at 24
+callers in one run); with this, 0 of 125 and 0 of 126 (bench/capacity.py)."""
 MAX_NOISE = 2.0
 
 
@@ -152,7 +156,7 @@ class Admission:
         try:
             while True:
                 try:
-                    return self.enter(max_load=WAITER_MAX_LOAD)
+                    return self.enter(max_load=WAITER_MAX_LOAD, min_slack=WAITER_SLACK)
                 except AtCapacity:
                     if time.monotonic() + ADMIT_POLL > give_up:
                         raise
@@ -165,7 +169,7 @@ class Admission:
         """Some call is waiting for room."""
         return self._line.locked()
 
-    def enter(self, max_load: float = MAX_LOAD) -> None:
+    def enter(self, max_load: float = MAX_LOAD, min_slack: float = 0.0) -> None:
         """Count a call in, or refuse it now."""
         if self.draining:
             raise Unavailable("the server is shutting down: retry on another replica")
@@ -181,6 +185,11 @@ class Admission:
             raise AtCapacity(
                 f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
                 "retry in a moment or on another replica"
+            )
+        if min_slack and (slack := self._slack()) < min_slack:
+            raise AtCapacity(
+                f"the server is at capacity (a stream's audio is due within {slack * 1000:.0f} "
+                "ms): retry in a moment or on another replica"
             )
         # Busy workers are a danger only to streams with little audio in hand. With nothing
         # waiting they are one caller's calls back to back; with every waiting job due in a

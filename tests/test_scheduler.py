@@ -400,10 +400,11 @@ def test_a_call_at_capacity_waits_its_turn_or_is_refused_at_once(
 
 
 def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
-    """Waiting calls are let in first come, first served, and one still waiting when its time
-    is up is refused with a message that says what to do."""
-    load = [1.0]
-    admission = Admission(10, load=lambda: load[0], slack=lambda: 0.0, wait=5.0)
+    """Waiting calls are let in first come, first served, once the workers are under 80% busy
+    and no stream is short of audio; one still waiting when its time is up is refused with a
+    message that says what to do."""
+    load, slack = [1.0], [0.0]
+    admission = Admission(10, load=lambda: load[0], slack=lambda: slack[0], wait=5.0)
     admission.ready = True
 
     async def scenario() -> tuple[list[str], AtCapacity]:
@@ -419,9 +420,13 @@ def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
         await asyncio.sleep(0.05)
         assert admission.waiting
         assert admission.active == 0
-        load[0] = 0.5  # room: under the load a waiting call needs
+        load[0] = 0.5  # idle enough, but a stream's audio is due now: still waiting
+        await asyncio.sleep(0.1)
+        assert admission.active == 0
+        slack[0] = math.inf
         await asyncio.gather(first, second)
         load[0] = 1.0
+        slack[0] = 0.0
         admission.wait = 0.05
         with pytest.raises(AtCapacity) as refused:
             await admission.admit()
