@@ -54,7 +54,7 @@ MALLOC_ARENAS = 2
 """glibc heaps for the whole process. By default glibc opens up to 8 per core, one for each
 thread that allocates while the others hold theirs (gRPC's, the scheduler's, onnxruntime's), and
 each keeps what was freed in it, so resident memory under load stepped by up to 30 MB at random
-(bench/soak.py, 6 callers for 60 s: plateaus of 290, 318 and 336 MB; with 2 heaps: 287 and 290).
+(bench/soak.py, 6 callers for 60 s: plateaus of 290, 318 and 336 MB; with 2 heaps: 290 and 290).
 The environment's MALLOC_ARENA_MAX, when set, wins."""
 
 

@@ -186,7 +186,8 @@ class Admission:
                 f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
                 "retry in a moment or on another replica"
             )
-        if min_slack and (slack := self._slack()) < min_slack:
+        slack = self._slack()
+        if slack < min_slack:
             raise AtCapacity(
                 f"the server is at capacity (a stream's audio is due within {slack * 1000:.0f} "
                 "ms): retry in a moment or on another replica"
@@ -195,7 +196,7 @@ class Admission:
         # waiting they are one caller's calls back to back; with every waiting job due in a
         # while they are streams synthesizing ahead of their listeners. Neither is a reason
         # to turn a caller away.
-        load = self._load() if self._slack() < BUSY_SLACK else 0.0
+        load = self._load() if slack < BUSY_SLACK else 0.0
         if load > max_load:
             raise AtCapacity(
                 f"the server is at capacity (its model workers are {load:.0%} busy): retry in "

@@ -32,7 +32,7 @@ class Runner(Protocol):
 
 DEADLINE_LEAD = 0.3
 """Seconds before a listener would run out of audio that its next job is due: room for a
-wait behind the jobs running (a full window takes about 80 ms on one thread) and the job
+wait behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job
 itself. At 150 ms, with 128-frame windows, 14 of 104 calls stalled at 24 callers; at 300 ms,
 none (bench/capacity.py)."""
 

@@ -49,8 +49,8 @@ class VocoderSchedule:
     as soon as possible."""
     growth: float = 2.0
     """Each later window is this many times the previous one (fourfold, 8, 32, 128, ran 4%
-    fewer vocoder frames, but past capacity, at 24 callers, 12 of 109 and 5 of 124 calls
-    stuttered against 0 of 130 and 0 of 126: bench/capacity.py)..."""
+    fewer vocoder frames, but past capacity, at 24 callers, 1 to 15 of about 120 calls
+    stuttered in five runs against 0 in three with doubling: bench/capacity.py)..."""
     largest: int = 128
     """...up to this size. Larger windows waste less on their margins (20 frames of context:
     31% extra work around 64 frames, 16% around 128), smaller ones keep each job short, so
@@ -117,7 +117,7 @@ class OrtSettings:
     wide_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
     """Threads of a vocoder run that has the machine to itself (scheduler: an urgent job, such
     as a stream's first audio, with no other job running or queued): 28 against 44 ms for a
-    full window (bench/ort_options.py), the first audio 1.5 ms sooner (bench/engine.py). Only
+    90-frame window (bench/ort_options.py), the first audio 1.5 ms sooner (bench/engine.py). Only
     the vocoder gets wide sessions: a wide flow would hold 35 MB more, a wide acoustic part
     50. Equal to intra_op_threads: none."""
     optimization: str = "all"
