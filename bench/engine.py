@@ -149,6 +149,34 @@ def plain_split_voice(settings: OrtSettings) -> Voice:
     return voice
 
 
+def whole_parts_voice(settings: OrtSettings) -> Voice:
+    """The default voice split with its flow and vocoder whole (graph.split_graph(stages=False)):
+    each window recomputes the whole flow's and the whole vocoder's context."""
+    model, config = embedded_voice_files()
+    info, config_dict = read_voice_info(model, config)
+    split = split_graph(model.read_bytes(), model, stages=False)
+    voice = Voice(info, config_dict, split, settings, threading.Lock())
+    voice.calibrate("Sure, I can help with that.")
+    return voice
+
+
+def cpu_per_audio_second(voices: dict[str, Voice], ahead: int, rounds: int) -> dict[str, float]:
+    """Milliseconds of CPU (this thread's) per second of audio, speaking the corpus window by
+    window with `ahead` frames in hand, the voices taking turns reply by reply."""
+    cpu = dict.fromkeys(voices, 0.0)
+    samples = dict.fromkeys(voices, 0)
+    for _ in range(rounds):
+        for text in REPLIES:
+            for name, voice in voices.items():
+                start = time.thread_time()
+                samples[name] += sum(speak_windows(voice, text, ahead=ahead))
+                cpu[name] += time.thread_time() - start
+    return {
+        name: 1000 * cpu[name] / (samples[name] / voice.info.native_rate)
+        for name, voice in voices.items()
+    }
+
+
 def measure(engines: Sequence[Engine], texts: Sequence[str], rounds: int, warmup: int) -> None:
     """Interleave the engines reply by reply (rotating who goes first) so drift hits all alike."""
     for i, text in enumerate(texts[:warmup]):
@@ -239,10 +267,29 @@ def main(argv: Sequence[str] | None = None) -> None:
             ],
         )
     )
+    # The flow and vocoder cut into stages (each keeping its output for the next window)
+    # against the same parts whole (each window with the whole part's context).
+    whole = whole_parts_voice(OrtSettings(intra_op_threads=1, wide_threads=1))
+    pair = {"stages (voxlite)": voice, "whole parts": whole}
+    stage_rows: list[list[object]] = []
+    stage_json: dict[str, dict[str, float]] = {}
+    for label, ahead in (("from silence (each reply alone)", 0), ("windows as under load", 1000)):
+        cost = cpu_per_audio_second(pair, ahead, max(1, rounds // 2))
+        stage_json[label] = cost
+        ratio = cost["whole parts"] / cost["stages (voxlite)"]
+        stage_rows.append([label, cost["stages (voxlite)"], cost["whole parts"], ratio])
+    print(
+        _common.table(
+            "model CPU per second of audio, one thread: flow and vocoder in stages or whole",
+            ["windows", "stages ms", "whole parts ms", "whole / stages"],
+            stage_rows,
+        )
+    )
     _common.write_json(
         args.json,
         {
             "benchmark": "engine",
+            "stages_cpu_ms_per_audio_second": stage_json,
             "rounds": rounds,
             "replies": len(REPLIES),
             "engines": {

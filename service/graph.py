@@ -25,7 +25,7 @@ _LOG = logging.getLogger(__name__)
 # node names differ between exports; initializer names come from the PyTorch module tree and do not.
 VOCODER_FIRST_WEIGHT = "dec.conv_pre.weight"
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 4
+_SPLIT_VERSION = 5
 _NOISE_OPS = ("RandomNormalLike", "RandomNormal")
 
 
@@ -42,10 +42,11 @@ class SplitGraph:
     """Phoneme ids (and scales, speaker id) to per-phoneme frame counts and the flow's inputs
     (or the latent frames themselves when no flow was split off)."""
     flow: bytes | None
-    """Frame-level prior (noise already drawn) to latent frames: VITS's normalising flow."""
+    """Frame-level prior (noise already drawn) to latent frames: VITS's normalising flow
+    (None: no flow was split off; empty: it is in `flow_stages`)."""
     vocoder: bytes
-    """Latent frames (and speaker embedding) to waveform; its 1-D convolutions are 2-D ones of
-    height 1 (_convs_as_2d)."""
+    """Latent frames (and speaker embedding) to waveform (empty: it is in `vocoder_head` and
+    `vocoder_tail`); its 1-D convolutions are 2-D ones of height 1 (_convs_as_2d)."""
     latent: str
     """Name of the latent-frames tensor [1, C, T]: the flow's output, the vocoder's input."""
     durations: str
@@ -56,16 +57,48 @@ class SplitGraph:
     vocoder_extra_inputs: tuple[str, ...]
     """Other tensors the vocoder consumes (the speaker embedding of multi-speaker voices): each is
     either an acoustic output or a graph input (such as the speaker id), under the same name."""
+    vocoder_head: bytes | None = None
+    """The vocoder up to its second upsampling layer: latent frames (and the speaker embedding)
+    to `vocoder_stride` samples per frame, the input of the tail. None when the vocoder could
+    not be cut there (fewer than two upsampling layers, or a path around the cut)."""
+    vocoder_tail: bytes | None = None
+    """The rest of the vocoder: the head's output [1, C, stride * T] to the waveform. Its
+    receptive field is a few head samples, where the head's is about ten frames, so a vocoder
+    run window by window recomputes only the head's context: the tail keeps little context,
+    measured in head samples (voice.Sentence)."""
+    vocoder_stride: int = 0
+    """Head samples per latent frame (the first upsampling layer's stride); 0 when not cut."""
+    vocoder_cut: str = ""
+    """Name of the head's output, the tail's input."""
+    flow_stages: tuple[bytes, ...] = ()
+    """The flow cut after each of its coupling layers but the last (empty: not cut). A flow
+    run window by window then recomputes one layer's context (8 frames a side in Piper's
+    voices) in each stage, not the whole flow's (32) in every layer (voice.Sentence)."""
+    flow_cuts: tuple[str, ...] = ()
+    """The tensor each flow stage after the first reads from the one before it (besides the
+    flow's inputs, such as the mask)."""
 
     def names_only(self) -> SplitGraph:
         """This split without the parts' bytes (an empty flow stays a flow): what a voice
         keeps once its sessions are made."""
-        return replace(self, acoustic=b"", flow=None if self.flow is None else b"", vocoder=b"")
+        staged = self.vocoder_head is not None
+        return replace(
+            self,
+            acoustic=b"",
+            flow=None if self.flow is None else b"",
+            vocoder=b"",
+            vocoder_head=b"" if staged else None,
+            vocoder_tail=b"" if staged else None,
+            flow_stages=tuple(b"" for _ in self.flow_stages),
+        )
 
 
-def split_graph(model_bytes: bytes, path: Path, *, conv_2d: bool = True) -> SplitGraph:
+def split_graph(
+    model_bytes: bytes, path: Path, *, conv_2d: bool = True, stages: bool = True
+) -> SplitGraph:
     """Split a serialized Piper graph. `path` only names the file in errors. `conv_2d`: the
-    vocoder's convolutions as 2-D ones (_convs_as_2d; False for bench/engine.py's comparison)."""
+    vocoder's convolutions as 2-D ones (_convs_as_2d); `stages`: the flow and the vocoder cut
+    into stages where they can be (both False for bench/engine.py's comparisons)."""
     import onnx  # Only needed on a cache miss; keeps its import cost off a warm start.
 
     try:
@@ -195,19 +228,155 @@ def split_graph(model_bytes: bytes, path: Path, *, conv_2d: bool = True) -> Spli
         )
         return bytes(out.SerializeToString())
 
-    if conv_2d:
-        vocoder_nodes = _convs_as_2d(vocoder_nodes, model)
+    graph_outputs = [o.name for o in graph.output]
+    vocoder_cut = None
+    if stages:
+        vocoder_cut = _vocoder_stages(
+            vocoder_nodes, graph_outputs, computed, initializers, ancestors
+        )
+    flow_cut = None
+    if stages and flow_nodes:
+        flow_cut = _flow_stages(
+            flow_nodes, latent, flow_inputs, computed - flow_produced, initializers, ancestors
+        )
+    as_2d = (lambda nodes: _convs_as_2d(nodes, model)) if conv_2d else (lambda nodes: nodes)
     acoustic_reads = {name for n in acoustic_nodes for name in n.input}
     acoustic_inputs = [i.name for i in graph.input if i.name in acoustic_reads]
     return SplitGraph(
         acoustic=submodel(acoustic_nodes, acoustic_inputs, acoustic_outputs),
-        flow=submodel(flow_nodes, flow_inputs, [latent]) if flow_nodes else None,
-        vocoder=submodel(vocoder_nodes, vocoder_inputs, [o.name for o in graph.output]),
+        flow=(
+            None
+            if not flow_nodes
+            else b""
+            if flow_cut
+            else submodel(flow_nodes, flow_inputs, [latent])
+        ),
+        vocoder=b""
+        if vocoder_cut
+        else submodel(as_2d(vocoder_nodes), vocoder_inputs, graph_outputs),
         latent=latent,
         durations=durations,
         flow_inputs=tuple(flow_inputs),
         vocoder_extra_inputs=extra,
+        **(
+            {}
+            if vocoder_cut is None
+            else _vocoder_fields(vocoder_cut, vocoder_inputs, graph_outputs, submodel, as_2d)
+        ),
+        **({} if flow_cut is None else _flow_fields(flow_cut, flow_inputs, latent, submodel)),
     )
+
+
+Submodel = Callable[[list["onnx.NodeProto"], list[str], list[str]], bytes]
+
+
+def _vocoder_fields(
+    stages: tuple[list[onnx.NodeProto], list[onnx.NodeProto], str, int],
+    vocoder_inputs: list[str],
+    outputs: list[str],
+    submodel: Submodel,
+    as_2d: Callable[[list[onnx.NodeProto]], list[onnx.NodeProto]],
+) -> dict[str, Any]:
+    head, tail, cut, stride = stages
+    return {
+        "vocoder_head": submodel(as_2d(head), vocoder_inputs, [cut]),
+        "vocoder_tail": submodel(as_2d(tail), [cut], outputs),
+        "vocoder_stride": stride,
+        "vocoder_cut": cut,
+    }
+
+
+def _flow_fields(
+    stages: tuple[list[list[onnx.NodeProto]], list[str]],
+    flow_inputs: list[str],
+    latent: str,
+    submodel: Submodel,
+) -> dict[str, Any]:
+    nodes, cuts = stages
+    parts = []
+    for i, stage in enumerate(nodes):
+        reads = {name for n in stage for name in n.input}
+        ins = ([] if i == 0 else [cuts[i - 1]]) + [n for n in flow_inputs if n in reads]
+        parts.append(submodel(stage, ins, [cuts[i]] if i < len(cuts) else [latent]))
+    return {"flow_stages": tuple(parts), "flow_cuts": tuple(cuts)}
+
+
+def _cut(
+    nodes: list[onnx.NodeProto],
+    outputs: list[str],
+    cuts: list[str],
+    later_reads: set[str],
+    computed: set[str],
+    weights: set[str],
+    ancestors: Callable[[list[str], set[str]], list[onnx.NodeProto]],
+) -> list[list[onnx.NodeProto]] | None:
+    """`nodes` (computing `outputs`) as stages between the tensors `cuts`: stage i computes
+    cuts[i] (the last stage `outputs`). None unless every node is in exactly one stage and
+    each later stage reads only the cut before it, `later_reads` and weights."""
+    ends = [[cut] for cut in cuts] + [outputs]
+    stages = [ancestors(end, computed | set(cuts[:i])) for i, end in enumerate(ends)]
+    ids = [{id(n) for n in stage} for stage in stages]
+    if sum(map(len, ids)) != len(nodes) or set().union(*ids) != {id(n) for n in nodes}:
+        return None
+    for i, stage in enumerate(stages[1:]):
+        readable = {out for n in stage for out in n.output} | weights | later_reads
+        readable |= {cuts[i], ""}  # "": an optional input left out
+        if any(name not in readable for n in stage for name in n.input):
+            return None
+    return stages
+
+
+def _vocoder_stages(
+    nodes: list[onnx.NodeProto],
+    outputs: list[str],
+    computed: set[str],
+    weights: set[str],
+    ancestors: Callable[[list[str], set[str]], list[onnx.NodeProto]],
+) -> tuple[list[onnx.NodeProto], list[onnx.NodeProto], str, int] | None:
+    """The vocoder as head and tail, cut at the input of its second upsampling layer (HiFi-GAN:
+    conv_pre, the first upsampling and its residual blocks in the head), with the head's
+    samples per frame; None if it has no such layer or the tail would read anything but the
+    cut (and its weights)."""
+    import onnx
+
+    ups = [n for n in nodes if n.op_type == "ConvTranspose"]
+    if len(ups) < 2:
+        return None
+    stages = _cut(nodes, outputs, [ups[1].input[0]], set(), computed, weights, ancestors)
+    if stages is None:
+        return None
+    head, tail = stages
+    strides = [
+        onnx.helper.get_attribute_value(a)
+        for n in head
+        if n.op_type == "ConvTranspose"
+        for a in n.attribute
+        if a.name == "strides"
+    ]
+    if any(len(s) != 1 for s in strides):
+        return None
+    return head, tail, ups[1].input[0], int(np.prod([s[0] for s in strides]))
+
+
+def _flow_stages(
+    nodes: list[onnx.NodeProto],
+    latent: str,
+    flow_inputs: list[str],
+    computed: set[str],
+    weights: set[str],
+    ancestors: Callable[[list[str], set[str]], list[onnx.NodeProto]],
+) -> tuple[list[list[onnx.NodeProto]], list[str]] | None:
+    """VITS's flow cut after each coupling layer (each joins its two halves with a Concat)
+    but the last, so that each stage's context is one layer's; with the cut tensors."""
+    convs_after: list[str] = []
+    cuts: list[str] = []
+    for node in reversed(nodes):
+        if node.op_type == "Conv":
+            convs_after.append(node.name)
+        if node.op_type == "Concat" and convs_after:
+            cuts.insert(0, node.output[0])
+    stages = _cut(nodes, [latent], cuts, set(flow_inputs), computed, weights, ancestors)
+    return None if stages is None or len(stages) < 2 else (stages, cuts)
 
 
 _HEIGHT_AXIS = "voxlite_height_axis"
@@ -373,14 +542,32 @@ class SplitCache:
         try:
             meta = json.loads((self.directory / f"{key}.json").read_text())
             flow = self.directory / f"{key}.flow.onnx"
+            vocoder = self.directory / f"{key}.vocoder.onnx"
+            head = self.directory / f"{key}.vocoder-head.onnx"
+            tail = self.directory / f"{key}.vocoder-tail.onnx"
             return SplitGraph(
                 acoustic=(self.directory / f"{key}.acoustic.onnx").read_bytes(),
-                flow=flow.read_bytes() if meta["flow_inputs"] else None,
-                vocoder=(self.directory / f"{key}.vocoder.onnx").read_bytes(),
+                flow=(
+                    None
+                    if not meta["flow_inputs"]
+                    else b""
+                    if meta["flow_cuts"]
+                    else flow.read_bytes()
+                ),
+                vocoder=b"" if meta["vocoder_stride"] else vocoder.read_bytes(),
                 latent=meta["latent"],
                 durations=meta["durations"],
                 flow_inputs=tuple(meta["flow_inputs"]),
                 vocoder_extra_inputs=tuple(meta["vocoder_extra_inputs"]),
+                vocoder_head=head.read_bytes() if meta["vocoder_stride"] else None,
+                vocoder_tail=tail.read_bytes() if meta["vocoder_stride"] else None,
+                vocoder_stride=meta["vocoder_stride"],
+                vocoder_cut=meta["vocoder_cut"],
+                flow_stages=tuple(
+                    (self.directory / f"{key}.flow-{i}.onnx").read_bytes()
+                    for i in range(len(meta["flow_cuts"]) + 1 if meta["flow_cuts"] else 0)
+                ),
+                flow_cuts=tuple(meta["flow_cuts"]),
             )
         except (OSError, ValueError, KeyError):
             return None
@@ -393,13 +580,22 @@ class SplitCache:
             "durations": split.durations,
             "flow_inputs": list(split.flow_inputs),
             "vocoder_extra_inputs": list(split.vocoder_extra_inputs),
+            "vocoder_stride": split.vocoder_stride,
+            "vocoder_cut": split.vocoder_cut,
+            "flow_cuts": list(split.flow_cuts),
         }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            # The .json goes last: a reader that finds it finds both models complete.
-            parts = [(".acoustic.onnx", split.acoustic), (".vocoder.onnx", split.vocoder)]
-            if split.flow is not None:
+            # The .json goes last: a reader that finds it finds every part complete.
+            parts = [(".acoustic.onnx", split.acoustic)]
+            if split.vocoder:
+                parts.append((".vocoder.onnx", split.vocoder))
+            if split.flow:
                 parts.append((".flow.onnx", split.flow))
+            if split.vocoder_head is not None and split.vocoder_tail is not None:
+                parts.append((".vocoder-head.onnx", split.vocoder_head))
+                parts.append((".vocoder-tail.onnx", split.vocoder_tail))
+            parts += [(f".flow-{i}.onnx", stage) for i, stage in enumerate(split.flow_stages)]
             for suffix, data in [*parts, (".json", json.dumps(meta).encode())]:
                 _atomic_write(self.directory / f"{key}{suffix}", data)
         except OSError as exc:

@@ -257,17 +257,39 @@ class Voice:
             return made
 
         narrow, wide = ort_settings.intra_op_threads, ort_settings.wide_threads
+        # The flow and the vocoder as the stages the split cut them into, else whole.
+        flow = list(split.flow_stages) or ([] if split.flow is None else [split.flow])
+        flow_reads = ["", *split.flow_cuts] if split.flow_stages else [""]
+        vocoder = [split.vocoder] if split.vocoder_head is None else [split.vocoder_head]
+        if split.vocoder_tail is not None:
+            vocoder.append(split.vocoder_tail)
+        head_reads = split.latent if flow else ""
+        vocoder_reads = [head_reads, *([] if len(vocoder) == 1 else [split.vocoder_cut])]
+        ups = [1] * len(flow) + (
+            [self.hop]
+            if len(vocoder) == 1
+            else [split.vocoder_stride, self.hop // split.vocoder_stride]
+        )
         try:
             self._acoustic = session(split.acoustic, narrow)
-            self._flow = None if split.flow is None else session(split.flow, narrow)
-            self._vocoder = session(split.vocoder, narrow, vocoder=True)
-            # Wide runs for the vocoder only, the part that gains most from threads and costs
-            # the least memory: a second flow session held 35 MB more for no clear gain.
-            self._vocoder_wide = self._vocoder
-            if ort_settings.wide:
-                self._vocoder_wide = session(split.vocoder, wide, vocoder=True)
+            self._stages: list[_Stage] = []
+            for i, part in enumerate(flow + vocoder):
+                is_vocoder = i >= len(flow)
+                made = session(part, narrow, vocoder=is_vocoder)
+                # Wide runs for the vocoder only, the part that gains most from threads and
+                # costs the least memory: a second flow session held 35 MB more for no gain.
+                wide_made = made
+                if is_vocoder and ort_settings.wide:
+                    wide_made = session(part, wide, vocoder=True)
+                reads = (flow_reads + vocoder_reads)[i]
+                sides = tuple(n.name for n in made.get_inputs() if n.name != reads)
+                self._stages.append(_Stage(made, wide_made, reads, sides, ups[i]))
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelError(info.model_path, f"onnxruntime cannot load the graph ({exc})") from exc
+        self._flow_count = len(flow)
+        """Stages before the vocoder's: _stages[_flow_count - 1] makes the latent frames."""
+        self._rates = [int(np.prod(ups[:i])) for i in range(len(ups))]
+        """Each stage's input samples per latent frame."""
         self._split = split.names_only()  # the sessions hold what they need
         self._acoustic_inputs = {i.name for i in self._acoustic.get_inputs()}
         self._acoustic_outputs = [o.name for o in self._acoustic.get_outputs()]
@@ -277,6 +299,17 @@ class Voice:
         """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
         self.schedule = VocoderSchedule()
         """The vocoder's windows for this voice; calibrate() sets its margin."""
+        self.stride = split.vocoder_stride
+        """Samples of the vocoder head's output per latent frame; 0 if the vocoder is whole."""
+        self.tail_margin = self.stride * MAX_MARGIN
+        """Head samples of context a side the vocoder's tail needs; calibrate() measures it."""
+        self.flow_margins = [FLOW_MARGIN] * self._flow_count
+        """Frames of context a side each flow stage needs; calibrate() measures them."""
+
+    def margins(self, vocoder_margin: int) -> list[int]:
+        """Input samples of context a side for each stage, the vocoder's first (its head, or
+        the whole vocoder) getting `vocoder_margin` frames."""
+        return [*self.flow_margins, vocoder_margin, *([self.tail_margin] if self.stride else [])]
 
     @classmethod
     def load(
@@ -367,30 +400,38 @@ class Voice:
         tensors = {**feed, **dict(zip(self._acoustic_outputs, outputs, strict=True))}
         return Sentence(self, tensors)
 
-    def run_flow(self, tensors: dict[str, np.ndarray]) -> np.ndarray:
-        """Latent frames of the flow's inputs (cut to a window of frames by the caller)."""
-        assert self._flow is not None
-        return np.asarray(self._flow.run(None, tensors)[0])
+    def run_head(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """The vocoder head's output [n, C, stride * t] of latent frames [n, C, t]."""
+        assert self.stride
+        head = self._stages[self._flow_count]
+        return head.run(
+            {**{n: extra[n] for n in head.sides if n in extra}, self._split.latent: latent}
+        )
 
-    def _vocoder_now(self) -> ort.InferenceSession:
-        """The vocoder session for a run on this thread now (see wide_runs)."""
-        return self._vocoder_wide if _running_wide() else self._vocoder
+    def run_tail(self, head: np.ndarray) -> np.ndarray:
+        """Waveform [n, stride * t * (hop / stride)] of the head's output [n, C, stride * t]."""
+        tail = self._stages[-1]
+        return tail.run({tail.reads: head}).reshape(head.shape[0], -1)
+
+    def _vocode(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """Waveform [n, t * hop] of latent frames [n, C, t], in one run of the vocoder."""
+        if self.stride:
+            return self.run_tail(self.run_head(latent, extra))
+        whole = self._stages[-1]
+        feed = {**{n: extra[n] for n in whole.sides if n in extra}, self._split.latent: latent}
+        return whole.run(feed).reshape(latent.shape[0], -1)
 
     def vocode(self, latent: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
         """Waveform (float32, native rate) of latent frames [1, C, t]: t * hop samples."""
-        out = self._vocoder_now().run(None, {self._split.latent: latent, **extra})[0]
-        return np.asarray(out, dtype=np.float32).reshape(-1)
+        return self._vocode(latent, extra).reshape(-1)
 
     def vocode_windows(self, windows: list[Window]) -> list[np.ndarray]:
         """The kept samples of each window; windows of one shape_key run as one batch."""
-        if len(windows) == 1:
-            w = windows[0]
-            return [self.vocode(w.latent, w.extra)[w.keep_from : w.keep_to]]
-        feed = {self._split.latent: np.concatenate([w.latent for w in windows])}
-        for name in windows[0].extra:
-            feed[name] = np.concatenate([w.extra[name] for w in windows])
-        out = np.asarray(self._vocoder_now().run(None, feed)[0], dtype=np.float32)
-        flat = out.reshape(len(windows), -1)
+        latent = np.concatenate([w.latent for w in windows])
+        extra = {
+            name: np.concatenate([w.extra[name] for w in windows]) for name in windows[0].extra
+        }
+        flat = self._vocode(latent, extra)
         return [flat[i, w.keep_from : w.keep_to] for i, w in enumerate(windows)]
 
     # -- synthesis ----------------------------------------------------------------------------
@@ -433,6 +474,10 @@ class Voice:
         chunk; one fixed gain per voice keeps loudness steady from chunk to chunk.
         """
         params = self.params(noise_scale=0.0, noise_w=0.0)
+        reaches = self.reaches(text, params)
+        self.flow_margins = [FLOW_MARGIN if r is None else r for r in reaches[: self._flow_count]]
+        if self.stride:
+            self.tail_margin = self.stride * MAX_MARGIN if reaches[-1] is None else reaches[-1]
         self.schedule = replace(self.schedule, margin=self.exact_margin(text, params))
         peak = max(
             (float(np.abs(s).max()) for s in self.synthesize(text, params) if s.size), default=0.0
@@ -460,10 +505,48 @@ class Voice:
                 return margin
         return MAX_MARGIN
 
+    def reaches(self, text: str, params: SynthesisParams) -> list[int | None]:
+        """Input samples of context a side each stage needs to equal one run: how far a change
+        to one input sample spreads in its output (its receptive field), measured in the
+        middle of `text`'s first sentence; None where the spread reaches an end of it. (The
+        vocoder's first stage gets the smaller margin that is exact in practice instead,
+        exact_margin: its receptive field is wider than what changes its output.)"""
+        sentence = self.acoustic(self.phoneme_ids(self.phonemize(text)[0]), params)
+        frames, reaches, x = sentence.frames, [], np.empty(0, dtype=np.float32)
+        for k, stage in enumerate(self._stages):
+            feed = {n: sentence.tensors[n] for n in stage.sides}
+            if k:
+                feed[stage.reads] = x
+                moved = [stage.reads]
+            else:  # the first stage reads frames from the acoustic part
+                moved = [n for n, t in feed.items() if t.ndim == 3 and t.shape[-1] == frames]
+            out = stage.run(feed)
+            length = feed[moved[0]].shape[-1]
+            at, up = length // 2, stage.up
+            changed = dict(feed)
+            for name in moved:
+                changed[name] = feed[name].copy()
+                changed[name][..., at] += 1.0
+            along = tuple(range(out.ndim - 1))
+            spread = np.flatnonzero(np.any(stage.run(changed) != out, axis=along))
+            if spread.size == 0 or spread[0] == 0 or spread[-1] == length * up - 1:
+                reaches.append(None)
+            else:
+                before = max(0, at * up - int(spread[0]))
+                after = max(0, int(spread[-1]) - (at * up + up - 1))
+                reaches.append(max(-(-before // up), -(-after // up)))
+            x = out
+        return reaches
+
 
 class Sentence:
-    """One sentence after the acoustic part: computes its latent frames on demand, window by
-    window, running the flow only as far ahead of the vocoder as needed."""
+    """One sentence after the acoustic part: computes its latent frames and waveform on
+    demand, window by window, through the voice's stages (the flow's, the vocoder's).
+
+    Each stage keeps the output it computed that a later window still needs, and runs only
+    on what is missing plus its own context a side (Voice.margins): a stage's context is its
+    own receptive field, not the whole chain's. The flow's last stage runs ahead of the
+    vocoder in growing chunks (FLOW_GROWTH, FLOW_AHEAD)."""
 
     def __init__(self, voice: Voice, tensors: dict[str, np.ndarray]) -> None:
         split = voice._split
@@ -473,39 +556,57 @@ class Sentence:
         self.durations = tensors[split.durations].reshape(-1)
         self.extra = {n: tensors[n] for n in split.vocoder_extra_inputs}
         """What else the vocoder reads (a speaker embedding)."""
-        if split.flow is None:
-            self._latent = tensors[split.latent]
-            self.frames = int(self._latent.shape[-1])
-            self._ready = self.frames
-            return
-        self._flow_in = {n: tensors[n] for n in split.flow_inputs}
-        self.frames = max(int(t.shape[-1]) for t in self._flow_in.values() if t.ndim == 3)
-        self._latent = np.empty((1, 0, self.frames), dtype=np.float32)
-        self._ready = 0  # latent frames computed so far
+        first = voice._stages[0]
+        self.frames = max(int(tensors[n].shape[-1]) for n in first.sides if tensors[n].ndim == 3)
+        self._kept: list[np.ndarray | None] = [None] * len(voice._stages)
+        """Each stage's output kept for later windows: samples from _kept_from on."""
+        self._kept_from = [0] * len(voice._stages)
         self._chunk = 0
+        """Frames of the flow's last chunk."""
 
-    def _run_flow(self, end: int, ahead: int = 0) -> None:
-        """Compute latent frames from _ready up to at least `end`, when the listener has
-        `ahead` frames of audio in hand."""
-        start = self._ready
-        self._chunk = max(end - start, FLOW_GROWTH * self._chunk, FLOW_AHEAD * ahead)
-        stop = min(self.frames, start + self._chunk)
-        lo, hi = max(0, start - FLOW_MARGIN), min(self.frames, stop + FLOW_MARGIN)
-        window = {
-            name: t[..., lo:hi] if t.ndim == 3 and t.shape[-1] == self.frames else t
-            for name, t in self._flow_in.items()
-        }
-        latent = self._voice.run_flow(window)[..., start - lo : stop - lo]
-        if self._latent.shape[1] == 0:
-            self._latent = np.empty((1, latent.shape[1], self.frames), dtype=latent.dtype)
-        self._latent[..., start:stop] = latent
-        self._ready = stop
+    def _run(self, k: int, lo: int, hi: int, margins: list[int], ahead: int = 0) -> np.ndarray:
+        """Stage k's output samples [lo, hi). Requests to a stage only move forward: what is
+        kept before `lo` is dropped (asking for earlier samples recomputes them)."""
+        voice = self._voice
+        stage, rate = voice._stages[k], voice._rates[k]
+        up, n_in = stage.up, self.frames * rate
+        out, first = self._kept[k], self._kept_from[k]
+        if out is not None and first <= lo <= first + out.shape[-1]:
+            a = (first + out.shape[-1]) // up  # first input sample not run yet
+        else:
+            out, a = None, lo // up
+        b = -(-hi // up)
+        if k == voice._flow_count - 1 and b > a:  # the latent frames: run ahead
+            self._chunk = max(b - a, FLOW_GROWTH * self._chunk, FLOW_AHEAD * ahead)
+            b = min(n_in, a + self._chunk)
+        if b > a:
+            in_lo, in_hi = max(0, a - margins[k]), min(n_in, b + margins[k])
+            feed = {n: self._side(self.tensors[n], rate, in_lo, in_hi) for n in stage.sides}
+            if k:
+                feed[stage.reads] = self._run(k - 1, in_lo, in_hi, margins, ahead)
+            new = stage.run(feed)[..., (a - in_lo) * up : (b - in_lo) * up]
+            if out is None:
+                out, first = new, a * up
+            else:
+                out, first = np.concatenate([out[..., lo - first :], new], -1), lo
+        assert out is not None
+        out, first = out[..., lo - first :], lo
+        if k < len(voice._stages) - 1:  # the waveform is not kept
+            self._kept[k], self._kept_from[k] = out, first
+        return out[..., : hi - lo]
+
+    def _side(self, tensor: np.ndarray, rate: int, lo: int, hi: int) -> np.ndarray:
+        """A stage's other input, cut to its window if it runs along the frames."""
+        if rate == 1 and tensor.ndim == 3 and tensor.shape[-1] == self.frames:
+            return tensor[..., lo:hi]
+        return tensor
 
     def latent(self) -> np.ndarray:
         """All latent frames [1, C, T] (runs the rest of the flow)."""
-        if self._ready < self.frames:
-            self._run_flow(self.frames)
-        return self._latent
+        voice = self._voice
+        if not voice._flow_count:
+            return self.tensors[voice._split.latent]
+        return self._run(voice._flow_count - 1, 0, self.frames, voice.margins(0))
 
     def window(
         self, start: int, end: int, margin: int, *, run_flow: bool = True, ahead: int = 0
@@ -513,19 +614,47 @@ class Sentence:
         """The vocoder's input for frames [start, end) with `margin` frames of context a side;
         None if that needs the flow and `run_flow` is False. `ahead`: frames of audio the
         listener has in hand."""
+        voice = self._voice
         lo, hi = max(0, start - margin), min(self.frames, end + margin)
-        if hi > self._ready:
-            if not run_flow:
+        if not voice._flow_count:
+            latent = self.tensors[voice._split.latent][..., lo:hi]
+        else:
+            k = voice._flow_count - 1
+            kept, kept_from = self._kept[k], self._kept_from[k]
+            ready = kept is not None and kept_from <= lo and hi <= kept_from + kept.shape[-1]
+            if not ready and not run_flow:
                 return None
-            self._run_flow(hi, ahead)
-        hop = self._voice.hop
-        return Window(self._latent[..., lo:hi], self.extra, (start - lo) * hop, (end - lo) * hop)
+            latent = self._run(k, lo, hi, voice.margins(margin), ahead)
+        hop = voice.hop
+        return Window(latent, self.extra, (start - lo) * hop, (end - lo) * hop)
 
     def samples(self, start: int, end: int, margin: int, ahead: int = 0) -> np.ndarray:
-        """Waveform of frames [start, end), vocoded with `margin` frames of context a side."""
-        window = self.window(start, end, margin, ahead=ahead)
-        assert window is not None
-        return self._voice.vocode_windows([window])[0]
+        """Waveform of frames [start, end), the vocoder's first stage run with `margin`
+        frames of context a side."""
+        voice = self._voice
+        margins = voice.margins(margin)
+        hop = voice.hop
+        return self._run(len(margins) - 1, start * hop, end * hop, margins, ahead).reshape(-1)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One model part on the way from the acoustic part's outputs to the waveform: a stage of
+    the flow, the vocoder's head or tail, or a flow or vocoder that could not be cut."""
+
+    narrow: ort.InferenceSession
+    wide: ort.InferenceSession
+    """The session for wide runs (wide_runs): the vocoder's get two threads."""
+    reads: str
+    """The tensor it reads from the stage before it ("" for the first stage)."""
+    sides: tuple[str, ...]
+    """Its other inputs: acoustic outputs or graph inputs (flow inputs, speaker embedding)."""
+    up: int
+    """Its output samples per input sample."""
+
+    def run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        session = self.wide if _running_wide() else self.narrow
+        return np.asarray(session.run(None, feed)[0], dtype=np.float32)
 
 
 @dataclass(frozen=True)

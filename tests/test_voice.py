@@ -17,7 +17,13 @@ from voxlite.service import graph as graph_module
 from voxlite.service.errors import InvalidRequest, ModelError, VoiceNotFound
 from voxlite.service.graph import SplitCache, split_graph
 from voxlite.service.registry import EMBEDDED_VOICE, VoiceRegistry, embedded_voice_files
-from voxlite.service.voice import OrtSettings, VocoderSchedule, Voice, wide_runs
+from voxlite.service.voice import (
+    OrtSettings,
+    VocoderSchedule,
+    Voice,
+    read_voice_info,
+    wide_runs,
+)
 
 TEXTS = [
     "Hi.",  # shorter than one vocoder window
@@ -110,6 +116,53 @@ def test_margin_below_receptive_field_is_not_exact(
         list(voice.synthesize(text, params, VocoderSchedule(first=4, largest=4, margin=0)))
     )
     assert np.abs(streamed - one_shot(whole_graph, voice, text)).max() > 1e-3
+
+
+def test_each_stage_needs_only_its_own_context(
+    voice: Voice, whole_graph: ort.InferenceSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vocoder runs as its head (about ten frames of context a side, output kept from
+    window to window) and its tail, whose own context is a few head samples: one head sample
+    fewer than calibrated leaves seams, so the calibrated context is both needed and enough.
+    The same holds for the flow's stages."""
+    assert voice.stride == 8
+    assert 0 < voice.tail_margin < voice.stride * voice.schedule.margin / 4
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    text = TEXTS[2]
+    reference = one_shot(whole_graph, voice, text)
+    schedule = VocoderSchedule(first=4, growth=1.0, largest=4)  # a seam every 4 frames
+
+    def worst() -> float:
+        streamed = np.concatenate(list(voice.synthesize(text, params, schedule)))
+        return float(np.abs(streamed - reference).max())
+
+    assert worst() < 1e-4
+    with monkeypatch.context() as patch:
+        patch.setattr(voice, "tail_margin", voice.tail_margin - 1)
+        assert worst() > 1e-4
+    # The flow's stages likewise: each needs one coupling layer's context, 8 frames a side.
+    assert voice.flow_margins == [8, 8, 8, 8]
+    monkeypatch.setattr(voice, "flow_margins", [2, 2, 2, 2])
+    assert worst() > 1e-4
+
+
+def test_a_flow_and_vocoder_that_cannot_be_cut_run_whole_and_exact(
+    whole_graph: ort.InferenceSession,
+) -> None:
+    """A voice whose flow and vocoder the split could not cut into stages runs each whole on
+    each window with its context: the same audio."""
+    model, config = embedded_voice_files()
+    whole = split_graph(model.read_bytes(), model, stages=False)
+    info, raw_config = read_voice_info(model, config)
+    voice = Voice(info, raw_config, whole, OrtSettings(), threading.Lock())
+    voice.calibrate("Sure, I can help with that.")
+    assert voice.stride == 0
+    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    for text in TEXTS[:3]:
+        windows = list(voice.synthesize(text, params))
+        assert len(windows) > 1 or text == TEXTS[0]
+        reference = one_shot(whole_graph, voice, text)
+        assert np.abs(np.concatenate(windows) - reference).max() < 1e-4
 
 
 def test_windows_are_produced_lazily_and_cancel_stops_between_windows(voice: Voice) -> None:
@@ -215,7 +268,8 @@ def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.Mon
     model, _ = embedded_voice_files()
     cache = SplitCache(tmp_path)
     first = cache.load(model)
-    assert len(list(tmp_path.glob("*.onnx"))) == 3  # acoustic, flow, vocoder
+    # The acoustic part, the flow's four stages, the vocoder's head and tail.
+    assert len(list(tmp_path.glob("*.onnx"))) == 7
 
     def no_split(*args: object) -> None:
         raise AssertionError("a cached model must not be split again")
@@ -232,34 +286,80 @@ def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.Mon
 def test_split_finds_the_flow_and_the_vocoder() -> None:
     model, _ = embedded_voice_files()
     split = split_graph(model.read_bytes(), model)
-    vocoder = onnx.load_from_string(split.vocoder)
-    assert any(n.input[1:2] == ["dec.conv_pre.weight/voxlite_2d"] for n in vocoder.graph.node[:5])
+    # The vocoder is cut in two after its first upsampling layer (8 head samples per frame):
+    # the head holds conv_pre, the tail conv_post, and the tail reads only the head's output.
+    assert split.vocoder == b""
+    assert split.vocoder_stride == 8
+    assert split.vocoder_head is not None
+    assert split.vocoder_tail is not None
+    head, tail = (onnx.load_from_string(b) for b in (split.vocoder_head, split.vocoder_tail))
+    assert any(n.input[1:2] == ["dec.conv_pre.weight/voxlite_2d"] for n in head.graph.node[:5])
+    assert any(n.input[1:2] == ["dec.conv_post.weight/voxlite_2d"] for n in tail.graph.node)
+    assert [i.name for i in head.graph.input] == [split.latent]
+    assert [i.name for i in tail.graph.input] == [split.vocoder_cut]
+    assert [o.name for o in head.graph.output] == [split.vocoder_cut]
     # Its convolutions run as 2-D ones of height 1 (onnxruntime's blocked kernels), its three
     # upsampling layers as convolutions over their output phases.
-    convs = [n for n in vocoder.graph.node if n.op_type in ("Conv", "ConvTranspose")]
-    weights = {i.name: i for i in vocoder.graph.initializer}
+    nodes = [*head.graph.node, *tail.graph.node]
+    convs = [n for n in nodes if n.op_type in ("Conv", "ConvTranspose")]
+    weights = {i.name: i for part in (head, tail) for i in part.graph.initializer}
     assert [n.op_type for n in convs] == ["Conv"] * 23
     assert all(len(weights[n.input[1]].dims) == 4 for n in convs)
-    assert [i.name for i in vocoder.graph.input] == [split.latent]
-    assert split.flow is not None
-    flow = onnx.load_from_string(split.flow)
-    assert [o.name for o in flow.graph.output] == [split.latent]
+    # Head then tail is the whole vocoder.
+    whole = split_graph(model.read_bytes(), model, stages=False)
+    assert not whole.flow_stages
+    assert whole.vocoder_head is None
+    assert whole.flow
+    latent = np.random.default_rng(0).normal(size=(1, 192, 40)).astype(np.float32)
+    once = ort.InferenceSession(whole.vocoder).run(None, {split.latent: latent})[0]
+    cut = ort.InferenceSession(split.vocoder_head).run(None, {split.latent: latent})[0]
+    assert cut.shape[-1] == 8 * 40
+    staged = ort.InferenceSession(split.vocoder_tail).run(None, {split.vocoder_cut: cut})[0]
+    np.testing.assert_allclose(staged, once, rtol=0, atol=1e-6)
+
+    # The flow is cut after each of its coupling layers but the last: four stages, each
+    # reading the one before it and the mask, the last making the latent frames.
+    assert split.flow == b""
+    assert len(split.flow_stages) == 4
+    assert len(split.flow_cuts) == 3
+    flows = [onnx.load_from_string(b) for b in split.flow_stages]
+    assert [o.name for o in flows[-1].graph.output] == [split.latent]
+    for before, after, cut_name in zip(flows, flows[1:], split.flow_cuts, strict=False):
+        assert [o.name for o in before.graph.output] == [cut_name]
+        assert after.graph.input[0].name == cut_name
+        assert {i.name for i in after.graph.input} < {cut_name, *split.flow_inputs}
+    ids = [1, 0, 25, 0, 31, 0, 59, 0, 27, 0, 2]  # the acoustic part's outputs: the flow's inputs
+    acoustic_feed = {
+        "input": np.array([ids], dtype=np.int64),
+        "input_lengths": np.array([len(ids)], dtype=np.int64),
+        "scales": np.array([0.667, 1.0, 0.8], dtype=np.float32),
+    }
+    outs = ort.InferenceSession(split.acoustic).run([*split.flow_inputs], acoustic_feed)
+    feed = dict(zip(split.flow_inputs, outs, strict=True))
+    reference = ort.InferenceSession(whole.flow).run(None, feed)[0]
+    x = None
+    for i, part in enumerate(split.flow_stages):
+        session = ort.InferenceSession(part)
+        wanted = {n.name for n in session.get_inputs()}
+        stage_feed = {k: v for k, v in feed.items() if k in wanted}
+        if i:
+            stage_feed[split.flow_cuts[i - 1]] = x
+        x = session.run(None, stage_feed)[0]
+    np.testing.assert_allclose(x, reference, rtol=0, atol=1e-5)
+
     acoustic = onnx.load_from_string(split.acoustic)
     assert [o.name for o in acoustic.graph.output] == [split.durations, *split.flow_inputs]
     # The noise is drawn in the acoustic part, once per sentence: windows of the flow then see
     # the same noise a one-shot run would.
     assert any(n.op_type == "RandomNormalLike" for n in acoustic.graph.node)
-    assert not any(n.op_type.startswith("Random") for n in flow.graph.node)
+    assert not any(n.op_type.startswith("Random") for f in flows for n in f.graph.node)
     # Each part holds its own modules' weights and no other's.
     modules = {"acoustic": {"enc_p", "dp"}, "flow": {"flow"}, "vocoder": {"dec"}}
-    for name, part in {"acoustic": acoustic, "flow": flow, "vocoder": vocoder}.items():
-        held = {i.name.split(".")[0] for i in part.graph.initializer} & {
-            "enc_p",
-            "dp",
-            "flow",
-            "dec",
-        }
-        assert held == modules[name], name
+    parts = {"acoustic": [acoustic], "flow": flows, "vocoder": [head, tail]}
+    for name, models in parts.items():
+        for part in models:
+            held = {i.name.split(".")[0] for i in part.graph.initializer}
+            assert held & {"enc_p", "dp", "flow", "dec"} == modules[name], name
 
 
 def _tiny_multispeaker_vits() -> onnx.ModelProto:
@@ -287,7 +387,16 @@ def _tiny_multispeaker_vits() -> onnx.ModelProto:
         helper.make_node("Conv", ["z_masked", "dec.conv_pre.weight"], ["y"], pads=[1, 1]),
         helper.make_node("Conv", ["g", "dec.cond.weight"], ["cond"]),
         helper.make_node("Add", ["y", "cond"], ["y2"]),
-        helper.make_node("Conv", ["y2", "dec.conv_post.weight"], ["output"], pads=[1, 1]),
+        # Two upsampling layers (stride 2 each): the vocoder is cut before the second.
+        helper.make_node("LeakyRelu", ["y2"], ["r0"], alpha=0.1),
+        helper.make_node(
+            "ConvTranspose", ["r0", "dec.ups.0.weight"], ["u0"], strides=[2], pads=[1, 1]
+        ),
+        helper.make_node("LeakyRelu", ["u0"], ["r1"], alpha=0.1),
+        helper.make_node(
+            "ConvTranspose", ["r1", "dec.ups.1.weight"], ["u1"], strides=[2], pads=[1, 1]
+        ),
+        helper.make_node("Conv", ["u1", "dec.conv_post.weight"], ["output"], pads=[1, 1]),
     ]
     graph = helper.make_graph(
         nodes,
@@ -308,6 +417,8 @@ def _tiny_multispeaker_vits() -> onnx.ModelProto:
             helper.make_tensor("one", TensorProto.INT64, [], [1]),
             init("dec.conv_pre.weight", (c, c, 3)),
             init("dec.cond.weight", (c, c, 1)),
+            init("dec.ups.0.weight", (c, c, 4)),
+            init("dec.ups.1.weight", (c, c, 4)),
             init("dec.conv_post.weight", (1, c, 3)),
         ],
     )
@@ -331,9 +442,20 @@ def test_split_feeds_the_speaker_embedding_to_the_vocoder() -> None:
         [split.latent, split.durations, "g"], {k: v for k, v in feed.items() if k in wanted}
     )
     assert durations.reshape(-1).tolist() == [2.0, 1.0, 2.0, 1.0, 3.0]
-    parts = ort.InferenceSession(split.vocoder).run(None, {split.latent: latent, "g": g})[0]
+    uncut = split_graph(model.SerializeToString(), Path("toy.onnx"), stages=False).vocoder
+    parts = ort.InferenceSession(uncut).run(None, {split.latent: latent, "g": g})[0]
     # Equal up to float32 rounding (the split's 2-D convolutions sum in another order).
     np.testing.assert_allclose(parts, whole, rtol=1e-6, atol=1e-6)
+    # Cut in two, the head reads the speaker embedding and the tail only the head's output.
+    assert split.vocoder_stride == 2
+    assert split.vocoder_head is not None
+    assert split.vocoder_tail is not None
+    head = ort.InferenceSession(split.vocoder_head)
+    assert sorted(i.name for i in head.get_inputs()) == sorted([split.latent, "g"])
+    (cut,) = head.run(None, {split.latent: latent, "g": g})
+    tail = ort.InferenceSession(split.vocoder_tail)
+    staged = tail.run(None, {tail.get_inputs()[0].name: cut})[0]
+    np.testing.assert_allclose(staged.reshape(whole.shape), whole, rtol=1e-6, atol=1e-6)
 
 
 def test_non_piper_graph_is_refused_with_the_file_name(tmp_path: Path) -> None:
