@@ -512,7 +512,8 @@ class Voice:
         vocoder's first stage gets the smaller margin that is exact in practice instead,
         exact_margin: its receptive field is wider than what changes its output.)"""
         sentence = self.acoustic(self.phoneme_ids(self.phonemize(text)[0]), params)
-        frames, reaches, x = sentence.frames, [], np.empty(0, dtype=np.float32)
+        frames, x = sentence.frames, np.empty(0, dtype=np.float32)
+        reaches: list[int | None] = []
         for k, stage in enumerate(self._stages):
             feed = {n: sentence.tensors[n] for n in stage.sides}
             if k:
