@@ -337,9 +337,9 @@ def test_split_finds_the_flow_and_the_vocoder() -> None:
     outs = ort.InferenceSession(split.acoustic).run([*split.flow_inputs], acoustic_feed)
     feed = dict(zip(split.flow_inputs, outs, strict=True))
     reference = ort.InferenceSession(whole.flow).run(None, feed)[0]
-    x = None
-    for i, part in enumerate(split.flow_stages):
-        session = ort.InferenceSession(part)
+    x = np.empty(0, dtype=np.float32)
+    for i, stage in enumerate(split.flow_stages):
+        session = ort.InferenceSession(stage)
         wanted = {n.name for n in session.get_inputs()}
         stage_feed = {k: v for k, v in feed.items() if k in wanted}
         if i:
