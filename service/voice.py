@@ -35,6 +35,11 @@ FLOW_GROWTH = 4
 # in hand, and a sentence mostly gets one flow run: each chunk recomputes FLOW_MARGIN frames
 # (small chunks alone made the flow cost 38% more than one run per sentence).
 FLOW_AHEAD = 8
+# The vocoder's head (when the vocoder is cut, SplitGraph.vocoder_head) runs ahead of its tail
+# the same way, each chunk this many times the last, up to HEAD_LARGEST frames (its output
+# takes 4 KB a frame in Piper's medium voices): fewer runs, each with 10 frames of context a
+# side, where it used to run once per window.
+HEAD_GROWTH, HEAD_LARGEST = 4, 128
 
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
@@ -276,10 +281,12 @@ class Voice:
             for i, part in enumerate(flow + vocoder):
                 is_vocoder = i >= len(flow)
                 made = session(part, narrow, vocoder=is_vocoder)
-                # Wide runs for the vocoder only, the part that gains most from threads and
-                # costs the least memory: a second flow session held 35 MB more for no gain.
+                # Wide runs for the vocoder's last stage only (its tail, four fifths of its
+                # work, or the whole vocoder), the part that gains most from threads for the
+                # least memory: a second flow session held 35 MB more for no gain, and the
+                # head's weights are most of the vocoder's.
                 wide_made = made
-                if is_vocoder and ort_settings.wide:
+                if i == len(flow) + len(vocoder) - 1 and ort_settings.wide:
                     wide_made = session(part, wide, vocoder=True)
                 reads = (flow_reads + vocoder_reads)[i]
                 sides = tuple(n.name for n in made.get_inputs() if n.name != reads)
@@ -564,6 +571,8 @@ class Sentence:
         self._kept_from = [0] * len(voice._stages)
         self._chunk = 0
         """Frames of the flow's last chunk."""
+        self._head_chunk = 0
+        """Frames of the vocoder head's last chunk."""
 
     def _run(self, k: int, lo: int, hi: int, margins: list[int], ahead: int = 0) -> np.ndarray:
         """Stage k's output samples [lo, hi). Requests to a stage only move forward: what is
@@ -580,6 +589,9 @@ class Sentence:
         if k == voice._flow_count - 1 and b > a:  # the latent frames: run ahead
             self._chunk = max(b - a, FLOW_GROWTH * self._chunk, FLOW_AHEAD * ahead)
             b = min(n_in, a + self._chunk)
+        elif k == voice._flow_count and voice.stride and b > a:  # the vocoder's head: too
+            self._head_chunk = max(b - a, min(HEAD_LARGEST, HEAD_GROWTH * self._head_chunk))
+            b = min(n_in, a + self._head_chunk)
         if b > a:
             in_lo, in_hi = max(0, a - margins[k]), min(n_in, b + margins[k])
             feed = {n: self._side(self.tensors[n], rate, in_lo, in_hi) for n in stage.sides}
@@ -591,9 +603,10 @@ class Sentence:
             else:
                 out, first = np.concatenate([out[..., lo - first :], new], -1), lo
         assert out is not None
-        out, first = out[..., lo - first :], lo
+        out = out[..., lo - first :]
         if k < len(voice._stages) - 1:  # the waveform is not kept
-            self._kept[k], self._kept_from[k] = out, first
+            # A copy, so that the kept part does not hold on to the whole run's output.
+            self._kept[k], self._kept_from[k] = out.copy(), lo
         return out[..., : hi - lo]
 
     def _side(self, tensor: np.ndarray, rate: int, lo: int, hi: int) -> np.ndarray:
