@@ -139,22 +139,13 @@ def load_voxlite(settings: OrtSettings) -> Voice:
     return registry.default
 
 
-def plain_split_voice(settings: OrtSettings) -> Voice:
-    """The default voice split without the 2-D convolutions (graph._convs_as_2d)."""
+def split_voice(settings: OrtSettings, **split_options: bool) -> Voice:
+    """The default voice split another way: `conv_2d=False`, without the 2-D convolutions
+    (graph._convs_as_2d); `stages=False`, with its flow and vocoder whole, so that each window
+    recomputes the whole part's context."""
     model, config = embedded_voice_files()
     info, config_dict = read_voice_info(model, config)
-    split = split_graph(model.read_bytes(), model, conv_2d=False)
-    voice = Voice(info, config_dict, split, settings, threading.Lock())
-    voice.calibrate("Sure, I can help with that.")
-    return voice
-
-
-def whole_parts_voice(settings: OrtSettings) -> Voice:
-    """The default voice split with its flow and vocoder whole (graph.split_graph(stages=False)):
-    each window recomputes the whole flow's and the whole vocoder's context."""
-    model, config = embedded_voice_files()
-    info, config_dict = read_voice_info(model, config)
-    split = split_graph(model.read_bytes(), model, stages=False)
+    split = split_graph(model.read_bytes(), model, **split_options)
     voice = Voice(info, config_dict, split, settings, threading.Lock())
     voice.calibrate("Sure, I can help with that.")
     return voice
@@ -247,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     # Every core busy: what the scheduler's workers can carry, by how they run.
     seconds = 8.0 if args.quick else 20.0
-    plain = plain_split_voice(OrtSettings(intra_op_threads=1, wide_threads=1))
+    plain = split_voice(OrtSettings(intra_op_threads=1, wide_threads=1), conv_2d=False)
     ways = [
         ("2 workers x 1 thread, 2-D vocoder (the server, busy)", voice, 2, False),
         ("2 workers x 1 thread, 1-D vocoder (the plain split)", plain, 2, False),
@@ -269,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     # The flow and vocoder cut into stages (each keeping its output for the next window)
     # against the same parts whole (each window with the whole part's context).
-    whole = whole_parts_voice(OrtSettings(intra_op_threads=1, wide_threads=1))
+    whole = split_voice(OrtSettings(intra_op_threads=1, wide_threads=1), stages=False)
     pair = {"stages (voxlite)": voice, "whole parts": whole}
     stage_rows: list[list[object]] = []
     stage_json: dict[str, dict[str, float]] = {}
