@@ -368,12 +368,11 @@ def _flow_stages(
 ) -> tuple[list[list[onnx.NodeProto]], list[str]] | None:
     """VITS's flow cut after each coupling layer (each joins its two halves with a Concat)
     but the last, so that each stage's context is one layer's; with the cut tensors."""
-    convs_after: list[str] = []
+    conv_after = False  # a Concat with no convolution after it would make an empty stage
     cuts: list[str] = []
     for node in reversed(nodes):
-        if node.op_type == "Conv":
-            convs_after.append(node.name)
-        if node.op_type == "Concat" and convs_after:
+        conv_after = conv_after or node.op_type == "Conv"
+        if node.op_type == "Concat" and conv_after:
             cuts.insert(0, node.output[0])
     stages = _cut(nodes, [latent], cuts, set(flow_inputs), computed, weights, ancestors)
     return None if stages is None or len(stages) < 2 else (stages, cuts)

@@ -519,9 +519,9 @@ class Voice:
     def reaches(self, text: str, params: SynthesisParams) -> list[int | None]:
         """Input samples of context a side each stage needs to equal one run: how far a change
         to one input sample spreads in its output (its receptive field), measured in the
-        middle of `text`'s first sentence; None where the spread reaches an end of it. (The
-        vocoder's first stage gets the smaller margin that is exact in practice instead,
-        exact_margin: its receptive field is wider than what changes its output.)"""
+        middle of `text`'s first sentence; None where the spread reaches an end of it, and
+        for the vocoder's first stage, which gets the smaller margin that is exact in practice
+        (exact_margin: its receptive field is wider than what changes its output)."""
         sentence = self.acoustic(self.phoneme_ids(self.phonemize(text)[0]), params)
         frames, x = sentence.frames, np.empty(0, dtype=np.float32)
         reaches: list[int | None] = []
@@ -533,6 +533,10 @@ class Voice:
             else:  # the first stage reads frames from the acoustic part
                 moved = [n for n, t in feed.items() if t.ndim == 3 and t.shape[-1] == frames]
             out = stage.run(feed)
+            x = out
+            if k == self._flow_count:  # the vocoder's first stage: exact_margin() measures it
+                reaches.append(None)
+                continue
             length = feed[moved[0]].shape[-1]
             at, up = length // 2, stage.up
             changed = dict(feed)
@@ -547,7 +551,6 @@ class Voice:
                 before = max(0, at * up - int(spread[0]))
                 after = max(0, int(spread[-1]) - (at * up + up - 1))
                 reaches.append(max(-(-before // up), -(-after // up)))
-            x = out
         return reaches
 
 
