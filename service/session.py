@@ -39,7 +39,9 @@ none (bench/capacity.py)."""
 
 @dataclass(frozen=True)
 class WindowJob:
-    """A vocoder run that the scheduler may batch (see Scheduler.submit)."""
+    """A vocoder window that the scheduler may batch with other streams' (Scheduler.submit).
+    Run alone, it goes through the vocoder's stages, which keep their outputs between
+    windows; batched, the whole vocoder runs on each window with its context."""
 
     run: Callable[[], np.ndarray]
     batch: Batch[np.ndarray]
@@ -411,7 +413,7 @@ class Session:
         if window is None:
             return functools.partial(synth.next_window, ahead)
         return WindowJob(
-            lambda: voice.vocode_windows([window])[0],
+            window.staged,
             Batch((voice.info.name, window.shape_key), window, voice.vocode_windows),
         )
 

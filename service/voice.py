@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -321,6 +322,10 @@ class Voice:
         """Input samples of context a side for each stage, the vocoder's first (its head, or
         the whole vocoder) getting `vocoder_margin` frames."""
         return [*self.flow_margins, vocoder_margin, *([self.tail_margin] if self.stride else [])]
+
+    def stage_work(self) -> list[StageWork]:
+        """What each stage has run so far, the flow's first, the vocoder's last (a copy)."""
+        return [replace(stage.work) for stage in self._stages]
 
     @classmethod
     def load(
@@ -647,7 +652,8 @@ class Sentence:
                 return None
             latent = self._run(k, lo, hi, voice.margins(margin), ahead)
         hop = voice.hop
-        return Window(latent, self.extra, (start - lo) * hop, (end - lo) * hop)
+        staged = functools.partial(self.samples, start, end, margin, ahead)
+        return Window(latent, self.extra, (start - lo) * hop, (end - lo) * hop, staged)
 
     def samples(self, start: int, end: int, margin: int, ahead: int = 0) -> np.ndarray:
         """Waveform of frames [start, end), the vocoder's first stage run with `margin`
@@ -656,6 +662,16 @@ class Sentence:
         margins = voice.margins(margin)
         hop = voice.hop
         return self._run(len(margins) - 1, start * hop, end * hop, margins, ahead).reshape(-1)
+
+
+@dataclass
+class StageWork:
+    """What one stage has run: the input samples include the context each run recomputes.
+    Counted without a lock (benchmarks and tests read it with one worker or none busy)."""
+
+    runs: int = 0
+    samples: int = 0
+    """Input samples along time, over every run and batch row."""
 
 
 @dataclass(frozen=True)
@@ -672,9 +688,13 @@ class _Stage:
     """Its other inputs: acoustic outputs or graph inputs (flow inputs, speaker embedding)."""
     up: int
     """Its output samples per input sample."""
+    work: StageWork = field(default_factory=StageWork)
 
     def run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
         session = self.wide if _running_wide() else self.narrow
+        along = max((v for v in feed.values() if v.ndim >= 3), key=lambda v: v.shape[-1])
+        self.work.runs += 1
+        self.work.samples += along.shape[0] * along.shape[-1]
         return np.asarray(session.run(None, feed)[0], dtype=np.float32)
 
 
@@ -686,6 +706,10 @@ class Window:
     extra: dict[str, np.ndarray]
     keep_from: int
     keep_to: int
+    staged: Callable[[], np.ndarray]
+    """The same samples through the stages, each keeping its output for the next window: how
+    the window runs unless the scheduler batches it with other streams' windows (which runs
+    the whole vocoder on `latent`, its context included, at every stage)."""
 
     @property
     def shape_key(self) -> tuple[int, ...]:

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import numpy as np
+import onnxruntime as ort
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxlite.service.config import ServerConfig
 from voxlite.service.graph import SplitCache
-from voxlite.service.registry import VoiceRegistry
+from voxlite.service.registry import VoiceRegistry, embedded_voice_files
 from voxlite.service.server import VoxliteServer, create_server
 from voxlite.service.voice import OrtSettings, Voice
 from voxlite.tts.v1 import tts_pb2_grpc
@@ -39,6 +41,30 @@ def registry(cache_dir: Path) -> VoiceRegistry:
 @pytest.fixture(scope="session")
 def voice(registry: VoiceRegistry) -> Voice:
     return registry.default
+
+
+@pytest.fixture(scope="session")
+def whole_graph() -> ort.InferenceSession:
+    """The unsplit voice graph, run in one shot: the reference streamed audio must equal."""
+    model, _ = embedded_voice_files()
+    return ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+
+
+def one_shot(session: ort.InferenceSession, voice: Voice, text: str) -> np.ndarray:
+    """`text` through the unsplit graph, sentence by sentence (noise 0, native rate)."""
+    parts = []
+    for phonemes in voice.phonemize(text):
+        ids = voice.phoneme_ids(phonemes)
+        out = session.run(
+            None,
+            {
+                "input": np.array([ids], dtype=np.int64),
+                "input_lengths": np.array([len(ids)], dtype=np.int64),
+                "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
+            },
+        )[0]
+        parts.append(out.reshape(-1))
+    return np.concatenate(parts)
 
 
 class ServerThread:

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import numpy as np
+import onnxruntime as ort
 import pytest
 from voxlite.service.api import BUSY_SLACK, MAX_LOAD, Admission
 from voxlite.service.audio import Encoding, resolve_audio_settings
@@ -23,7 +25,7 @@ from voxlite.service.session import AudioEvent, Runner, Session, StreamSettings
 from voxlite.service.voice import Voice
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .conftest import ServerThread, base_config
+from .conftest import ServerThread, base_config, one_shot
 from .test_api import wait_until
 
 T = TypeVar("T")
@@ -457,3 +459,46 @@ def test_one_callers_calls_back_to_back_are_never_refused(cache_dir: Path, tmp_p
         assert max(loads) > MAX_LOAD, f"the worker was never busy enough to test: {loads}"
     finally:
         srv.close()
+
+
+@pytest.mark.parametrize("batch", [1, 4], ids=["alone", "batched"])
+def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
+    voice: Voice, whole_graph: ort.InferenceSession, batch: int
+) -> None:
+    """Three streams on the server's scheduler, PCM at the voice's own rate: each one's audio
+    equals one-shot synthesis whether its windows run alone or batched with the others'. Run
+    alone (the default), a window goes through the stages, so the vocoder's tail recomputes
+    only its own context (tail_margin a side), not the whole vocoder's around every window."""
+    text = "The quick brown fox jumps over the lazy dog and then runs away into the dark woods."
+    audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
+    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+
+    async def main() -> list[np.ndarray]:
+        scheduler = Scheduler(1, batch_size=batch)
+
+        async def stream() -> np.ndarray:
+            session = Session(settings, scheduler.run)
+            session.push_text(text)
+            session.end()
+            pcm = [e.data async for e in session.events() if isinstance(e, AudioEvent)]
+            return np.frombuffer(b"".join(pcm), dtype="<i2").astype(np.float32) / 32767
+
+        try:
+            return await asyncio.wait_for(asyncio.gather(*(stream() for _ in range(3))), 120)
+        finally:
+            scheduler.shutdown()
+
+    before = voice.stage_work()[-1]  # the vocoder's tail
+    streams = asyncio.run(main())
+    after = voice.stage_work()[-1]
+    runs, samples = after.runs - before.runs, after.samples - before.samples
+
+    reference = np.clip(voice.gain * one_shot(whole_graph, voice, text), -1.0, 1.0)
+    for pcm in streams:
+        assert pcm.shape == reference.shape
+        # Half a step of 16-bit rounding, and the streamed model's own tolerance.
+        assert np.abs(pcm - reference).max() < 0.5 / 32767 + 1e-4 * voice.gain
+    assert runs > 3, "the streams must run window by window"
+    delivered = 3 * reference.size // voice.hop * voice.stride
+    if batch == 1:
+        assert samples - delivered <= runs * 2 * voice.tail_margin

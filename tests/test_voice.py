@@ -25,6 +25,8 @@ from voxlite.service.voice import (
     wide_runs,
 )
 
+from .conftest import one_shot
+
 TEXTS = [
     "Hi.",  # shorter than one vocoder window
     "Sure, I can help with that.",
@@ -37,29 +39,6 @@ SCHEDULES = [
     VocoderSchedule(first=16, growth=1.5, largest=100),
     VocoderSchedule(first=1000, largest=1000),  # one window: the whole sentence
 ]
-
-
-@pytest.fixture(scope="module")
-def whole_graph() -> ort.InferenceSession:
-    """The unsplit voice graph, run in one shot: the reference streamed audio must equal."""
-    model, _ = embedded_voice_files()
-    return ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-
-
-def one_shot(session: ort.InferenceSession, voice: Voice, text: str) -> np.ndarray:
-    parts = []
-    for phonemes in voice.phonemize(text):
-        ids = voice.phoneme_ids(phonemes)
-        out = session.run(
-            None,
-            {
-                "input": np.array([ids], dtype=np.int64),
-                "input_lengths": np.array([len(ids)], dtype=np.int64),
-                "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
-            },
-        )[0]
-        parts.append(out.reshape(-1))
-    return np.concatenate(parts)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.first}x{s.growth}-{s.largest}")
