@@ -54,6 +54,11 @@ class Level:
     """The server's CPU use, as a share of the machine."""
     client_cpu: float = 0.0
     """The benchmark's own (the callers'), on the same machine."""
+    audio_seconds: float = 0.0
+    """Audio the answered calls received."""
+    cpu_per_audio: float = 0.0
+    """The server's CPU seconds over the whole level, start to last call, per second of audio
+    received: what a voice costs, its share of the gRPC path and the encoder included."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def in_time(self) -> bool:
@@ -98,6 +103,7 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
     # before has played. A late chunk stalls it (an underrun) and shifts what follows.
     needed_at = 0.0
     stalled = 0.0
+    audio = 0.0
     try:
         for response in stub.StreamingSynthesize(iter(requests), timeout=120):
             now = time.monotonic()
@@ -110,6 +116,7 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
                     stalled += now - needed_at
                     needed_at = now
                 needed_at += response.audio.duration_ms / 1000
+                audio += response.audio.duration_ms / 1000
             elif kind == "summary":
                 with level.lock:
                     level.rtf.append(response.summary.real_time_factor)
@@ -124,6 +131,7 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
     late, end = stalled, needed_at
     with level.lock:
         level.calls += 1
+        level.audio_seconds += audio
         if started is not None:
             level.ttfa.append(started - sent)
         if late > 0:
@@ -156,13 +164,14 @@ def piper_call(port: int, text: str, level: Level) -> float:
     seconds = (len(body) - 44) / 2 / 22050
     with level.lock:
         level.calls += 1
+        level.audio_seconds += seconds
         level.ttfa.append(arrived - sent)
     return arrived + seconds
 
 
 def run_level(call: Callable[[str, Level], float], callers: int, seconds: float, pid: int) -> Level:
     level = Level(callers)
-    start = time.monotonic()
+    start, cpu_at_start = time.monotonic(), cpu_seconds(pid)
     ramp = min(2.0, seconds / 4)
     stop = start + seconds
 
@@ -186,6 +195,8 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
     level.client_cpu = (time.process_time() - client_start) / wall / (os.cpu_count() or 1)
     for t in threads:
         t.join(timeout=seconds + 180)
+    if level.audio_seconds:
+        level.cpu_per_audio = (cpu_seconds(pid) - cpu_at_start) / level.audio_seconds
     return level
 
 
@@ -203,7 +214,8 @@ def ramp(
               f"({level.underrun_seconds:.2f} s)  refused {level.refused} "
               f"{dict(level.refusals) or ''}  "
               f"errors {len(level.errors)}  "
-              f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)",
+              f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)  "
+              f"{1000 * level.cpu_per_audio:.1f} ms cpu per audio s",
               flush=True)  # fmt: skip
         failed = 0 if level.in_time() else failed + 1
         if failed >= 2:  # well past its capacity: the rest would only be slower
@@ -312,13 +324,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             rtf = _common.Stats.of(lv.rtf)
             rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
                          lv.refused, lv.calls / seconds, rtf.p50, 100 * lv.cpu,
-                         100 * lv.client_cpu, len(lv.errors)])  # fmt: skip
+                         100 * lv.client_cpu, 1000 * lv.cpu_per_audio, len(lv.errors)])  # fmt: skip
     print()
     print(_common.table(
         f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
         f"({PLAYOUT * 1000:.0f} ms playout buffer)",
         ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused",
-         "calls/s", "rtf p50", "server cpu %", "callers cpu %", "errors"],
+         "calls/s", "rtf p50", "server cpu %", "callers cpu %", "cpu ms/audio s", "errors"],
         rows,
     ))  # fmt: skip
     for name, lvls in results.items():
@@ -340,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "refusals": dict(lv.refusals),
                      "calls_per_second": lv.calls / seconds,
                      "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
-                     "client_cpu": lv.client_cpu,
+                     "client_cpu": lv.client_cpu, "audio_seconds": lv.audio_seconds,
+                     "cpu_ms_per_audio_second": 1000 * lv.cpu_per_audio,
                      "errors": lv.errors[:5]}
                     for lv in lvls
                 ]
