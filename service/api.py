@@ -233,6 +233,8 @@ class RunnerSource(Protocol):
 
     def runner(self) -> SessionRunner: ...
 
+    def load(self) -> float: ...
+
 
 class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     """voxlite.tts.v1.TextToSpeechService on a VoiceRegistry."""
@@ -417,6 +419,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             runner.run,
             limits=SessionLimits(max_buffered_chars=self._max_text_chars),
             cache=self._cache,
+            load=self._scheduler.load,
         )
         session.closers.append(runner.close)
         return session

@@ -7,7 +7,7 @@ import functools
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -35,6 +35,14 @@ DEADLINE_LEAD = 0.3
 wait behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job
 itself. At 150 ms, with 128-frame windows, 14 of 104 calls stalled at 24 callers; at 300 ms,
 none (bench/capacity.py)."""
+
+
+BUSY_LOAD = 0.5
+"""Over this load (the share of the scheduler's workers busy in the last seconds), a reply
+that starts from silence gets a first window twice the voice's: its first audio waits behind
+other streams' jobs anyway, and the next window, which waits too, gets twice the time to
+come. With 8 frames (93 ms of audio) at 20 callers, a few calls in 200 stalled between their
+first and third chunk (bench/capacity.py)."""
 
 
 @dataclass(frozen=True)
@@ -188,9 +196,12 @@ class Session:
         schedule: VocoderSchedule | None = None,
         segmenter: Segmenter | None = None,
         cache: PhraseCache | None = None,
+        load: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.settings = settings
         self._run = run
+        self._load = load
+        """The scheduler's load (Scheduler.load): how busy its workers were lately."""
         self._cache = cache
         self.closers: list[Callable[[], None]] = []
         """Called once the call is over (the runner's thread, for instance)."""
@@ -377,8 +388,12 @@ class Session:
                 if cached is not None:
                     await self._replay(cached, gen, index, text)
                     continue
+            schedule = self._schedule
+            if self._heard_by <= time.monotonic() and self._load() > BUSY_LOAD:
+                first = min(schedule.largest, 2 * schedule.first)
+                schedule = replace(schedule, first=first)
             synth: SegmentSynthesis = settings.voice.segment(
-                text, settings.params, self._schedule, word_timestamps=settings.word_timestamps
+                text, settings.params, schedule, word_timestamps=settings.word_timestamps
             )
             # The first job runs the acoustic model and the first window together: the first
             # audio of a segment never waits for a second turn at the scheduler.

@@ -21,7 +21,7 @@ from voxlite.service.api import BUSY_SLACK, MAX_LOAD, Admission
 from voxlite.service.audio import Encoding, resolve_audio_settings
 from voxlite.service.errors import AtCapacity
 from voxlite.service.scheduler import Batch, JobDropped, Scheduler
-from voxlite.service.session import AudioEvent, Runner, Session, StreamSettings
+from voxlite.service.session import BUSY_LOAD, AudioEvent, Runner, Session, StreamSettings
 from voxlite.service.voice import Voice
 from voxlite.tts.v1 import tts_pb2 as pb
 
@@ -502,3 +502,30 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     delivered = 3 * reference.size // voice.hop * voice.stride
     if batch == 1:
         assert samples - delivered <= runs * 2 * voice.tail_margin
+
+
+@pytest.mark.parametrize("load", [0.0, 0.9], ids=["idle", "busy"])
+def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
+    voice: Voice, load: float
+) -> None:
+    """Busy, a new reply's first audio waits behind other streams' jobs anyway, and so does its
+    second window: the first window is twice the voice's, so that the listener has twice the
+    audio in hand while the second comes. Idle, it stays small (first audio sooner)."""
+    audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
+    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+
+    async def first_chunk() -> int:
+        scheduler = Scheduler(1)
+        try:
+            session = Session(settings, scheduler.run, load=lambda: load)
+            session.push_text("A reply long enough for several windows of audio, at the least.")
+            session.end()
+            async for event in session.events():
+                if isinstance(event, AudioEvent):
+                    return len(event.data) // 2
+            raise AssertionError("no audio")
+        finally:
+            scheduler.shutdown()
+
+    frames = asyncio.run(first_chunk()) // voice.hop
+    assert frames == voice.schedule.first * (2 if load > BUSY_LOAD else 1)
