@@ -692,9 +692,9 @@ class _Stage:
 
     def run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
         session = self.wide if _running_wide() else self.narrow
-        along = max((v for v in feed.values() if v.ndim >= 3), key=lambda v: v.shape[-1])
+        along = max((v.shape[0] * v.shape[-1] for v in feed.values() if v.ndim >= 3), default=0)
         self.work.runs += 1
-        self.work.samples += along.shape[0] * along.shape[-1]
+        self.work.samples += along
         return np.asarray(session.run(None, feed)[0], dtype=np.float32)
 
 
