@@ -473,8 +473,9 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
     settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
 
+    scheduler = Scheduler(1, batch_size=batch)
+
     async def main() -> list[np.ndarray]:
-        scheduler = Scheduler(1, batch_size=batch)
 
         async def stream() -> np.ndarray:
             session = Session(settings, scheduler.run)
@@ -502,6 +503,8 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     delivered = 3 * reference.size // voice.hop * voice.stride
     if batch == 1:
         assert samples - delivered <= runs * 2 * voice.tail_margin
+    else:
+        assert scheduler.stats.batches > 0, "no windows were batched: nothing was tested"
 
 
 @pytest.mark.parametrize("load", [0.0, 0.9], ids=["idle", "busy"])
