@@ -49,6 +49,10 @@ class Level:
     """Calls refused with RESOURCE_EXHAUSTED (the server at capacity): the caller retries."""
     refusals: collections.Counter[str] = field(default_factory=collections.Counter)
     """Why, by the start of the server's message (which names the reason)."""
+    refused_arriving: int = 0
+    """Of `refused`, those a caller met before its first reply was answered: the level's
+    callers all arrive within its first seconds, a burst of new calls that a steady level of
+    as many callers does not have."""
     rtf: list[float] = field(default_factory=list)
     cpu: float = 0.0
     """The server's CPU use, as a share of the machine."""
@@ -91,8 +95,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level) -> float:
-    """One reply; returns when its audio has finished playing at the caller."""
+def voxlite_call(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level, arriving: bool
+) -> float | None:
+    """One reply; returns when its audio has finished playing at the caller, or None if it
+    was refused (the caller asks again in RETRY_AFTER seconds)."""
     requests = [
         pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()),
         pb.StreamingSynthesizeRequest(text=text),
@@ -124,8 +131,9 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
         with level.lock:
             if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 level.refused += 1
+                level.refused_arriving += arriving
                 level.refusals[refusal_reason(exc.details() or "")] += 1
-                return time.monotonic() + RETRY_AFTER
+                return None
             level.errors.append(f"{exc.code().name}: {exc.details()}")
         return time.monotonic()
     late, end = stalled, needed_at
@@ -140,7 +148,7 @@ def voxlite_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: L
     return end
 
 
-def piper_call(port: int, text: str, level: Level) -> float:
+def piper_call(port: int, text: str, level: Level, arriving: bool) -> float | None:
     """One request to Piper's HTTP server: the whole WAV, then played."""
     sent = time.monotonic()
     try:
@@ -169,7 +177,12 @@ def piper_call(port: int, text: str, level: Level) -> float:
     return arrived + seconds
 
 
-def run_level(call: Callable[[str, Level], float], callers: int, seconds: float, pid: int) -> Level:
+Call = Callable[[str, Level, bool], "float | None"]
+"""One reply for one caller: (text, level, whether the caller has yet to be answered) to
+when its audio has played, or None if it was refused."""
+
+
+def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
     level = Level(callers)
     start, cpu_at_start = time.monotonic(), cpu_seconds(pid)
     ramp = min(2.0, seconds / 4)
@@ -178,8 +191,13 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
     def caller(seed: int) -> None:
         rng = random.Random(seed)
         time.sleep(rng.random() * ramp)  # callers do not all start at once
+        arriving = True
         while time.monotonic() < stop:
-            played = call(rng.choice(REPLIES), level)
+            played = call(rng.choice(REPLIES), level, arriving)
+            if played is None:
+                played = time.monotonic() + RETRY_AFTER
+            else:
+                arriving = False
             time.sleep(max(0.0, played - time.monotonic()))
 
     threads = [threading.Thread(target=caller, args=(i,), daemon=True) for i in range(callers)]
@@ -200,9 +218,7 @@ def run_level(call: Callable[[str, Level], float], callers: int, seconds: float,
     return level
 
 
-def ramp(
-    name: str, call: Callable[[str, Level], float], pid: int, levels: Sequence[int], seconds: float
-) -> list[Level]:
+def ramp(name: str, call: Call, pid: int, levels: Sequence[int], seconds: float) -> list[Level]:
     results = []
     failed = 0
     for n in levels:
@@ -212,6 +228,7 @@ def ramp(
         print(f"  {name}: {n:3d} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "
               f"underrun calls {level.underrun_calls}/{level.calls} "
               f"({level.underrun_seconds:.2f} s)  refused {level.refused} "
+              f"({level.refused_arriving} arriving) "
               f"{dict(level.refusals) or ''}  "
               f"errors {len(level.errors)}  "
               f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)  "
@@ -236,10 +253,10 @@ def voxlite_ramp(
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
-            voxlite_call(stub, REPLIES[0], Level(0))  # warm up
+            voxlite_call(stub, REPLIES[0], Level(0), True)  # warm up
             return ramp(
                 name,
-                lambda text, level: voxlite_call(stub, text, level),
+                lambda text, level, arriving: voxlite_call(stub, text, level, arriving),
                 child.proc.pid,
                 levels,
                 seconds,
@@ -254,10 +271,10 @@ def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Lev
     child: Child = spawn("piper-http", argv, workdir)
     try:
         wait_http(child, port)
-        piper_call(port, REPLIES[0], Level(0))
+        piper_call(port, REPLIES[0], Level(0), True)
         return ramp(
             "piper http",
-            lambda text, level: piper_call(port, text, level),
+            lambda text, level, arriving: piper_call(port, text, level, arriving),
             child.proc.pid,
             levels,
             seconds,
@@ -323,13 +340,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             t = _common.Stats.of([1000 * x for x in lv.ttfa])
             rtf = _common.Stats.of(lv.rtf)
             rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
-                         lv.refused, lv.calls / seconds, rtf.p50, 100 * lv.cpu,
-                         100 * lv.client_cpu, 1000 * lv.cpu_per_audio, len(lv.errors)])  # fmt: skip
+                         f"{lv.refused} ({lv.refused_arriving})", lv.calls / seconds, rtf.p50,
+                         100 * lv.cpu, 100 * lv.client_cpu, 1000 * lv.cpu_per_audio,
+                         len(lv.errors)])  # fmt: skip
     print()
     print(_common.table(
         f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
         f"({PLAYOUT * 1000:.0f} ms playout buffer)",
-        ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused",
+        ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls", "refused (arriving)",
          "calls/s", "rtf p50", "server cpu %", "callers cpu %", "cpu ms/audio s", "errors"],
         rows,
     ))  # fmt: skip
@@ -349,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
+                     "refused_arriving": lv.refused_arriving,
                      "refusals": dict(lv.refusals),
                      "calls_per_second": lv.calls / seconds,
                      "rtf": _common.Stats.of(lv.rtf).as_dict(), "cpu": lv.cpu,
