@@ -96,7 +96,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def voxlite_call(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level, arriving: bool
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level
 ) -> float | None:
     """One reply; returns when its audio has finished playing at the caller, or None if it
     was refused (the caller asks again in RETRY_AFTER seconds)."""
@@ -131,7 +131,6 @@ def voxlite_call(
         with level.lock:
             if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 level.refused += 1
-                level.refused_arriving += arriving
                 level.refusals[refusal_reason(exc.details() or "")] += 1
                 return None
             level.errors.append(f"{exc.code().name}: {exc.details()}")
@@ -148,7 +147,7 @@ def voxlite_call(
     return end
 
 
-def piper_call(port: int, text: str, level: Level, arriving: bool) -> float | None:
+def piper_call(port: int, text: str, level: Level) -> float:
     """One request to Piper's HTTP server: the whole WAV, then played."""
     sent = time.monotonic()
     try:
@@ -177,9 +176,8 @@ def piper_call(port: int, text: str, level: Level, arriving: bool) -> float | No
     return arrived + seconds
 
 
-Call = Callable[[str, Level, bool], "float | None"]
-"""One reply for one caller: (text, level, whether the caller has yet to be answered) to
-when its audio has played, or None if it was refused."""
+Call = Callable[[str, Level], float | None]
+"""One reply for one caller: when its audio has played, or None if it was refused."""
 
 
 def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
@@ -193,8 +191,11 @@ def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
         time.sleep(rng.random() * ramp)  # callers do not all start at once
         arriving = True
         while time.monotonic() < stop:
-            played = call(rng.choice(REPLIES), level, arriving)
+            played = call(rng.choice(REPLIES), level)
             if played is None:
+                if arriving:
+                    with level.lock:
+                        level.refused_arriving += 1
                 played = time.monotonic() + RETRY_AFTER
             else:
                 arriving = False
@@ -253,10 +254,10 @@ def voxlite_ramp(
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
-            voxlite_call(stub, REPLIES[0], Level(0), True)  # warm up
+            voxlite_call(stub, REPLIES[0], Level(0))  # warm up
             return ramp(
                 name,
-                lambda text, level, arriving: voxlite_call(stub, text, level, arriving),
+                lambda text, level: voxlite_call(stub, text, level),
                 child.proc.pid,
                 levels,
                 seconds,
@@ -271,10 +272,10 @@ def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Lev
     child: Child = spawn("piper-http", argv, workdir)
     try:
         wait_http(child, port)
-        piper_call(port, REPLIES[0], Level(0), True)
+        piper_call(port, REPLIES[0], Level(0))
         return ramp(
             "piper http",
-            lambda text, level, arriving: piper_call(port, text, level, arriving),
+            lambda text, level: piper_call(port, text, level),
             child.proc.pid,
             levels,
             seconds,
