@@ -37,7 +37,7 @@ itself. At 150 ms, with 128-frame windows, 14 of 104 calls stalled at 24 callers
 none (bench/capacity.py)."""
 
 
-BUSY_LOAD = 0.5
+LONG_FIRST_WINDOW_LOAD = 0.5
 """Over this load (the share of the scheduler's workers busy in the last seconds), a reply
 that starts from silence gets a first window twice the voice's: its first audio waits behind
 other streams' jobs anyway, and the next window, which waits too, gets twice the time to
@@ -389,7 +389,7 @@ class Session:
                     await self._replay(cached, gen, index, text)
                     continue
             schedule = self._schedule
-            if self._heard_by <= time.monotonic() and self._load() > BUSY_LOAD:
+            if self._heard_by <= time.monotonic() and self._load() > LONG_FIRST_WINDOW_LOAD:
                 first = min(schedule.largest, 2 * schedule.first)
                 schedule = replace(schedule, first=first)
             synth: SegmentSynthesis = settings.voice.segment(

@@ -21,7 +21,13 @@ from voxlite.service.api import BUSY_SLACK, MAX_LOAD, Admission
 from voxlite.service.audio import Encoding, resolve_audio_settings
 from voxlite.service.errors import AtCapacity
 from voxlite.service.scheduler import Batch, JobDropped, Scheduler
-from voxlite.service.session import BUSY_LOAD, AudioEvent, Runner, Session, StreamSettings
+from voxlite.service.session import (
+    LONG_FIRST_WINDOW_LOAD,
+    AudioEvent,
+    Runner,
+    Session,
+    StreamSettings,
+)
 from voxlite.service.voice import Voice
 from voxlite.tts.v1 import tts_pb2 as pb
 
@@ -531,4 +537,4 @@ def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
             scheduler.shutdown()
 
     frames = asyncio.run(first_chunk()) // voice.hop
-    assert frames == voice.schedule.first * (2 if load > BUSY_LOAD else 1)
+    assert frames == voice.schedule.first * (2 if load > LONG_FIRST_WINDOW_LOAD else 1)
