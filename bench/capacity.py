@@ -37,7 +37,7 @@ SETTLE = 2.0
 """Seconds after the ramp that still count as the level's arrival burst (Level.burst): a
 caller refused as the ramp ends asks again RETRY_AFTER later, and the last arrivals' replies
 need about a second more to get ahead of their listeners. At 20 callers, every refusal in
-seven 60 s levels came 1.9 to 3.5 s into the level."""
+seven 60 s levels came 2.0 to 3.5 s into the level."""
 TTFA_LIMIT = 0.300
 """p95 time to first audio a level must stay under (design target)."""
 
