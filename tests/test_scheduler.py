@@ -482,7 +482,6 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     scheduler = Scheduler(1, batch_size=batch)
 
     async def main() -> list[np.ndarray]:
-
         async def stream() -> np.ndarray:
             session = Session(settings, scheduler.run)
             session.push_text(text)
