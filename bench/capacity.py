@@ -61,6 +61,7 @@ class Level:
     and their first replies get ahead of their listeners. Refusals then are the server turning
     away part of a crowd of new calls; after it, callers it is already carrying."""
     start: float = 0.0
+    """time.monotonic() when the level began (refused_at counts from it)."""
     rtf: list[float] = field(default_factory=list)
     cpu: float = 0.0
     """The server's CPU use, as a share of the machine."""
