@@ -434,10 +434,10 @@ class Session:
 
     async def _replay(self, cached: CachedPhrase, gen: int, index: int, text: str) -> None:
         """A cached phrase goes out like a synthesized one: words first, then audio in the
-        vocoder's window sizes, through the same queue and pipeline (no model runs)."""
-        if cached.words is not None and not await self._put(
-            _Words(gen, index, text, list(cached.words)), gen
-        ):
+        vocoder's window sizes, through the same queue and pipeline (no model runs). Its
+        words go out only when this call asked for them (and there are some), as in _produce."""
+        words = cached.words if self.settings.word_timestamps else None
+        if words and not await self._put(_Words(gen, index, text, list(words)), gen):
             return
         hop = self.settings.voice.hop
         for start, end in self._schedule.windows(cached.samples.size // hop):

@@ -160,3 +160,83 @@ def test_batched_vocoder_windows_sound_the_same(
                 assert np.abs(got.astype(np.int32) - want).max() <= 1
     finally:
         srv.close()
+
+
+
+@pytest.fixture(scope="module")
+def uncached_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    srv = ServerThread(base_config(cache_dir, tmp_path_factory.mktemp("voices"), phrase_cache_mb=0))
+    yield srv
+    srv.close()
+
+
+def answer_shape(responses: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Every event with its fields, timing figures and audio bytes aside. Where one segment's
+    audio is cut into chunks follows how far ahead of its listener synthesis runs (a timing),
+    so each run of a segment's chunks counts as one: its segment, first sample and samples."""
+    shape: list[tuple[str, tuple[Any, ...]]] = []
+    sequences, rate = [], 0
+
+    def samples(ms: float) -> int:
+        return round(ms * rate / 1000)
+
+    for r in responses:
+        kind = r.WhichOneof("response")
+        if kind == "format":
+            rate = r.format.sample_rate_hz
+            shape.append((kind, (r.format.SerializeToString(deterministic=True),)))
+        elif kind == "audio":
+            a = r.audio
+            sequences.append(a.sequence)
+            if shape and shape[-1][0] == "audio" and shape[-1][1][0] == a.segment:
+                segment, start, length = shape[-1][1]
+                assert samples(a.start_ms) == start + length
+                shape[-1] = (kind, (segment, start, length + samples(a.duration_ms)))
+            else:
+                shape.append((kind, (a.segment, samples(a.start_ms), samples(a.duration_ms))))
+        elif kind == "timestamps":
+            t = r.timestamps
+            words = tuple((w.word, w.start_ms, w.end_ms) for w in t.words)
+            shape.append((kind, (t.segment, t.text, words)))
+        elif kind == "summary":
+            shape.append((kind, (samples(r.summary.audio_duration_ms), r.summary.segments)))
+        else:
+            shape.append((kind, ()))
+    assert sequences == list(range(len(sequences)))
+    return shape
+
+
+@pytest.mark.parametrize("cold_stamps", [True, False], ids=["cold-stamps", "cold-plain"])
+@pytest.mark.parametrize("warm_stamps", [True, False], ids=["warm-stamps", "warm-plain"])
+def test_a_cache_hit_answers_field_by_field_as_a_fresh_synthesis(
+    cached_server: ServerThread, uncached_server: ServerThread, cold_stamps: bool, warm_stamps: bool
+) -> None:
+    """Bug: a phrase first spoken with enable_word_timestamps, then asked for without, came back
+    from the cache with `timestamps` messages nobody asked for. A hit must answer as a fresh
+    synthesis of the same request would: the same events in the same order with the same
+    fields (timing figures and audio bytes aside)."""
+    cache = cached_server.server.cache
+    assert cache is not None
+    # A text of its own per case, so that the first call really is a miss.
+    party = {True: "two", False: "four"}[cold_stamps]
+    hour = {True: "seven", False: "eight"}[warm_stamps]
+    text = f"Your table for {party} is booked at {hour}. See you at {hour}, party of {party}!"
+
+    def request(stamps: bool) -> pb.SynthesizeRequest:
+        config = pb.SynthesisConfig(audio=PCM, enable_word_timestamps=stamps, **QUIET)
+        return pb.SynthesizeRequest(text=text, config=config)
+
+    with uncached_server.channel() as channel:
+        fresh = answer_shape(list(uncached_server.stub(channel).Synthesize(request(warm_stamps))))
+    with cached_server.channel() as channel:
+        stub = cached_server.stub(channel)
+        list(stub.Synthesize(request(cold_stamps), timeout=30))  # fills the cache
+        hits = cache.stats.hits
+        warm = answer_shape(list(stub.Synthesize(request(warm_stamps), timeout=30)))
+    # An entry without words cannot answer a call that asks for them: that one is a miss.
+    assert cache.stats.hits - hits == (0 if warm_stamps and not cold_stamps else 2)
+    assert [kind for kind, _ in warm] == [kind for kind, _ in fresh]
+    assert warm == fresh
+    assert any(kind == "timestamps" for kind, _ in warm) == warm_stamps
