@@ -10,15 +10,15 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from . import logs
 from .config import ServerConfig, config_from_args
 from .errors import VoxliteError
-from .server import create_server
 
 _LOG = logging.getLogger("voxlite")
 
 
 async def serve(config: ServerConfig) -> None:
+    from .server import create_server
+
     server, port = await create_server(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -71,9 +71,20 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(mallopt(m_arena_max, arenas))
 
 
+def quiet_grpc_core(log_level: str) -> None:
+    """gRPC's C core writes lines of its own to stderr (a failed bind, each failed TLS
+    handshake) whatever --log-level says; voxlite reports those failures itself. The core
+    reads GRPC_VERBOSITY once, when grpc is imported, so this runs before that; a
+    GRPC_VERBOSITY in the environment wins."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR" if log_level == "debug" else "NONE")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     config = config_from_args(argv)
+    quiet_grpc_core(config.log_level)
+    from . import logs  # imports grpc (after quiet_grpc_core)
+
     logs.configure(config.log_level, config.log_format)
     try:
         asyncio.run(serve(config))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
+import socket
 from typing import TypeVar
 
 import grpc
@@ -119,18 +121,15 @@ class VoxliteServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         address = f"{self.config.host}:{self.config.port}"
         credentials = server_credentials(self.config)
-        if credentials is None:
-            self.port = self.grpc.add_insecure_port(address)
-        else:
-            try:
+        try:
+            if credentials is None:
+                self.port = self.grpc.add_insecure_port(address)
+            else:
                 self.port = self.grpc.add_secure_port(address, credentials)
-            except RuntimeError as exc:  # grpc only says it failed to bind
-                raise OSError(
-                    f"cannot listen on {address} with TLS: is --tls-key the key of --tls-cert? "
-                    "(GRPC_VERBOSITY=debug shows gRPC's reason)"
-                ) from exc
+        except RuntimeError as exc:  # grpc says only that it failed to bind
+            raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
         if self.port == 0:
-            raise OSError(f"cannot listen on {self.config.host}:{self.config.port}")
+            raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
         if self.config.metrics_port:
             self.metrics_port = self.metrics.serve(self.config.host, self.config.metrics_port)
         await self.grpc.start()
@@ -176,6 +175,29 @@ class VoxliteServer:
             self._loader.cancel()
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
+
+
+def _why_not_listening(host: str, port: int, tls: object) -> str:
+    """What to tell the user when gRPC cannot listen: it gives no reason, the OS does."""
+    address = f"{host}:{port}"
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((bare, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return (
+                f"port {port} is already in use on {host} (another voxlite-server?): stop "
+                "that server, or choose another port with --port (or VOXLITE_PORT)"
+            )
+        return f"cannot listen on {address}: {exc.strerror} (check --host and --port)"
+    if tls is not None:
+        return (
+            f"cannot listen on {address} with TLS: is --tls-key the key of --tls-cert? "
+            "(GRPC_VERBOSITY=debug shows gRPC's reason)"
+        )
+    return f"cannot listen on {address} (GRPC_VERBOSITY=debug shows gRPC's reason)"
 
 
 async def create_server(config: ServerConfig) -> tuple[VoxliteServer, int]:

@@ -213,3 +213,24 @@ def test_sigterm_drains_running_streams_and_exits_zero(cache_dir: Path, tmp_path
     finally:
         stream.close()
         srv.close()
+
+
+def test_a_second_server_on_a_taken_port_says_so_in_one_line(
+    process: ServerProcess, cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a second server on a busy port printed a 25-line traceback ending in gRPC's
+    "Failed to bind to address". It must say in one line that the port is taken and what to
+    do, and exit non-zero."""
+    port = process.address.rsplit(":", 1)[1]
+    command = [
+        str(Path(sys.executable).parent / "voxlite-server"),
+        "--host", "127.0.0.1", "--port", port, "--voices-dir", str(tmp_path),
+        "--cache-dir", str(cache_dir),
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback, no line of gRPC's own
+    assert f"port {port} is already in use" in lines[0]
+    assert "--port" in lines[0]
+    assert process.health() == health_pb2.HealthCheckResponse.SERVING  # the first one is fine
