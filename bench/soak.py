@@ -174,7 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     samples.append(proc_sample(server.proc.pid, start))
                 for t in threads:
                     t.join(timeout=90)
-                time.sleep(1.0)  # let the last calls' resources go
+                # The last calls' descriptors and threads go within moments: wait for that
+                # (a generous deadline, not a fixed pause), then take the closing sample.
+                settled = time.monotonic() + 30
+                while time.monotonic() < settled:
+                    last = proc_sample(server.proc.pid, start)
+                    if last.fds <= samples[0].fds + 2 and last.threads <= samples[0].threads + 2:
+                        break
+                    time.sleep(0.2)
                 samples.append(proc_sample(server.proc.pid, start))
         finally:
             server.stop()

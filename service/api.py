@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -128,6 +129,8 @@ class Admission:
         self._slack = slack
         self._admitted_at = -math.inf
         self.active = 0
+        self.waiting_calls = 0
+        """Calls waiting for room, in line or first in it."""
         self.ready = False
         self.draining = False
         self.sessions: set[Session] = set()
@@ -146,13 +149,18 @@ class Admission:
             except AtCapacity:
                 if self.wait <= 0:
                     raise
+        self.waiting_calls += 1
         try:
             await asyncio.wait_for(self._line.acquire(), max(0.0, give_up - time.monotonic()))
         except TimeoutError:
+            self.waiting_calls -= 1
             raise AtCapacity(
                 f"the server is at capacity (calls are waiting for room; this one waited "
                 f"{self.wait * 1000:.0f} ms): retry in a moment or on another replica"
             ) from None
+        except BaseException:
+            self.waiting_calls -= 1
+            raise
         try:
             while True:
                 try:
@@ -162,6 +170,7 @@ class Admission:
                         raise
                 await asyncio.sleep(ADMIT_POLL)
         finally:
+            self.waiting_calls -= 1
             self._line.release()
 
     @property
@@ -354,10 +363,13 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             session = self._session(self.settings(request.config))
             session.push_text(request.text)
             session.end()
-            async for event in session.events():
-                calls.note(event)
-                yield _synthesize_response(event)
-                watchdog.touch()
+            # Closed here, not whenever the garbage collector gets to it: its synthesis stops
+            # as the call ends, however it ends.
+            async with contextlib.aclosing(session.events()) as events:
+                async for event in events:
+                    calls.note(event)
+                    yield _synthesize_response(event)
+                    watchdog.touch()
         except VoxliteError as exc:
             await _abort(context, exc)
         except asyncio.CancelledError:
@@ -395,10 +407,11 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             session = self._session(first.config)
             watchdog.touch()
             reader = asyncio.ensure_future(self._read(requests, session, watchdog))
-            async for event in session.events():
-                calls.note(event)
-                yield _streaming_response(event)
-                watchdog.touch()
+            async with contextlib.aclosing(session.events()) as events:
+                async for event in events:
+                    calls.note(event)
+                    yield _streaming_response(event)
+                    watchdog.touch()
         except VoxliteError as exc:
             await _abort(context, exc)
         except asyncio.CancelledError:
@@ -422,6 +435,9 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             load=self._scheduler.load,
         )
         session.closers.append(runner.close)
+        # Known to the admission for the whole call: a drain ends what is still open.
+        self._admission.sessions.add(session)
+        session.closers.append(lambda: self._admission.sessions.discard(session))
         return session
 
     async def _read(
@@ -431,7 +447,6 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         watchdog: Watchdog,
     ) -> None:
         """Feed requests to the session as they arrive, while audio is being produced."""
-        self._admission.sessions.add(session)
         try:
             async for raw in requests:
                 watchdog.touch()
@@ -458,8 +473,6 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         except Exception as exc:  # the call broke (client gone): stop the session's work
             _LOG.debug("request stream ended: %r", exc)
             session.fail(exc)
-        finally:
-            self._admission.sessions.discard(session)
 
 
 class Watchdog:

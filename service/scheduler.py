@@ -67,6 +67,8 @@ class SchedulerStats:
     running: int = 0
     wide_runs: int = 0
     """Jobs run with the machine to themselves (Scheduler's `wide`)."""
+    held_for_wide: int = 0
+    """Times a worker found a job queued but waited, because a wide run had the machine."""
 
 
 class _Counted:
@@ -82,6 +84,11 @@ class _Counted:
     @property
     def jobs_total(self) -> int:
         return self.stats.jobs_run
+
+    @property
+    def jobs_queued(self) -> int:
+        """Jobs waiting for a worker (0 when none: nothing more runs unless submitted)."""
+        return 0
 
 
 class Scheduler(_Counted):
@@ -107,8 +114,11 @@ class Scheduler(_Counted):
         batch_size: int = 1,
         on_wait: Callable[[float], None] | None = None,
         wide: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.workers = workers
+        self._clock = clock
+        """Where deadlines, waits and the load are read: time.monotonic, or a test's clock."""
         self.batch_size = batch_size
         self.stats = SchedulerStats()
         self._on_wait = on_wait
@@ -144,7 +154,7 @@ class Scheduler(_Counted):
         loop = asyncio.get_running_loop()
         # A job may carry its own batch description (session.WindowJob).
         batch = batch or getattr(fn, "batch", None)
-        now = time.monotonic()
+        now = self._clock()
         due = now if deadline is None else deadline
         job = Job(due, next(self._order), fn, batch, loop.create_future(), loop, now, due > now)
         with self._lock:
@@ -187,7 +197,7 @@ class Scheduler(_Counted):
 
     def load(self, window: float = LOAD_WINDOW) -> float:
         """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
-        now = time.monotonic()
+        now = self._clock()
         since = now - window
         with self._lock:
             while self._recent and self._recent[0][0] < since:
@@ -198,10 +208,15 @@ class Scheduler(_Counted):
             )
         return min(1.0, busy / (window * self.workers))
 
+    @property
+    def jobs_queued(self) -> int:
+        with self._lock:
+            return sum(j.state == "queued" for j in self._heap)
+
     def overdue(self, now: float | None = None) -> float:
         """How far past its deadline the most urgent queued job that had slack is, in
         seconds (0 if none): how close its listener is to a gap."""
-        now = time.monotonic() if now is None else now
+        now = self._clock() if now is None else now
         with self._lock:
             deadlines = [
                 j.deadline if j.slack else j.submitted + START_GRACE
@@ -213,7 +228,7 @@ class Scheduler(_Counted):
     def slack(self, now: float | None = None) -> float:
         """Seconds until the most urgent queued job is due (0 if one is due already; infinity
         if nothing is queued): how far ahead of their listeners the streams are."""
-        now = time.monotonic() if now is None else now
+        now = self._clock() if now is None else now
         with self._lock:
             due = min((j.deadline for j in self._heap if j.state == "queued"), default=math.inf)
         return max(0.0, due - now)
@@ -244,6 +259,8 @@ class Scheduler(_Counted):
                     break
                 if self._closed:
                     return None
+                if self._heap:
+                    self.stats.held_for_wide += 1
                 self._lock.wait()
             first = heapq.heappop(self._heap)
             jobs = [first]
@@ -278,7 +295,7 @@ class Scheduler(_Counted):
         me = threading.get_ident()
         while (taken := self._take()) is not None:
             jobs, wide = taken
-            started = time.monotonic()
+            started = self._clock()
             with self._lock:
                 # A wide run holds every worker.
                 weight = self.workers if wide else 1
@@ -295,7 +312,7 @@ class Scheduler(_Counted):
             except BaseException as exc:  # handed to the awaiting coroutine
                 error, results = exc, [None] * len(jobs)
             with self._lock:
-                ended = time.monotonic()
+                ended = self._clock()
                 self._recent.append((ended, ended - started, weight))
                 del self._running[me]
                 self.stats.jobs_run += len(jobs)

@@ -224,14 +224,27 @@ class Session:
         self._out_added = asyncio.Event()
         self._out_taken = asyncio.Event()
         self._ended = False
+        self.paused = False
+        """Synthesis waits for the client to read: max_queued_seconds of audio are unsent."""
         self._error: BaseException | None = None
         self._stats = _Stats()
+        self._producer: asyncio.Future[None] | None = None
 
     # -- input side --------------------------------------------------------------------------
 
     @property
     def ended(self) -> bool:
         return self._ended
+
+    @property
+    def finished(self) -> bool:
+        """Synthesis is over for good: the producer has returned or was cancelled."""
+        return self._producer is not None and self._producer.done()
+
+    @property
+    def queued_seconds(self) -> float:
+        """Audio synthesized and not yet sent."""
+        return self._queued_samples / self.settings.voice.info.native_rate
 
     def push_text(self, text: str) -> None:
         """Append a piece of text; complete segments go to synthesis at once."""
@@ -356,7 +369,11 @@ class Session:
         limit = self._limits.max_queued_seconds * self.settings.voice.info.native_rate
         while isinstance(item, _Pcm) and self._queued_samples >= limit:
             self._out_taken.clear()
-            await self._out_taken.wait()
+            self.paused = True
+            try:
+                await self._out_taken.wait()
+            finally:
+                self.paused = False
         if generation is not None and generation != self._generation:
             return False
         if isinstance(item, _Pcm):
@@ -459,7 +476,7 @@ class Session:
             self.settings.voice.info.native_rate,
             pipeline.pre_skip,
         )
-        producer = asyncio.ensure_future(self._produce())
+        producer = self._producer = asyncio.ensure_future(self._produce())
         sequence = 0
         # Where the next audio pushed into the pipeline will start in the output stream: the
         # output at the last point where the pipeline was empty (start, flush, clear), plus what

@@ -189,7 +189,8 @@ def test_stream_session_sends_while_it_receives(client: Client) -> None:
         done = before_clear[-1]
         assert done == ClearDone(2, max(e.sequence for e in audio_events(before_clear)))
         assert FlushDone(1) in before_clear
-        assert sum(e.duration_ms for e in audio_events(before_clear)) < 10000  # cut short
+        # Cut short: how much was spoken first depends on the machine's speed, not all of it.
+        assert sum(e.duration_ms for e in audio_events(before_clear)) < 30000
 
         def send_more() -> None:
             session.send("Okay.")
@@ -229,7 +230,7 @@ async def test_async_stream_session_flushes_and_clears(server: ServerThread) -> 
     assert isinstance(events[0], AudioFormat)
     assert isinstance(events[-1], Summary)
     assert ClearDone(3, audio_events(events)[-1].sequence) in events
-    assert events[-1].audio_duration_ms < 15000  # the long text was cut short
+    assert events[-1].audio_duration_ms < 30000  # the long text (about 50 s) was cut short
 
 
 def test_closing_the_iterator_early_cancels_the_call(client: Client, server: ServerThread) -> None:

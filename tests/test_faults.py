@@ -35,19 +35,6 @@ def idle(srv: ServerThread) -> bool:
     return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
 
 
-def settled_jobs(srv: ServerThread, quiet: float = 1.5, timeout: float = 30.0) -> int:
-    """The server's job count once it has stopped moving for `quiet` seconds."""
-    deadline = time.monotonic() + timeout
-    last, since = srv.server.scheduler.jobs_total, time.monotonic()
-    while time.monotonic() - since < quiet:
-        assert time.monotonic() < deadline, "synthesis never paused"
-        time.sleep(0.1)
-        now = srv.server.scheduler.jobs_total
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
-
-
 CLIENT = textwrap.dedent(
     """
     import sys, time, grpc
@@ -73,11 +60,12 @@ def test_client_killed_mid_stream_frees_its_work(server: ServerThread) -> None:
         assert client.stdout is not None
         assert client.stdout.readline().strip() == "audio"
         assert server.server.admission.active == 1
+        [session] = server.server.admission.sessions
         os.kill(client.pid, signal.SIGKILL)
         client.wait(timeout=10)
-        wait_until(lambda: idle(server))
-        jobs = settled_jobs(server)
-        assert server.server.scheduler.jobs_total == jobs
+        # Its synthesis is over for good, and nothing of it is queued or running.
+        wait_until(lambda: session.finished and idle(server))
+        assert server.server.scheduler.jobs_queued == 0
     finally:
         client.kill()
         assert client.stdout is not None
@@ -109,10 +97,11 @@ def test_slow_reader_pauses_its_own_synthesis_only(server: ServerThread) -> None
         slow.send(text=LONG_TEXT)
         slow.send(flush=pb.Flush(id=1))
         slow.until("audio")
-        paused_at = settled_jobs(server)  # the reader reads nothing: synthesis must stop
         [session] = server.server.admission.sessions
-        queued = session._queued_samples / session.settings.voice.info.native_rate
-        assert queued <= 2.0 + 1.0  # the session's own queue bound (2 s), plus one window
+        # The reader reads nothing: synthesis pauses once the session's own queue is full.
+        wait_until(lambda: session.paused)
+        paused_at = server.server.scheduler.jobs_total
+        assert session.queued_seconds <= 2.0 + 1.0  # its bound (2 s), plus one window
         # Meanwhile another caller is served in full.
         other = list(
             stub.Synthesize(pb.SynthesizeRequest(text="I am not slowed down."), timeout=30)
