@@ -297,7 +297,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 audio.frame_duration_ms,
             )
         except InvalidAudioConfig as exc:
-            raise InvalidRequest(f"audio: {exc}") from exc
+            raise InvalidRequest(f"audio.{exc}") from exc  # names the field: audio.sample_rate_hz
         params = voice.params(
             speaking_rate=rate, noise_scale=noise_scale, noise_w=noise_w, speaker=config.speaker
         )

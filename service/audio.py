@@ -48,7 +48,8 @@ class Encoding(enum.Enum):
 
 
 class InvalidAudioConfig(ValueError):
-    """The requested audio settings cannot be served; the message says what to change."""
+    """The requested audio settings cannot be served; the message starts with the AudioConfig
+    field at fault (its name in the API) and says what to change."""
 
 
 OPUS_SAMPLE_RATES = (8000, 12000, 16000, 24000, 48000)
@@ -109,7 +110,7 @@ def resolve_audio_settings(
         )
     rate = _check_int("sample_rate_hz", sample_rate_hz)
     bitrate = _check_int("bitrate_bps", bitrate_bps)
-    frame = _check_int("frame_ms", frame_ms)
+    frame = _check_int("frame_duration_ms", frame_ms)
     name = encoding.name
 
     if encoding in _OPUS_ENCODINGS:
@@ -128,7 +129,7 @@ def resolve_audio_settings(
         frame = frame or DEFAULT_OPUS_FRAME_MS
         if frame not in OPUS_FRAME_MS:
             raise InvalidAudioConfig(
-                f"frame_ms {frame} is not an Opus frame duration: use "
+                f"frame_duration_ms {frame} is not an Opus frame duration: use "
                 f"{_choices(OPUS_FRAME_MS)} (or 0 for {DEFAULT_OPUS_FRAME_MS})"
             )
         return AudioSettings(encoding, rate, bitrate, frame)
@@ -140,7 +141,7 @@ def resolve_audio_settings(
         )
     if frame:
         raise InvalidAudioConfig(
-            f"frame_ms {frame} applies only to OGG_OPUS and OPUS: use 0 for {name}"
+            f"frame_duration_ms {frame} applies only to OGG_OPUS and OPUS: use 0 for {name}"
         )
     if encoding is Encoding.PCM_S16LE:
         rate = rate or DEFAULT_PCM_RATE

@@ -6,6 +6,7 @@ import io
 import itertools
 import math
 import queue
+import re
 import subprocess
 import threading
 import time
@@ -432,7 +433,7 @@ def synthesize_error(
         (
             {"audio": pb.AudioConfig(encoding=pb.AUDIO_ENCODING_OPUS, sample_rate_hz=22050)},
             grpc.StatusCode.INVALID_ARGUMENT,
-            "sample_rate_hz 22050 cannot be carried by Opus: use 8000, 12000, 16000, 24000",
+            "audio.sample_rate_hz 22050 cannot be carried by Opus: use 8000, 12000, 16000, 24000",
         ),
         (
             {"audio": pb.AudioConfig(encoding=pb.AUDIO_ENCODING_MULAW, sample_rate_hz=16000)},
@@ -442,7 +443,7 @@ def synthesize_error(
         (
             {"audio": pb.AudioConfig(encoding=pb.AUDIO_ENCODING_OGG_OPUS, frame_duration_ms=25)},
             grpc.StatusCode.INVALID_ARGUMENT,
-            "frame",
+            "audio.frame_duration_ms 25 is not an Opus frame duration: use 10, 20, 40",
         ),
         (
             {"audio": pb.AudioConfig(encoding=cast(Any, 99))},  # not a known enum value
@@ -492,6 +493,51 @@ def test_bad_config_is_refused_with_what_to_fix(
     error = error_of(d.rest)
     assert error.code() == code
     assert message in error.details()
+
+
+def _api_field(path: str) -> bool:
+    """Whether a dotted path (audio.sample_rate_hz) names a field of SynthesisConfig."""
+    descriptor = pb.SynthesisConfig.DESCRIPTOR
+    for name in path.split("."):
+        if descriptor is None or name not in descriptor.fields_by_name:
+            return False
+        descriptor = descriptor.fields_by_name[name].message_type
+    return True
+
+
+OPUS, OGG = pb.AUDIO_ENCODING_OPUS, pb.AUDIO_ENCODING_OGG_OPUS
+PCM_ENC, MULAW, ALAW = pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW, pb.AUDIO_ENCODING_ALAW
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"audio": pb.AudioConfig(encoding=OPUS, sample_rate_hz=22050)}, "audio.sample_rate_hz"),
+        ({"audio": pb.AudioConfig(encoding=PCM_ENC, sample_rate_hz=4000)}, "audio.sample_rate_hz"),
+        ({"audio": pb.AudioConfig(encoding=ALAW, sample_rate_hz=16000)}, "audio.sample_rate_hz"),
+        ({"audio": pb.AudioConfig(encoding=OGG, frame_duration_ms=25)}, "audio.frame_duration_ms"),
+        ({"audio": pb.AudioConfig(encoding=MULAW, frame_duration_ms=20)}, "audio.frame_duration_ms"),
+        ({"audio": pb.AudioConfig(encoding=OPUS, bitrate_bps=100)}, "audio.bitrate_bps"),
+        ({"audio": pb.AudioConfig(encoding=PCM_ENC, bitrate_bps=32000)}, "audio.bitrate_bps"),
+        ({"audio": pb.AudioConfig(encoding=cast(Any, 99))}, "audio.encoding"),
+        ({"speaking_rate": 10.0}, "speaking_rate"),
+        ({"noise_scale": 3.0}, "noise_scale"),
+        ({"noise_w": -1.0}, "noise_w"),
+        ({"speaker": "alice"}, "speaker"),
+    ],
+)
+def test_invalid_config_messages_name_the_api_field(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, config: dict[str, Any], field: str
+) -> None:
+    """Bug: "audio: frame_ms 25 is not an Opus frame duration" named the server's own variable,
+    not the request's field (audio.frame_duration_ms). Each message names the field at fault
+    as the API spells it."""
+    assert _api_field(field)
+    error = synthesize_error(stub, **config)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert re.search(rf"(^|[^.\w]){re.escape(field)}\b", error.details()), error.details()
+    if "." in field:  # a nested field goes by its whole path, first
+        assert error.details().startswith(field + " "), error.details()
 
 
 def test_empty_text_is_refused(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
