@@ -1,0 +1,134 @@
+"""The engine interface: what a session needs from a voice, whatever model family speaks it."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .scheduler import Batch
+from .words import WordTiming
+
+
+@dataclass(frozen=True)
+class VoiceInfo:
+    """What ListVoices reports about a voice."""
+
+    name: str
+    language: str
+    """BCP-47 code: en-US, zh-CN, ja-JP."""
+    native_rate: int
+    """Sample rate the model produces, in Hz."""
+    family: str
+    """The engine family that speaks it: "piper", "kokoro"."""
+    speakers: tuple[str, ...] = ()
+    """Speaker names of a multi-speaker voice, in id order; empty for one speaker."""
+    quality: str = ""
+    """The voice's own quality label ("medium"), where it has one."""
+    gender: str = ""
+    """"female", "male", or "" where unknown."""
+    word_timestamps: bool = True
+    """Whether the voice can say when each word is spoken."""
+    files: tuple[Path, ...] = ()
+    """The files it was loaded from (errors and reloads name them)."""
+
+
+@dataclass(frozen=True)
+class VoiceRequest:
+    """A request's voice settings as the API gives them, not yet checked against a voice."""
+
+    speaking_rate: float = 1.0
+    noise_scale: float | None = None
+    """None: the voice's default."""
+    noise_w: float | None = None
+    """None: the voice's default."""
+    speaker: str = ""
+    """A speaker's name or number; empty: the voice's default speaker."""
+
+
+class Segment(Protocol):
+    """One text segment being synthesized: PCM windows on request, each one short, bounded,
+    blocking work that runs on a scheduler worker, so that a caller can stop between any two
+    (barge-in, cancellation, a deadline)."""
+
+    @property
+    def words(self) -> Sequence[WordTiming]:
+        """When each word is spoken, relative to the segment's first sample; complete once
+        the first window has been produced (empty if not asked for, or none)."""
+        ...
+
+    @property
+    def total_samples(self) -> int | None:
+        """The segment's length at the native rate once known (None before)."""
+        ...
+
+    def next_window(self, ahead: float) -> np.ndarray | None:
+        """The next PCM window (float32, native rate, before gain); None when the segment is
+        done. `ahead`: seconds of audio the listener has in hand, time the window may take."""
+        ...
+
+    def batch(self, ahead: float) -> Batch[np.ndarray] | None:
+        """The next window as a job the scheduler may run together with other streams' (it is
+        then taken), or None: run next_window() instead. Families that cannot batch always
+        answer None."""
+        ...
+
+
+class Voice(Protocol):
+    """A loaded voice of any family. Thread-safe: sessions on worker threads share it."""
+
+    @property
+    def info(self) -> VoiceInfo: ...
+
+    @property
+    def gain(self) -> float:
+        """Fixed output gain (a stream cannot know its peak before its first window)."""
+        ...
+
+    @property
+    def cost(self) -> float:
+        """Worker seconds one second of its audio takes on one thread, measured at load:
+        admission and the scheduler weigh a stream by it (a Kokoro stream costs about ten
+        Piper streams)."""
+        ...
+
+    def params(self, request: VoiceRequest) -> Hashable:
+        """The request's settings resolved against this voice (frozen: a phrase-cache key);
+        raises InvalidRequest naming the field at fault."""
+        ...
+
+    def segment(
+        self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False
+    ) -> Segment:
+        """`text` ready to be synthesized window by window (nothing runs yet). `long_first`:
+        the workers are busy, so a longer first window costs the listener nothing."""
+        ...
+
+
+@dataclass(frozen=True)
+class VoiceSource:
+    """A voice a family found, before it is loaded."""
+
+    name: str
+    family: str
+    files: tuple[Path, ...]
+    """What it is loaded from; a change to any of them (size, time) means a reload."""
+
+
+class Family(Protocol):
+    """One engine family: finds its voices and loads them. One object per server, which may
+    hold what its voices share (a model, a lock)."""
+
+    name: str
+
+    def sources(self, folder: Path | None) -> list[VoiceSource]:
+        """The voices it ships (registry packages) and those it finds in `folder`."""
+        ...
+
+    def load(self, source: VoiceSource) -> Voice:
+        """Load and calibrate one voice (blocking; seconds). Raises ModelError naming the file
+        at fault."""
+        ...
