@@ -126,8 +126,9 @@ class VoxliteServer:
                 self.port = self.grpc.add_insecure_port(address)
             else:
                 self.port = self.grpc.add_secure_port(address, credentials)
-        except RuntimeError as exc:  # grpc says only that it failed to bind
-            raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
+        except RuntimeError:  # grpc says only that it failed to bind
+            reason = _why_not_listening(self.config.host, self.config.port, credentials)
+            raise OSError(reason) from None
         if self.port == 0:
             raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
         if self.config.metrics_port:

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
@@ -465,7 +465,7 @@ class Session:
 
     # -- sending (the consumer) ---------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event, None]:
         """Everything to send, in order; raises the error given to fail()."""
         pipeline = self._pipeline
         audio = self.settings.audio

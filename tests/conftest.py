@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import replace
@@ -65,6 +66,15 @@ def one_shot(session: ort.InferenceSession, voice: Voice, text: str) -> np.ndarr
         )[0]
         parts.append(out.reshape(-1))
     return np.concatenate(parts)
+
+
+async def eventually(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll `condition` on the running event loop until it holds: a wait with a generous
+    deadline, never a verdict on how fast it came."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.001)
 
 
 class ServerThread:

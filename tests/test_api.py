@@ -497,7 +497,7 @@ def test_bad_config_is_refused_with_what_to_fix(
 
 def _api_field(path: str) -> bool:
     """Whether a dotted path (audio.sample_rate_hz) names a field of SynthesisConfig."""
-    descriptor = pb.SynthesisConfig.DESCRIPTOR
+    descriptor: Any = pb.SynthesisConfig.DESCRIPTOR
     for name in path.split("."):
         if descriptor is None or name not in descriptor.fields_by_name:
             return False
@@ -516,7 +516,10 @@ PCM_ENC, MULAW, ALAW = pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW, pb.
         ({"audio": pb.AudioConfig(encoding=PCM_ENC, sample_rate_hz=4000)}, "audio.sample_rate_hz"),
         ({"audio": pb.AudioConfig(encoding=ALAW, sample_rate_hz=16000)}, "audio.sample_rate_hz"),
         ({"audio": pb.AudioConfig(encoding=OGG, frame_duration_ms=25)}, "audio.frame_duration_ms"),
-        ({"audio": pb.AudioConfig(encoding=MULAW, frame_duration_ms=20)}, "audio.frame_duration_ms"),
+        (
+            {"audio": pb.AudioConfig(encoding=MULAW, frame_duration_ms=20)},
+            "audio.frame_duration_ms",
+        ),
         ({"audio": pb.AudioConfig(encoding=OPUS, bitrate_bps=100)}, "audio.bitrate_bps"),
         ({"audio": pb.AudioConfig(encoding=PCM_ENC, bitrate_bps=32000)}, "audio.bitrate_bps"),
         ({"audio": pb.AudioConfig(encoding=cast(Any, 99))}, "audio.encoding"),

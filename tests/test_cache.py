@@ -162,7 +162,6 @@ def test_batched_vocoder_windows_sound_the_same(
         srv.close()
 
 
-
 @pytest.fixture(scope="module")
 def uncached_server(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory

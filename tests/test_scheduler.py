@@ -31,7 +31,7 @@ from voxlite.service.session import (
 from voxlite.service.voice import Voice
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .conftest import ServerThread, base_config, one_shot
+from .conftest import ServerThread, base_config, eventually, one_shot
 from .test_api import wait_until
 
 T = TypeVar("T")
@@ -123,8 +123,7 @@ def test_a_dropped_or_cancelled_job_never_runs() -> None:
             dropped = scheduler.submit(lambda: ran.append("dropped"), time.monotonic())
             waiter = asyncio.ensure_future(scheduler.run(lambda: ran.append("cancelled")))
             kept = asyncio.ensure_future(scheduler.run(lambda: ran.append("kept")))
-            while scheduler.jobs_queued < 3:
-                await asyncio.sleep(0)  # the two tasks queue their jobs
+            await eventually(lambda: scheduler.jobs_queued == 3)  # the tasks queue theirs
             scheduler.drop(dropped)
             waiter.cancel()
             await asyncio.sleep(0)  # the cancellation reaches the waiting coroutine
@@ -199,9 +198,7 @@ def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
             held_before = scheduler.stats.held_for_wide
             second = scheduler.submit(width.job("second", log), None)
             # The idle worker was woken for "second" and went back to waiting.
-            await asyncio.to_thread(
-                wait_until, lambda: scheduler.stats.held_for_wide > held_before
-            )
+            await asyncio.to_thread(wait_until, lambda: scheduler.stats.held_for_wide > held_before)
             started_while_wide = len(log)
             gate.set()
             await first
@@ -435,8 +432,7 @@ def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
     async def looked_again(times: int = 3) -> None:
         """Until the call first in line has looked at the machine `times` more times."""
         start = looks[0]
-        while looks[0] < start + times:
-            await asyncio.sleep(0.001)
+        await eventually(lambda: looks[0] >= start + times)
 
     async def scenario() -> tuple[list[str], AtCapacity]:
         order: list[str] = []
@@ -446,11 +442,9 @@ def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
             order.append(name)
 
         first = asyncio.ensure_future(arrive("first"))
-        while not admission.waiting:
-            await asyncio.sleep(0.001)
+        await eventually(lambda: admission.waiting)
         second = asyncio.ensure_future(arrive("second"))
-        while admission.waiting_calls < 2:
-            await asyncio.sleep(0.001)
+        await eventually(lambda: admission.waiting_calls == 2)
         await looked_again()
         assert admission.active == 0
         load[0] = 0.5  # idle enough, but a stream's audio is due now: still waiting
