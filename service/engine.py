@@ -65,9 +65,11 @@ class Segment(Protocol):
         """The segment's length at the native rate once known (None before)."""
         ...
 
-    def next_window(self, ahead: float) -> np.ndarray | None:
+    def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         """The next PCM window (float32, native rate, before gain); None when the segment is
-        done. `ahead`: seconds of audio the listener has in hand, time the window may take."""
+        done. `ahead`: seconds of audio the listener has in hand, time the window may take.
+        `wide`: the run has the machine to itself (the scheduler says so), so it may use
+        more threads (OrtSettings.wide_threads)."""
         ...
 
     def batch(self, ahead: float) -> Batch[np.ndarray] | None:
