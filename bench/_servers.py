@@ -52,9 +52,12 @@ def spawn(name: str, argv: list[str], workdir: Path) -> Child:
     return Child(name, proc, log)
 
 
-def voxlite_argv(port: int, voices_dir: Path, *extra: str) -> list[str]:
+def voxlite_argv(port: int, voices_dir: Path, *extra: str, module: str = "") -> list[str]:
+    """voxlite-server's command line, or `python -m module`'s with the same flags."""
     script = Path(sys.executable).with_name("voxlite-server")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "voxlite.service"]
+    if module:
+        command = [sys.executable, "-m", module]
     return [
         *command,
         "--host",
@@ -71,7 +74,7 @@ def voxlite_argv(port: int, voices_dir: Path, *extra: str) -> list[str]:
 
 def piper_argv(port: int) -> list[str]:
     """Piper's own HTTP server (piper-tts) on the embedded default voice: the baseline."""
-    from voxlite.service.registry import embedded_voice_files
+    from voxlite.service.piper import embedded_voice_files
 
     model, _ = embedded_voice_files()
     return [sys.executable, "-m", "piper.http_server", "-m", str(model), "--host", "127.0.0.1",

@@ -257,12 +257,17 @@ def ramp(name: str, call: Call, pid: int, levels: Sequence[int], seconds: float)
 
 
 def voxlite_ramp(
-    name: str, extra: list[str], levels: Sequence[int], seconds: float, workdir: Path
+    name: str,
+    extra: list[str],
+    levels: Sequence[int],
+    seconds: float,
+    workdir: Path,
+    module: str = "",
 ) -> list[Level]:
     port = free_port()
     child = spawn(
         name.replace(" ", "-"),
-        voxlite_argv(port, workdir / "voices", "--max-streams", "256", *extra),
+        voxlite_argv(port, workdir / "voices", "--max-streams", "256", *extra, module=module),
         workdir,
     )
     try:
@@ -337,15 +342,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         (workdir / "voices").mkdir()
         # The phrase cache is off: every reply is synthesized, as it would be for varied speech.
         sides = [
-            ("", "voxlite, deadline scheduler", shlex.split(args.server_args)),
-            ("batch", "voxlite, deadline + batching (4)", ["--batch-vocoder", "4"]),
-            ("threads", "voxlite, one thread per stream", ["--scheduler", "thread-per-stream"]),
+            ("", "voxlite, deadline scheduler", shlex.split(args.server_args), ""),
+            ("batch", "voxlite, deadline + batching (4)", ["--batch-vocoder", "4"], ""),
+            ("threads", "voxlite, one thread per stream", [], "bench.baseline_server"),
         ]
-        for side, name, extra in sides:
+        for side, name, extra, module in sides:
             if side not in skip:
                 label = "voxlite " + (side or "deadline")
                 results[name] = voxlite_ramp(
-                    label, ["--phrase-cache-mb", "0", *extra], levels, seconds, workdir
+                    label, ["--phrase-cache-mb", "0", *extra], levels, seconds, workdir, module
                 )
         if "piper" not in skip:
             results["piper http_server"] = piper_ramp(levels, seconds, workdir)

@@ -4,24 +4,23 @@ the server could run its model work."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from piper import PiperVoice
-from voxlite.service.graph import SplitCache, split_graph
-from voxlite.service.registry import VoiceRegistry, embedded_voice_files
+import numpy as np
+import piper
+from voxlite.service.engine import VoiceRequest, VoiceSource
+from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
+from voxlite.service.piper.calibration import calibrate
+from voxlite.service.piper.config import FAMILY, read_voice_info
+from voxlite.service.piper.split import split_graph
+from voxlite.service.piper.split_cache import SplitCache
+from voxlite.service.piper.voice import PiperModel
+from voxlite.service.runtime import OrtSettings
 from voxlite.service.segmenter import Segmenter
-from voxlite.service.voice import (
-    OrtSettings,
-    SynthesisParams,
-    Voice,
-    read_voice_info,
-    wide_runs,
-)
 
 from . import _common
 from .corpus import REPLIES
@@ -43,20 +42,35 @@ class Engine:
     runs: list[Run] = field(default_factory=list)
 
 
-def speak_windows(voice: Voice, text: str, ahead: int = 0) -> Iterator[int]:
+def windows(
+    voice: PiperVoice, text: str, ahead: float = 0.0, *, wide: bool = False
+) -> Iterator[np.ndarray]:
     """The server's path: segmenter, then each segment window by window, in order; yields
-    each window's samples. `ahead`: frames the listener has in hand (windows grow to match)."""
-    params: SynthesisParams = voice.params()  # the voice's own noise settings
+    each window's samples (native rate, before gain). `ahead`: seconds the listener has in
+    hand (windows grow to match); `wide`: every run with the wide sessions (an idle server's)."""
+    params = voice.params(VoiceRequest())  # the voice's own noise settings
     segmenter = Segmenter()
-    for segment in [*segmenter.push(text), *segmenter.flush()]:
-        if not segment.strip():
+    for text_segment in [*segmenter.push(text), *segmenter.flush()]:
+        if not text_segment.strip():
             continue
-        synth = voice.segment(segment.strip(), params, voice.schedule)
-        while (window := synth.next_window(ahead)) is not None:
-            yield window.size
+        segment = voice.segment(text_segment.strip(), params, word_timestamps=False)
+        while (window := segment.next_window(ahead, wide=wide)) is not None:
+            yield window
 
 
-def voxlite_engine(name: str, voice: Voice, *, wide: bool = False) -> Engine:
+def speak_windows(
+    voice: PiperVoice, text: str, ahead: float = 0.0, *, wide: bool = False
+) -> Iterator[int]:
+    """The sizes of windows()."""
+    return (w.size for w in windows(voice, text, ahead, wide=wide))
+
+
+UNDER_LOAD = 12.0
+"""Seconds of audio in hand that make every window as large as the schedule allows, as under
+load (listeners with audio in hand)."""
+
+
+def voxlite_engine(name: str, voice: PiperVoice, *, wide: bool = False) -> Engine:
     """One reply at a time; `wide`: every run with the wide sessions (an idle server's)."""
     rate = voice.info.native_rate
 
@@ -64,11 +78,10 @@ def voxlite_engine(name: str, voice: Voice, *, wide: bool = False) -> Engine:
         start = time.perf_counter()
         first: float | None = None
         samples = 0
-        with wide_runs() if wide else contextlib.nullcontext():
-            for size in speak_windows(voice, text):
-                if first is None:
-                    first = time.perf_counter()
-                samples += size
+        for size in speak_windows(voice, text, wide=wide):
+            if first is None:
+                first = time.perf_counter()
+            samples += size
         end = time.perf_counter()
         if first is None:
             raise RuntimeError(f"no audio for {text!r}")
@@ -85,7 +98,9 @@ class Throughput:
     """Share of all cores used by this process."""
 
 
-def throughput(voice: Voice, workers: int, seconds: float, *, wide: bool = False) -> Throughput:
+def throughput(
+    voice: PiperVoice, workers: int, seconds: float, *, wide: bool = False
+) -> Throughput:
     """`workers` threads each speak the corpus back to back for `seconds`, windows as large as
     under load (listeners with audio in hand), as the server's workers would with streams
     waiting; `wide`: each run with the wide sessions."""
@@ -95,11 +110,11 @@ def throughput(voice: Voice, workers: int, seconds: float, *, wide: bool = False
 
     def work(k: int) -> None:
         turn = k
-        with wide_runs() if wide else contextlib.nullcontext():
-            while time.monotonic() < stop:
-                for size in speak_windows(voice, REPLIES[turn % len(REPLIES)], ahead=1000):
-                    samples[k] += size
-                turn += 1
+        while time.monotonic() < stop:
+            text = REPLIES[turn % len(REPLIES)]
+            for size in speak_windows(voice, text, ahead=UNDER_LOAD, wide=wide):
+                samples[k] += size
+            turn += 1
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
     start, cpu_start = time.monotonic(), os.times()
@@ -112,7 +127,7 @@ def throughput(voice: Voice, workers: int, seconds: float, *, wide: bool = False
     return Throughput(sum(samples) / rate / wall, cpu / wall / (os.cpu_count() or 1))
 
 
-def piper_engine(name: str, voice: PiperVoice) -> Engine:
+def piper_engine(name: str, voice: piper.PiperVoice) -> Engine:
     """Piper's own API: one AudioChunk per sentence, with its default settings."""
 
     def speak(text: str) -> Run:
@@ -131,27 +146,26 @@ def piper_engine(name: str, voice: PiperVoice) -> Engine:
     return Engine(name, speak)
 
 
-def load_voxlite(settings: OrtSettings) -> Voice:
-    registry = VoiceRegistry(
-        voices_dir=None, cache=SplitCache(_common.cache_dir()), ort_settings=settings
-    )
-    registry.load()  # also calibrates, which runs every vocoder window size once
-    return registry.default
+def load_voxlite(settings: OrtSettings) -> PiperVoice:
+    """The default voice as the server loads it (calibration runs every window size once)."""
+    family = PiperFamily(settings, SplitCache(_common.cache_dir()))
+    return family.load(VoiceSource(EMBEDDED_VOICE, FAMILY, embedded_voice_files()))
 
 
-def split_voice(settings: OrtSettings, **split_options: bool) -> Voice:
+def split_voice(settings: OrtSettings, **split_options: bool) -> PiperVoice:
     """The default voice split another way: `conv_2d=False`, without the 2-D convolutions
-    (graph._convs_as_2d); `stages=False`, with its flow and vocoder whole, so that each window
+    (rewrite.convs_as_2d); `stages=False`, with its flow and vocoder whole, so that each window
     recomputes the whole part's context."""
-    model, config = embedded_voice_files()
-    info, config_dict = read_voice_info(model, config)
-    split = split_graph(model.read_bytes(), model, **split_options)
-    voice = Voice(info, config_dict, split, settings, threading.Lock())
-    voice.calibrate("Sure, I can help with that.")
-    return voice
+    model_path, config_path = embedded_voice_files()
+    info, config = read_voice_info(model_path, config_path)
+    split = split_graph(model_path.read_bytes(), model_path, **split_options)
+    model = PiperModel(info, config, split, settings, threading.Lock())
+    return PiperVoice(model, calibrate(model, "Sure, I can help with that."))
 
 
-def cpu_per_audio_second(voices: dict[str, Voice], ahead: int, rounds: int) -> dict[str, float]:
+def cpu_per_audio_second(
+    voices: dict[str, PiperVoice], ahead: float, rounds: int
+) -> dict[str, float]:
     """Milliseconds of CPU (this thread's) per second of audio, speaking the corpus window by
     window with `ahead` frames in hand, the voices taking turns reply by reply."""
     cpu = dict.fromkeys(voices, 0.0)
@@ -195,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         voxlite_engine("voxlite, 1 thread (each worker, busy server)", voice),
         voxlite_engine("voxlite, 2 threads (wide runs, idle server)", voice, wide=True),
         piper_engine(
-            "piper PiperVoice.synthesize (ort default: all cores)", PiperVoice.load(model)
+            "piper PiperVoice.synthesize (ort default: all cores)", piper.PiperVoice.load(model)
         ),
     ]
     measure(engines, REPLIES, rounds, warmup)
@@ -213,14 +227,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         ]
         for e in engines
     ]
-    piper = engines[-1].name
+    baseline = engines[-1].name
     ratios: dict[str, dict[str, float]] = {}
     for e in engines[:-1]:
         r = {
-            "first_pcm_p50": _common.ratio(first[piper].p50, first[e.name].p50),
-            "first_pcm_p95": _common.ratio(first[piper].p95, first[e.name].p95),
-            "rtf_p50": _common.ratio(rtf[piper].p50, rtf[e.name].p50),
-            "rtf_p95": _common.ratio(rtf[piper].p95, rtf[e.name].p95),
+            "first_pcm_p50": _common.ratio(first[baseline].p50, first[e.name].p50),
+            "first_pcm_p95": _common.ratio(first[baseline].p95, first[e.name].p95),
+            "rtf_p50": _common.ratio(rtf[baseline].p50, rtf[e.name].p50),
+            "rtf_p95": _common.ratio(rtf[baseline].p95, rtf[e.name].p95),
         }
         ratios[e.name] = r
         label = "ratio piper / " + e.name.split(" (")[0]
@@ -264,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     pair = {"stages (voxlite)": voice, "whole parts": whole}
     stage_rows: list[list[object]] = []
     stage_json: dict[str, dict[str, float]] = {}
-    for label, ahead in (("from silence (each reply alone)", 0), ("windows as under load", 1000)):
+    sides = (("from silence (each reply alone)", 0.0), ("windows as under load", UNDER_LOAD))
+    for label, ahead in sides:
         cost = cpu_per_audio_second(pair, ahead, max(1, rounds // 2))
         stage_json[label] = cost
         ratio = cost["whole parts"] / cost["stages (voxlite)"]

@@ -18,12 +18,11 @@ import opuslib
 import soxr
 from pesq import pesq
 from voxlite.service.audio import DEFAULT_OPUS_BITRATE, DEFAULT_OPUS_RATE, OPUS_COMPLEXITY
-from voxlite.service.graph import SplitCache
-from voxlite.service.registry import VoiceRegistry
-from voxlite.service.voice import OrtSettings
+from voxlite.service.runtime import OrtSettings
 
 from . import _common
 from .corpus import REPLIES
+from .engine import load_voxlite, windows
 
 FRAME = DEFAULT_OPUS_RATE * 20 // 1000
 PESQ_RATE = 16000  # wideband PESQ reads 16 kHz
@@ -42,12 +41,8 @@ MODES = {range(0, 12): "SILK", range(12, 16): "hybrid", range(16, 32): "CELT"}
 
 def speech(replies: Sequence[str]) -> np.ndarray:
     """The replies spoken by the default voice, at the server's Opus rate, as int16."""
-    registry = VoiceRegistry(
-        voices_dir=None, cache=SplitCache(_common.cache_dir()), ort_settings=OrtSettings()
-    )
-    registry.load()
-    voice = registry.default
-    pcm = np.concatenate([w for text in replies for w in voice.synthesize(text, voice.params())])
+    voice = load_voxlite(OrtSettings())
+    pcm = np.concatenate([w for text in replies for w in windows(voice, text)])
     audio: np.ndarray = soxr.resample(pcm * voice.gain, voice.info.native_rate, DEFAULT_OPUS_RATE)
     return np.asarray(np.clip(audio, -1.0, 1.0) * 32767, dtype=np.int16)
 

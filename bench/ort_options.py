@@ -9,9 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from voxlite.service.graph import SplitCache
-from voxlite.service.registry import embedded_voice_files
-from voxlite.service.voice import DEFAULT_MARGIN, OrtSettings, Sentence, Voice, read_voice_info
+from voxlite.service.engine import VoiceRequest
+from voxlite.service.piper import embedded_voice_files
+from voxlite.service.piper.calibration import FLOW_MARGIN
+from voxlite.service.piper.config import read_voice_info
+from voxlite.service.piper.split_cache import SplitCache
+from voxlite.service.piper.stages import Margins
+from voxlite.service.piper.voice import PiperModel
+from voxlite.service.runtime import OrtSettings
 
 from . import _common
 
@@ -19,6 +24,8 @@ SHORT_CLAUSE = "Sure,"
 SENTENCE = "Sure, I can help with that."
 FIRST_WINDOW = 8  # VocoderSchedule().first
 FULL_WINDOW = 64  # VocoderSchedule().largest
+DEFAULT_MARGIN = 13
+"""Vocoder context a side: HiFi-GAN's receptive field in Piper's medium voices (design.md §4)."""
 TIE = 0.03
 """Latency differences below this fraction are called a tie: the default is kept."""
 THROUGHPUT_GIVE = 0.10
@@ -38,13 +45,15 @@ class Workloads:
     runs: tuple[Callable[[], object], ...]
 
 
-def workloads(voice: Voice) -> Workloads:
-    params = voice.params(noise_scale=0.0, noise_w=0.0)  # fixed frame counts from run to run
+def workloads(voice: PiperModel) -> Workloads:
+    # Noise 0: fixed frame counts from run to run.
+    params = voice.params(VoiceRequest(noise_scale=0.0, noise_w=0.0))
     short_ids = voice.phoneme_ids(voice.phonemize(SHORT_CLAUSE)[0])
     sentence_ids = voice.phoneme_ids(voice.phonemize(SENTENCE)[0])
-    sentence = voice.acoustic(sentence_ids, params)
-    latent, tensors = sentence.latent(), sentence.tensors
-    extra = {name: tensors[name] for name in voice.vocoder_extra_inputs}
+    stages = voice.stages
+    margins = Margins((FLOW_MARGIN,) * stages.flow_count, DEFAULT_MARGIN, stages.stride * 20)
+    sentence = voice.sentence(sentence_ids, params, margins)
+    latent, extra = sentence.latent(), sentence.extra
     full = FULL_WINDOW + 2 * DEFAULT_MARGIN
     if latent.shape[-1] < full:  # not with this voice and text, but keep the window's size
         latent = np.tile(latent, (1, 1, -(-full // latent.shape[-1])))
@@ -61,9 +70,9 @@ def workloads(voice: Voice) -> Workloads:
         (
             lambda: voice.acoustic(short_ids, params),
             lambda: voice.acoustic(sentence_ids, params),
-            lambda: Sentence(voice, tensors).samples(0, FIRST_WINDOW, DEFAULT_MARGIN),
-            lambda: voice.vocode(first_window, extra),
-            lambda: voice.vocode(full_window, extra),
+            lambda: voice.sentence(sentence_ids, params, margins).samples(0, FIRST_WINDOW),
+            lambda: stages.vocode(first_window, extra),
+            lambda: stages.vocode(full_window, extra),
         ),
     )
 
@@ -71,7 +80,7 @@ def workloads(voice: Voice) -> Workloads:
 @dataclass
 class Candidate:
     settings: OrtSettings
-    voice: Voice
+    voice: PiperModel
     work: Workloads
     samples: list[list[float]] = field(default_factory=list)
 
@@ -149,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ]
     candidates = []
     for s in settings:
-        voice = Voice(info, config, split, s, lock)
+        voice = PiperModel(info, config, split, s, lock)
         candidates.append(Candidate(s, voice, workloads(voice)))
     latency(candidates, reps, warmup)
 
@@ -192,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     window_audio = FULL_WINDOW * base.voice.hop / info.native_rate
     thr: dict[tuple[int, int], float] = {}
     for intra in (1, 2):
-        voice = Voice(info, config, split, OrtSettings(intra_op_threads=intra), lock)
+        voice = PiperModel(info, config, split, OrtSettings(intra_op_threads=intra), lock)
         full_window = workloads(voice).runs[-1]
         for jobs in (1, 2):
             thr[(jobs, intra)] = throughput(full_window, jobs, seconds)

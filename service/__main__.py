@@ -9,17 +9,22 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .config import ServerConfig, config_from_args
 from .errors import VoxliteError
 
+if TYPE_CHECKING:
+    from .scheduler import Workers
+
 _LOG = logging.getLogger("voxlite")
 
 
-async def serve(config: ServerConfig) -> None:
+async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
+    """Run a server until SIGTERM or SIGINT; `workers`: see VoxliteServer."""
     from .server import create_server
 
-    server, port = await create_server(config)
+    server, port = await create_server(config, workers=workers)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

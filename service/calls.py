@@ -19,8 +19,8 @@ from typing import Any
 
 import grpc
 
+from .events import FormatEvent, SummaryEvent
 from .metrics import Metrics
-from .session import FormatEvent, SummaryEvent
 
 ACCESS_LOG = logging.getLogger("voxlite.access")
 REQUEST_ID = "x-request-id"

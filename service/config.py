@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from .voice import OrtSettings
+from .runtime import OrtSettings
 
 ENV_PREFIX = "VOXLITE_"
 _LOG_FORMATS = ("text", "json")
@@ -29,8 +29,8 @@ class ServerConfig:
     """TCP port; 0 picks a free one (tests)."""
     voices_dir: Path | None = Path("models")
     """Folder searched for Piper voices (`*.onnx` with `*.onnx.json`)."""
-    default_voice: str = ""
-    """Voice used when a request names none; empty means the embedded en_US-joe-medium."""
+    default_voice: str = "en_US-joe-medium"
+    """Voice used when a request names none (the embedded Piper voice by default)."""
     max_streams: int = 32
     """Calls (either synthesis RPC) served at once; more are refused with RESOURCE_EXHAUSTED."""
     admission_wait_seconds: float = 0.25
@@ -53,9 +53,6 @@ class ServerConfig:
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
     ort: OrtSettings = field(default_factory=OrtSettings)
     """onnxruntime session options."""
-    scheduler: str = "deadline"
-    """"deadline": one shared pool, the job whose listener runs out of audio first goes first.
-    "thread-per-stream": each stream on its own thread (the capacity benchmark's baseline)."""
     batch_vocoder: int = 1
     """Run up to this many queued vocoder windows of equal shape as one batch (1: off)."""
     phrase_cache_mb: int = 8
@@ -121,9 +118,6 @@ def _parser() -> argparse.ArgumentParser:
         "--wide-threads",
         type=int,
         help="threads of an urgent run that has the machine to itself (default 2; 1: never)",
-    )
-    p.add_argument(
-        "--scheduler", choices=["deadline", "thread-per-stream"], help="(default deadline)"
     )
     p.add_argument(
         "--batch-vocoder", type=int, help="batch up to N vocoder windows (default 1: off)"

@@ -10,7 +10,15 @@ from typing import Protocol
 import numpy as np
 
 from .scheduler import Batch
-from .words import WordTiming
+
+
+@dataclass(frozen=True)
+class WordTiming:
+    """When one word of a segment is spoken, relative to the segment's first sample."""
+
+    word: str
+    start_ms: float
+    end_ms: float
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,12 @@ class Segment(Protocol):
     """One text segment being synthesized: PCM windows on request, each one short, bounded,
     blocking work that runs on a scheduler worker, so that a caller can stop between any two
     (barge-in, cancellation, a deadline)."""
+
+    @property
+    def instant(self) -> bool:
+        """Its windows need no model run (a cached phrase): the session takes them on the
+        event loop instead of queueing them for a worker."""
+        ...
 
     @property
     def words(self) -> Sequence[WordTiming]:

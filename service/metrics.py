@@ -17,7 +17,7 @@ from prometheus_client import (
     start_http_server,
 )
 
-from .session import SummaryEvent
+from .events import SummaryEvent
 
 SYNTHESIS_METHODS = frozenset(
     {"TextToSpeechService/Synthesize", "TextToSpeechService/StreamingSynthesize"}

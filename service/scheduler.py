@@ -6,17 +6,21 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import enum
 import heapq
 import itertools
 import math
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 Item = Any
+Work = Callable[[bool], T]
+"""Blocking work for a worker: called with whether it runs wide (it has the machine to
+itself and may use more threads)."""
 
 
 LOAD_WINDOW = 3.0
@@ -33,18 +37,64 @@ class JobDropped(Exception):
 @dataclass(frozen=True)
 class Batch(Generic[T]):
     """Marks a job whose work can be done together with others of the same key in one call:
-    `run([item, ...])` returns one result per item, in order."""
+    `run([item, ...], wide)` returns one result per item, in order."""
 
     key: Hashable
     item: Item
-    run: Callable[[list[Item]], list[T]]
+    run: Callable[[list[Item], bool], list[T]]
+    alone: Work[T] | None = None
+    """How the item runs when no other job joins it (None: as a batch of one)."""
+
+
+class Runner(Protocol):
+    """How a session runs its model work off the event loop: `run` returns `fn`'s result
+    (`fn` takes whether it runs wide). `deadline` (time.monotonic()) is when the result is
+    needed; None means now. A job marked with `batch` may run with others of its key."""
+
+    def run(
+        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+    ) -> Awaitable[T]: ...
+
+    def close(self) -> None:
+        """The session is over (what the runner holds for it can go)."""
+        ...
+
+
+class Workers(Protocol):
+    """What the server needs of its scheduler: a runner per session, and how busy it is."""
+
+    def runner(self) -> Runner: ...
+
+    def load(self, window: float = ...) -> float: ...
+
+    def overdue(self, now: float | None = None) -> float: ...
+
+    def slack(self, now: float | None = None) -> float: ...
+
+    def shutdown(self) -> None: ...
+
+    @property
+    def jobs_running(self) -> int: ...
+
+    @property
+    def jobs_total(self) -> int: ...
+
+    @property
+    def jobs_queued(self) -> int: ...
+
+
+class JobState(enum.Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    DROPPED = "dropped"
 
 
 @dataclass(order=True)
 class Job:
     deadline: float
     order: int
-    fn: Callable[[], Any] | None = field(compare=False)
+    fn: Work[Any] | None = field(compare=False)
     batch: Batch[Any] | None = field(compare=False)
     future: asyncio.Future[Any] = field(compare=False)
     loop: asyncio.AbstractEventLoop = field(compare=False)
@@ -53,7 +103,7 @@ class Job:
     """It was queued before its deadline: if it is still queued after it, the workers are
     behind. A job due at once (a stream's first audio, or one whose listener was left with
     little audio by design: after the small first window) says nothing about the load."""
-    state: str = field(default="queued", compare=False)  # queued, running, done, dropped
+    state: JobState = field(default=JobState.QUEUED, compare=False)
 
 
 @dataclass
@@ -71,27 +121,7 @@ class SchedulerStats:
     """Times a worker found a job queued but waited, because a wide run had the machine."""
 
 
-class _Counted:
-    """What both schedulers report from their stats (tests, metrics)."""
-
-    stats: SchedulerStats
-
-    @property
-    def jobs_running(self) -> int:
-        """Jobs running right now (tests check it drops to zero after cancels)."""
-        return self.stats.running
-
-    @property
-    def jobs_total(self) -> int:
-        return self.stats.jobs_run
-
-    @property
-    def jobs_queued(self) -> int:
-        """Jobs waiting for a worker (0 when none: nothing more runs unless submitted)."""
-        return 0
-
-
-class Scheduler(_Counted):
+class Scheduler:
     """Runs blocking jobs on `workers` threads, the job with the nearest deadline first.
 
     A stream's deadline for its next job is when its listener would run out of audio: a stream
@@ -101,10 +131,9 @@ class Scheduler(_Counted):
     With `batch_size` > 1, queued jobs marked with the same `Batch.key` run as one call.
 
     With `wide`, a job due at once (no slack: a stream's first audio) that finds no other job
-    running or queued runs inside `wide()` (more threads per model run, voice.wide_runs) and
-    has the machine to itself: the other workers start nothing until it ends. Busy, the
-    workers run one job each, which carries the most streams; idle, the first audio comes
-    sooner.
+    running or queued runs wide (its work is told so, and may use more threads) and has the
+    machine to itself: the other workers start nothing until it ends. Busy, the workers run
+    one job each, which carries the most streams; idle, the first audio comes sooner.
     """
 
     def __init__(
@@ -113,7 +142,7 @@ class Scheduler(_Counted):
         *,
         batch_size: int = 1,
         on_wait: Callable[[float], None] | None = None,
-        wide: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
+        wide: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.workers = workers
@@ -141,19 +170,16 @@ class Scheduler(_Counted):
     # -- submitting ---------------------------------------------------------------------------
 
     def submit(
-        self,
-        fn: Callable[[], T] | None,
-        deadline: float | None,
-        *,
-        batch: Batch[T] | None = None,
+        self, fn: Work[T] | None, deadline: float | None, *, batch: Batch[T] | None = None
     ) -> Job:
         """Queue a job; await `job.future` for its result. Called on the event loop.
 
         `deadline` is when its listener runs out of audio (minus a lead); None when they have
-        none in hand (a stream's first audio): due now."""
+        none in hand (a stream's first audio): due now. Without `fn`, `batch` says how it
+        runs."""
+        if fn is None and batch is None:
+            raise ValueError("a job needs its work: fn, or a batch")
         loop = asyncio.get_running_loop()
-        # A job may carry its own batch description (session.WindowJob).
-        batch = batch or getattr(fn, "batch", None)
         now = self._clock()
         due = now if deadline is None else deadline
         job = Job(due, next(self._order), fn, batch, loop.create_future(), loop, now, due > now)
@@ -164,12 +190,26 @@ class Scheduler(_Counted):
             self._lock.notify()
         return job
 
-    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
+    async def run(
+        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+    ) -> T:
         """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, deadline)
+        job = self.submit(fn, deadline, batch=batch)
         result: T = await self.wait(job)
         return result
+
+    def close(self) -> None:
+        """A session is over: nothing of the shared scheduler is its own."""
+
+    @property
+    def jobs_running(self) -> int:
+        """Jobs running right now (tests check it drops to zero after cancels)."""
+        return self.stats.running
+
+    @property
+    def jobs_total(self) -> int:
+        return self.stats.jobs_run
 
     async def wait(self, job: Job) -> Any:
         try:
@@ -182,18 +222,18 @@ class Scheduler(_Counted):
         """Drop a queued job: it never runs, and its future raises JobDropped. A job already
         running finishes (one step: a vocoder window) and its result is ignored."""
         with self._lock:
-            if job.state != "queued":
+            if job.state is not JobState.QUEUED:
                 return
-            job.state = "dropped"
+            job.state = JobState.DROPPED
             self.stats.jobs_dropped += 1
         # Lazy deletion: the heap entry is skipped when it comes up.
         if not job.future.done():
             job.future.set_exception(JobDropped())
             job.future.exception()  # retrieved: no "never retrieved" warning if nobody waits
 
-    def runner(self) -> SharedRunner:
+    def runner(self) -> Scheduler:
         """What a session runs its jobs with: this scheduler, shared with every other stream."""
-        return SharedRunner(self)
+        return self
 
     def load(self, window: float = LOAD_WINDOW) -> float:
         """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
@@ -211,7 +251,7 @@ class Scheduler(_Counted):
     @property
     def jobs_queued(self) -> int:
         with self._lock:
-            return sum(j.state == "queued" for j in self._heap)
+            return sum(j.state is JobState.QUEUED for j in self._heap)
 
     def overdue(self, now: float | None = None) -> float:
         """How far past its deadline the most urgent queued job that had slack is, in
@@ -221,7 +261,7 @@ class Scheduler(_Counted):
             deadlines = [
                 j.deadline if j.slack else j.submitted + START_GRACE
                 for j in self._heap
-                if j.state == "queued"
+                if j.state is JobState.QUEUED
             ]
         return max(0.0, now - min(deadlines)) if deadlines else 0.0
 
@@ -230,15 +270,17 @@ class Scheduler(_Counted):
         if nothing is queued): how far ahead of their listeners the streams are."""
         now = self._clock() if now is None else now
         with self._lock:
-            due = min((j.deadline for j in self._heap if j.state == "queued"), default=math.inf)
+            due = min(
+                (j.deadline for j in self._heap if j.state is JobState.QUEUED), default=math.inf
+            )
         return max(0.0, due - now)
 
     def shutdown(self) -> None:
         with self._lock:
             self._closed = True
-            pending = [j for j in self._heap if j.state == "queued"]
+            pending = [j for j in self._heap if j.state is JobState.QUEUED]
             for job in pending:
-                job.state = "dropped"
+                job.state = JobState.DROPPED
             self._heap.clear()
             self._lock.notify_all()
         for job in pending:
@@ -253,7 +295,7 @@ class Scheduler(_Counted):
         shut down."""
         with self._lock:
             while True:
-                while self._heap and self._heap[0].state != "queued":
+                while self._heap and self._heap[0].state is not JobState.QUEUED:
                     heapq.heappop(self._heap)
                 if self._heap and not self._wide_running:
                     break
@@ -267,12 +309,12 @@ class Scheduler(_Counted):
             if first.batch is not None and self.batch_size > 1:
                 jobs += self._companions(first.batch.key)
             for job in jobs:
-                job.state = "running"
+                job.state = JobState.RUNNING
             wide = (
-                self._wide is not None
+                self._wide
                 and not first.slack
                 and not self._running
-                and not any(j.state == "queued" for j in self._heap)
+                and not any(j.state is JobState.QUEUED for j in self._heap)
             )
             self._wide_running = wide
             self.stats.running += 1
@@ -282,7 +324,7 @@ class Scheduler(_Counted):
     def _companions(self, key: Hashable) -> list[Job]:
         """Queued jobs with the same batch key, nearest deadline first (lock held)."""
         same = sorted(
-            j for j in self._heap if j.state == "queued" and j.batch and j.batch.key == key
+            j for j in self._heap if j.state is JobState.QUEUED and j.batch and j.batch.key == key
         )
         taken = same[: self.batch_size - 1]
         if taken:
@@ -306,9 +348,7 @@ class Scheduler(_Counted):
             results: Sequence[Any]
             error: BaseException | None = None
             try:
-                width = self._wide() if wide and self._wide else contextlib.nullcontext()
-                with width:
-                    results = self._run(jobs)
+                results = self._run(jobs, wide)
             except BaseException as exc:  # handed to the awaiting coroutine
                 error, results = exc, [None] * len(jobs)
             with self._lock:
@@ -318,7 +358,7 @@ class Scheduler(_Counted):
                 self.stats.jobs_run += len(jobs)
                 self.stats.running -= 1
                 for job in jobs:
-                    job.state = "done"
+                    job.state = JobState.DONE
                 if wide:
                     self._wide_running = False
                     self._lock.notify_all()
@@ -326,27 +366,19 @@ class Scheduler(_Counted):
                 with contextlib.suppress(RuntimeError):  # its event loop is already closed
                     job.loop.call_soon_threadsafe(_settle, job.future, result, error)
 
-    def _run(self, jobs: list[Job]) -> Sequence[Any]:
-        if len(jobs) == 1 and jobs[0].fn is not None:
-            return [jobs[0].fn()]
+    def _run(self, jobs: list[Job], wide: bool) -> Sequence[Any]:
+        if len(jobs) == 1:
+            job = jobs[0]
+            alone = job.fn or (job.batch.alone if job.batch else None)
+            if alone is not None:
+                return [alone(wide)]
         batch = jobs[0].batch
         assert batch is not None
-        results = batch.run([j.batch.item for j in jobs if j.batch is not None])
+        results = batch.run([j.batch.item for j in jobs if j.batch is not None], wide)
         if len(jobs) > 1:
             self.stats.batches += 1
             self.stats.batched_jobs += len(jobs)
         return results
-
-
-class SharedRunner:
-    def __init__(self, scheduler: Scheduler) -> None:
-        self._scheduler = scheduler
-
-    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
-        return await self._scheduler.run(fn, deadline)
-
-    def close(self) -> None:
-        pass
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -356,48 +388,3 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_exception(error)
     else:
         future.set_result(result)
-
-
-class ThreadPerStream(_Counted):
-    """The baseline the capacity benchmark compares with: each stream runs its own jobs on its
-    own thread, in arrival order, with no shared pool and no deadlines."""
-
-    def __init__(self) -> None:
-        self.stats = SchedulerStats()
-
-    def runner(self) -> StreamRunner:
-        return StreamRunner(self.stats)
-
-    def overdue(self, now: float | None = None) -> float:
-        return 0.0
-
-    def load(self, window: float = LOAD_WINDOW) -> float:
-        return 0.0
-
-    def slack(self, now: float | None = None) -> float:
-        return math.inf
-
-    def shutdown(self) -> None:
-        pass
-
-
-class StreamRunner:
-    def __init__(self, stats: SchedulerStats) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._stats = stats
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voxlite-stream")
-
-    async def run(self, fn: Callable[[], T], deadline: float | None = None) -> T:
-        def job() -> T:
-            self._stats.running += 1
-            try:
-                return fn()
-            finally:
-                self._stats.running -= 1
-                self._stats.jobs_run += 1
-
-        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)

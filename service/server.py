@@ -13,17 +13,17 @@ from typing import TypeVar
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from . import reflection
-from .api import SERVICE_NAME, Admission, TextToSpeechServicer, add_to_server
+from . import reflection, runtime
+from .admission import Admission
+from .api import SERVICE_NAME, TextToSpeechServicer, add_to_server
 from .cache import PhraseCache
 from .calls import CallObserver
 from .config import ServerConfig
-from .graph import SplitCache
+from .families import families
 from .metrics import Metrics
 from .registry import VoiceRegistry
-from .scheduler import Scheduler, ThreadPerStream
+from .scheduler import Scheduler, Workers
 from .security import TokenAuth, server_credentials
-from .voice import wide_runs
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,29 +33,26 @@ _HEALTH_SERVICES = ("", SERVICE_NAME)
 class VoxliteServer:
     """A running voxlite server: the gRPC server plus what it serves with."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, *, workers: Workers | None = None) -> None:
+        """`workers`: what runs the model work (a benchmark's baseline); by default the
+        shared earliest-deadline scheduler."""
         self.config = config
+        if config.ort.cpu_arena:
+            runtime.register_shared_arena()
         self.registry = VoiceRegistry(
-            voices_dir=config.voices_dir,
-            default_voice=config.default_voice,
-            cache=SplitCache(config.cache_dir),
-            ort_settings=config.ort,
+            families(config), voices_dir=config.voices_dir, default_voice=config.default_voice
         )
         self.metrics = Metrics()
         """Counters and histograms (served over HTTP with --metrics-port)."""
         self.metrics.track_voices(
             lambda: (len(self.registry.voices()), len(self.registry.failures))
         )
-        workers = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
-        self.scheduler: Scheduler | ThreadPerStream = (
-            ThreadPerStream()
-            if config.scheduler == "thread-per-stream"
-            else Scheduler(
-                workers,
-                batch_size=config.batch_vocoder,
-                on_wait=self.metrics.queue_wait,
-                wide=wide_runs if config.ort.wide else None,
-            )
+        threads = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
+        self.scheduler: Workers = workers or Scheduler(
+            threads,
+            batch_size=config.batch_vocoder,
+            on_wait=self.metrics.queue_wait,
+            wide=config.ort.wide,
         )
         self.cache = None
         if config.phrase_cache_mb:
@@ -103,7 +100,6 @@ class VoxliteServer:
             self.admission,
             max_text_chars=config.max_text_chars,
             idle_timeout=config.idle_timeout_seconds or None,
-            metrics=self.metrics,
             cache=self.cache,
         )
         add_to_server(self.servicer, self.grpc)
@@ -139,7 +135,7 @@ class VoxliteServer:
 
     async def _load(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.registry.load)
-        self.admission.ready = True
+        self.admission.open()
         for name in _HEALTH_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.ready.set()
@@ -162,10 +158,8 @@ class VoxliteServer:
         The gRPC server keeps answering while streams drain, so probes see NOT_SERVING and new
         synthesis calls get UNAVAILABLE with a message (rather than a closed port)."""
         grace = self.config.grace_seconds if grace is None else grace
-        self.admission.draining = True
+        self.admission.drain()  # streams that never half-close finish what they hold
         await self.health.enter_graceful_shutdown()
-        for session in list(self.admission.sessions):
-            session.end()  # streams that never half-close finish what they hold
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         with contextlib.suppress(asyncio.TimeoutError):
@@ -201,8 +195,10 @@ def _why_not_listening(host: str, port: int, tls: object) -> str:
     return f"cannot listen on {address} (GRPC_VERBOSITY=debug shows gRPC's reason)"
 
 
-async def create_server(config: ServerConfig) -> tuple[VoxliteServer, int]:
+async def create_server(
+    config: ServerConfig, *, workers: Workers | None = None
+) -> tuple[VoxliteServer, int]:
     """Build and start a server; it listens at once and serves once its voices are loaded."""
-    server = VoxliteServer(config)
+    server = VoxliteServer(config, workers=workers)
     port = await server.start()
     return server, port

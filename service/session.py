@@ -3,59 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncGenerator, Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
-from .audio import AudioPipeline, AudioSettings, EncodedChunk
-from .cache import CachedPhrase, PhraseCache
+from .audio import AudioSettings
+from .engine import Segment, Voice, WordTiming
 from .errors import Overloaded
-from .scheduler import Batch, JobDropped
+from .events import Event, SummaryEvent
+from .output import Output
+from .scheduler import Batch, JobDropped, Runner, Work
 from .segmenter import Segmenter
-from .voice import SegmentSynthesis, SynthesisParams, VocoderSchedule, Voice
-from .words import WordTiming
 
 T = TypeVar("T")
 
-
-class Runner(Protocol):
-    """Runs blocking work (onnxruntime, espeak) off the event loop and returns its result.
-    `deadline` (time.monotonic()) is when the result is needed; None means now."""
-
-    def __call__(self, fn: Callable[[], T], /, deadline: float | None = None) -> Awaitable[T]: ...
-
-
 DEADLINE_LEAD = 0.3
-"""Seconds before a listener would run out of audio that its next job is due: room for a
-wait behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job
-itself. At 150 ms, with 128-frame windows, 14 of 104 calls stalled at 24 callers; at 300 ms,
-none (bench/capacity.py)."""
-
-
+"""Seconds before a listener would run out of audio that its next job is due: room for a wait
+behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job itself
+(bench/capacity.py chose it: at 150 ms calls stalled at 24 callers)."""
 LONG_FIRST_WINDOW_LOAD = 0.5
-"""Over this load (the share of the scheduler's workers busy in the last seconds), a reply
-that starts from silence gets a first window twice the voice's: its first audio waits behind
-other streams' jobs anyway, and the next window, which waits too, gets twice the time to
-come. At 20 callers, with 8 frames (93 ms of audio) 3 of 645 calls stalled early in their
-reply; with 16, none of 641 (bench/capacity.py, three 60 s levels each)."""
-
-
-@dataclass(frozen=True)
-class WindowJob:
-    """A vocoder window that the scheduler may batch with other streams' (Scheduler.submit).
-    Run alone, it goes through the vocoder's stages, which keep their outputs between
-    windows; batched, the whole vocoder runs on each window with its context."""
-
-    run: Callable[[], np.ndarray]
-    batch: Batch[np.ndarray]
-
-    def __call__(self) -> np.ndarray:
-        return self.run()
+"""Over this load (the share of the workers busy lately), a reply that starts from silence gets
+a longer first window: its first audio waits behind other streams' jobs anyway, and the next
+window, which waits too, gets more time to come (bench/capacity.py, 20 callers)."""
 
 
 @dataclass(frozen=True)
@@ -63,59 +36,17 @@ class StreamSettings:
     """A call's validated settings."""
 
     voice: Voice
-    params: SynthesisParams
+    params: Hashable
     audio: AudioSettings
     word_timestamps: bool = False
 
 
-# -- events: what a session produces, in order; the API layer turns them into responses ----------
-
-
-@dataclass(frozen=True)
-class FormatEvent:
-    settings: AudioSettings
-    voice: str
-    native_rate: int
-    pre_skip: int
-
-
-@dataclass(frozen=True)
-class AudioEvent:
-    data: bytes
-    sequence: int
-    start_ms: float
-    duration_ms: float
-    segment: int
-
-
-@dataclass(frozen=True)
-class TimestampsEvent:
-    segment: int
-    text: str
-    words: list[WordTiming]
-    """Times relative to the start of the output stream."""
-
-
-@dataclass(frozen=True)
-class FlushDoneEvent:
-    id: int
-
-
-@dataclass(frozen=True)
-class ClearDoneEvent:
-    id: int
-    last_sequence: int
-
-
-@dataclass(frozen=True)
-class SummaryEvent:
-    audio_ms: float
-    segments: int
-    time_to_first_audio_ms: float
-    real_time_factor: float
-
-
-Event = FormatEvent | AudioEvent | TimestampsEvent | FlushDoneEvent | ClearDoneEvent | SummaryEvent
+@dataclass
+class SessionLimits:
+    max_buffered_chars: int = 5000
+    """Text accepted but not yet synthesized; more is RESOURCE_EXHAUSTED."""
+    max_queued_seconds: float = 2.0
+    """Synthesized audio waiting to be sent; synthesis pauses beyond it (backpressure)."""
 
 
 # -- internal queue items ------------------------------------------------------------------------
@@ -162,20 +93,10 @@ _Out = _Pcm | _Words | _Flush | _Clear | _End
 
 
 @dataclass
-class SessionLimits:
-    max_buffered_chars: int = 5000
-    """Text accepted but not yet synthesized; more is RESOURCE_EXHAUSTED."""
-    max_queued_seconds: float = 2.0
-    """Synthesized audio waiting to be sent; synthesis pauses beyond it (backpressure)."""
-
-
-@dataclass
 class _Stats:
     first_text_at: float | None = None
-    first_audio_at: float | None = None
     busy_seconds: float = 0.0
     segments: int = 0
-    audio_samples: int = 0
 
 
 class Session:
@@ -190,31 +111,24 @@ class Session:
     def __init__(
         self,
         settings: StreamSettings,
-        run: Runner,
+        runner: Runner,
         *,
         limits: SessionLimits | None = None,
-        schedule: VocoderSchedule | None = None,
         segmenter: Segmenter | None = None,
-        cache: PhraseCache | None = None,
         load: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.settings = settings
-        self._run = run
+        self._runner = runner
         self._load = load
         """The scheduler's load (Scheduler.load): how busy its workers were lately."""
-        self._cache = cache
         self.closers: list[Callable[[], None]] = []
-        """Called once the call is over (the runner's thread, for instance)."""
+        """Called once the call is over."""
         self._step: asyncio.Future[Any] | None = None
         # When the listener will have heard all audio produced so far (time.monotonic()): the
         # deadline of the next model job. Nothing produced yet: due now.
         self._heard_by = 0.0
         self._limits = limits or SessionLimits()
-        self._schedule = schedule or settings.voice.schedule
         self._segmenter = segmenter or Segmenter()
-        self._pipeline = AudioPipeline(
-            settings.audio, native_rate=settings.voice.info.native_rate, gain=settings.voice.gain
-        )
         self._generation = 0
         self._work: deque[_Work] = deque()
         self._queued_chars = 0
@@ -226,6 +140,7 @@ class Session:
         self._ended = False
         self.paused = False
         """Synthesis waits for the client to read: max_queued_seconds of audio are unsent."""
+        self._waiting_for_text = False
         self._error: BaseException | None = None
         self._stats = _Stats()
         self._producer: asyncio.Future[None] | None = None
@@ -240,6 +155,12 @@ class Session:
     def finished(self) -> bool:
         """Synthesis is over for good: the producer has returned or was cancelled."""
         return self._producer is not None and self._producer.done()
+
+    @property
+    def working(self) -> bool:
+        """The server is producing for the call: it has text to speak and is not waiting for
+        the client to read (its queue of unsent audio is not full)."""
+        return not self._waiting_for_text and not self.paused and not self.finished
 
     @property
     def queued_seconds(self) -> float:
@@ -318,27 +239,30 @@ class Session:
 
     # -- synthesis (producer task) ----------------------------------------------------------
 
-    async def _job(self, fn: Callable[[], T], generation: int) -> T | None:
-        """Run `fn` on the scheduler, due when the listener runs out of audio. None if a clear
-        dropped it (or made its result stale)."""
+    async def _job(
+        self, fn: Work[T] | None, generation: int, batch: Batch[T] | None = None
+    ) -> T | None:
+        """Run `fn` (or `batch`) on the scheduler, due when the listener runs out of audio.
+        None if a clear dropped it (or made its result stale)."""
         stats = self._stats
+        work = fn if fn is not None else (batch.alone if batch is not None else None)
 
-        def timed() -> T:
+        def timed(wide: bool) -> T:
+            assert work is not None
             start = time.perf_counter()
             try:
-                return fn()
+                return work(wide)
             finally:
                 stats.busy_seconds += time.perf_counter() - start
 
-        # Keep a batchable window batchable (a batch's time is not counted in this stream's RTF).
-        timed.batch = getattr(fn, "batch", None)  # type: ignore[attr-defined]
-
         # Due a little before the listener runs dry, so that the job is done by then, and so
         # that a stream about to stall goes before a new stream's first audio. A listener with
-        # no audio in hand waits already: due now (None).
+        # no audio in hand waits already: due now (None). A batch's own run is not timed in
+        # this stream's real-time factor.
         heard = self._heard_by > time.monotonic()
         deadline = self._heard_by - DEADLINE_LEAD if heard else None
-        step = asyncio.ensure_future(self._run(timed, deadline))
+        run = self._runner.run(timed if work is not None else None, deadline, batch=batch)
+        step = asyncio.ensure_future(run)
         self._step = step
         try:
             await asyncio.wait([step])
@@ -360,7 +284,11 @@ class Session:
     async def _next_work(self) -> _Work:
         while not self._work:
             self._work_added.clear()
-            await self._work_added.wait()
+            self._waiting_for_text = True
+            try:
+                await self._work_added.wait()
+            finally:
+                self._waiting_for_text = False
         return self._work.popleft()
 
     async def _put(self, item: _Out, generation: int | None = None) -> bool:
@@ -394,173 +322,104 @@ class Session:
             self._queued_chars -= len(item.text)
             if item.generation != self._generation:
                 continue
-            gen = item.generation
             index = self._stats.segments
             self._stats.segments += 1
             text = item.text.strip()
-            key = None
-            if self._cache is not None:
-                key = self._cache.key(settings.voice.info.name, text, settings.params)
-                cached = self._cache.get(key, need_words=settings.word_timestamps)
-                if cached is not None:
-                    await self._replay(cached, gen, index, text)
-                    continue
-            schedule = self._schedule
-            if self._heard_by <= time.monotonic() and self._load() > LONG_FIRST_WINDOW_LOAD:
-                first = min(schedule.largest, 2 * schedule.first)
-                schedule = replace(schedule, first=first)
-            synth: SegmentSynthesis = settings.voice.segment(
-                text, settings.params, schedule, word_timestamps=settings.word_timestamps
+            busy = self._heard_by <= time.monotonic() and self._load() > LONG_FIRST_WINDOW_LOAD
+            segment = settings.voice.segment(
+                text, settings.params, word_timestamps=settings.word_timestamps, long_first=busy
             )
-            # The first job runs the acoustic model and the first window together: the first
-            # audio of a segment never waits for a second turn at the scheduler.
-            produced: list[np.ndarray] = []
-            while gen == self._generation:
-                samples = await self._job(self._window_job(synth), gen)
-                if gen != self._generation:
-                    break
-                stamps = _Words(gen, index, text, synth.words)
-                if not produced and synth.words and not await self._put(stamps, gen):
-                    break
-                if samples is None:
-                    if self._cache is not None and key is not None:
-                        words = tuple(synth.words) if settings.word_timestamps else None
-                        whole = np.concatenate(produced) if produced else np.zeros(0, np.float32)
-                        self._cache.put(key, CachedPhrase(whole, words))
-                    break
-                produced.append(samples)
-                self._heard(samples.size)
-                if not await self._put(_Pcm(gen, index, samples), gen):
-                    break
+            await self._speak(segment, item.generation, index, text)
 
-    def _window_job(self, synth: SegmentSynthesis) -> Callable[[], np.ndarray | None]:
-        """The next window as a job: one the scheduler may batch with other streams' windows
-        when only the vocoder is left to run, else a plain one (acoustic part, flow)."""
-        voice = self.settings.voice
-        # Frames of audio the listener has in hand: time the next window may take.
-        ahead = int(
-            max(0.0, self._heard_by - time.monotonic()) * voice.info.native_rate / voice.hop
-        )
-        window = synth.ready_window(ahead)
-        if window is None:
-            return functools.partial(synth.next_window, ahead)
-        return WindowJob(
-            window.staged,
-            Batch((voice.info.name, window.shape_key), window, voice.vocode_windows),
-        )
-
-    async def _replay(self, cached: CachedPhrase, gen: int, index: int, text: str) -> None:
-        """A cached phrase goes out like a synthesized one: words first, then audio in the
-        vocoder's window sizes, through the same queue and pipeline (no model runs). Its
-        words go out only when this call asked for them (and there are some), as in _produce."""
-        words = cached.words if self.settings.word_timestamps else None
-        if words and not await self._put(_Words(gen, index, text, list(words)), gen):
-            return
-        hop = self.settings.voice.hop
-        for start, end in self._schedule.windows(cached.samples.size // hop):
-            samples = cached.samples[start * hop : end * hop]
+    async def _speak(self, segment: Segment, gen: int, index: int, text: str) -> None:
+        """A segment window by window, its words (when asked for) before its audio. The first
+        job runs the model's first part and the first window together: the first audio of a
+        segment never waits for a second turn at the scheduler."""
+        first = True
+        while gen == self._generation:
+            samples = await self._window(segment, gen)
+            if gen != self._generation:
+                return
+            words = segment.words if first and self.settings.word_timestamps else ()
+            if words and not await self._put(_Words(gen, index, text, list(words)), gen):
+                return
+            first = False
+            if samples is None:
+                return
             self._heard(samples.size)
             if not await self._put(_Pcm(gen, index, samples), gen):
                 return
 
+    async def _window(self, segment: Segment, gen: int) -> np.ndarray | None:
+        """The segment's next window: taken at once when it needs no model run, else as a job
+        (one the scheduler may batch with other streams' when the segment offers it)."""
+        ahead = max(0.0, self._heard_by - time.monotonic())
+        if segment.instant:
+            return segment.next_window(ahead)
+        batch = segment.batch(ahead)
+        if batch is not None:
+            return await self._job(None, gen, batch)
+        return await self._job(lambda wide: segment.next_window(ahead, wide=wide), gen)
+
     # -- sending (the consumer) ---------------------------------------------------------------
+
+    async def _next_out(self, producer: asyncio.Future[None]) -> _Out:
+        """The next item to send; raises the error given to fail() or the producer's."""
+        while not self._out and self._error is None:
+            if producer.done():
+                producer.result()  # re-raise a synthesis failure
+            self._out_added.clear()
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(self._out_added.wait())
+            try:
+                await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        if self._error is not None:
+            raise self._error
+        return self._out.popleft()
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """Everything to send, in order; raises the error given to fail()."""
-        pipeline = self._pipeline
-        audio = self.settings.audio
-        rate = audio.sample_rate_hz
-        yield FormatEvent(
-            audio,
-            self.settings.voice.info.name,
-            self.settings.voice.info.native_rate,
-            pipeline.pre_skip,
+        voice = self.settings.voice
+        out = Output(
+            self.settings.audio,
+            voice=voice.info.name,
+            native_rate=voice.info.native_rate,
+            gain=voice.gain,
         )
+        yield out.format()
         producer = self._producer = asyncio.ensure_future(self._produce())
-        sequence = 0
-        # Where the next audio pushed into the pipeline will start in the output stream: the
-        # output at the last point where the pipeline was empty (start, flush, clear), plus what
-        # was pushed since.
-        emitted_samples = 0
-        base_ms = 0.0
-        pushed_native = 0
-        current_segment = 0
-
-        def chunks_to_events(chunks: list[EncodedChunk]) -> list[AudioEvent]:
-            nonlocal sequence, emitted_samples
-            result = []
-            for chunk in chunks:
-                result.append(
-                    AudioEvent(
-                        chunk.data,
-                        sequence,
-                        1000.0 * chunk.start_sample / rate,
-                        1000.0 * chunk.num_samples / rate,
-                        current_segment,
-                    )
-                )
-                sequence += 1
-                emitted_samples = chunk.start_sample + chunk.num_samples
-            return result
-
         try:
             while True:
-                while not self._out and self._error is None:
-                    if producer.done():
-                        producer.result()  # re-raise a synthesis failure
-                    self._out_added.clear()
-                    waiter = asyncio.ensure_future(self._out_added.wait())
-                    try:
-                        await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        waiter.cancel()
-                if self._error is not None:
-                    raise self._error
-                item = self._out.popleft()
-                out_events: list[Event] = []
+                item = await self._next_out(producer)
+                events: list[Event]
                 if isinstance(item, _Pcm):
                     self._queued_samples -= item.samples.size
                     self._out_taken.set()
-                    current_segment = item.segment
-                    pushed_native += item.samples.size
-                    out_events += chunks_to_events(pipeline.push(item.samples))
+                    events = out.pcm(item.samples, item.segment)
                 elif isinstance(item, _Words):
-                    native = self.settings.voice.info.native_rate
-                    offset = base_ms + 1000.0 * pushed_native / native
-                    words = [
-                        WordTiming(w.word, w.start_ms + offset, w.end_ms + offset)
-                        for w in item.words
-                    ]
-                    out_events.append(TimestampsEvent(item.segment, item.text, words))
+                    events = [out.words(item.segment, item.text, item.words)]
                 elif isinstance(item, _Flush):
-                    out_events += chunks_to_events(pipeline.flush())
-                    pushed_native, base_ms = 0, 1000.0 * emitted_samples / rate
-                    out_events.append(FlushDoneEvent(item.id))
+                    events = out.flush(item.id)
                 elif isinstance(item, _Clear):
-                    pipeline.discard()
-                    pushed_native, base_ms = 0, 1000.0 * emitted_samples / rate
-                    out_events.append(ClearDoneEvent(item.id, sequence - 1))
+                    events = out.clear(item.id)
                 else:
-                    out_events += chunks_to_events(pipeline.finish())
-                for event in out_events:
-                    if isinstance(event, AudioEvent):
-                        self._stats.audio_samples += round(event.duration_ms * rate / 1000.0)
-                        if self._stats.first_audio_at is None:
-                            self._stats.first_audio_at = time.perf_counter()
+                    events = out.finish()
+                for event in events:
                     yield event
                 if isinstance(item, _End):
-                    yield self._summary(rate)
+                    yield self._summary(out)
                     return
         finally:
             producer.cancel()
             for close in self.closers:
                 close()
 
-    def _summary(self, rate: int) -> SummaryEvent:
+    def _summary(self, out: Output) -> SummaryEvent:
         s = self._stats
-        audio_ms = 1000.0 * s.audio_samples / rate
+        audio_ms = 1000.0 * out.samples_sent / out.settings.sample_rate_hz
         ttfa = 0.0
-        if s.first_audio_at is not None and s.first_text_at is not None:
-            ttfa = 1000.0 * (s.first_audio_at - s.first_text_at)
+        if out.first_audio_at is not None and s.first_text_at is not None:
+            ttfa = 1000.0 * (out.first_audio_at - s.first_text_at)
         rtf = s.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
         return SummaryEvent(audio_ms, s.segments, ttfa, rtf)

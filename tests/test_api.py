@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
-import queue
 import re
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -17,83 +14,26 @@ from typing import Any, cast
 import grpc
 import numpy as np
 import pytest
-import soundfile
 from grpc_health.v1 import health_pb2
-from voxlite.service.voice import Voice
+from voxlite.service.engine import VoiceRequest
+from voxlite.service.piper import PiperVoice
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
-from .conftest import ServerThread, base_config
+from .helpers import (
+    LONG_TEXT,
+    QUIET,
+    Duplex,
+    ServerThread,
+    audio_bytes,
+    base_config,
+    decode_ogg,
+    kinds,
+    speak,
+    wait_until,
+)
 
 pb = tts_pb2
 SERVICE = "voxlite.tts.v1.TextToSpeechService"
-LONG_TEXT = " ".join(
-    f"This is sentence number {i} of a long answer that keeps going for a while." for i in range(12)
-)
-QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
-
-
-def kinds(responses: list[Any]) -> list[str]:
-    return [r.WhichOneof("response") for r in responses]
-
-
-def audio_bytes(responses: list[Any]) -> bytes:
-    return b"".join(r.audio.audio for r in responses if r.WhichOneof("response") == "audio")
-
-
-def decode_ogg(data: bytes) -> tuple[np.ndarray, int]:
-    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
-    return samples, rate
-
-
-def idle(srv: ServerThread) -> bool:
-    """No call admitted and no model job running."""
-    return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Poll a server-side condition (not a readiness sleep: it checks state until true)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
-
-
-class Duplex:
-    """A StreamingSynthesize call whose requests are sent one by one from the test."""
-
-    _END = object()
-
-    def __init__(self, stub: tts_pb2_grpc.TextToSpeechServiceStub, **kwargs: Any) -> None:
-        self._requests: queue.Queue[Any] = queue.Queue()
-        self.call = stub.StreamingSynthesize(iter(self._requests.get, self._END), **kwargs)
-        self.received: list[Any] = []
-
-    def send(self, **fields: Any) -> None:
-        self._requests.put(pb.StreamingSynthesizeRequest(**fields))
-
-    def config(self, **fields: Any) -> None:
-        self.send(config=pb.SynthesisConfig(**fields))
-
-    def close(self) -> None:
-        self._requests.put(self._END)
-
-    def next(self) -> Any:
-        response = next(self.call)
-        self.received.append(response)
-        return response
-
-    def until(self, kind: str) -> Any:
-        """Read responses until one of `kind` arrives; returns it."""
-        while True:
-            response = self.next()
-            if response.WhichOneof("response") == kind:
-                return response
-
-    def rest(self) -> list[Any]:
-        out = list(self.call)
-        self.received += out
-        return out
 
 
 @pytest.fixture
@@ -125,7 +65,7 @@ def test_list_voices_reports_the_default_voice(stub: tts_pb2_grpc.TextToSpeechSe
     response = stub.ListVoices(pb.ListVoicesRequest(), timeout=10)
     [voice] = response.voices
     assert voice.name == "en_US-joe-medium"
-    assert voice.language == "en_US"
+    assert voice.language == "en-US"
     assert voice.native_sample_rate_hz == 22050
     assert voice.quality == "medium"
     assert voice.default
@@ -190,7 +130,7 @@ def test_synthesize_sends_audio_window_by_window(
 
 
 def test_synthesize_pcm_equals_the_engine(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: Voice
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: PiperVoice
 ) -> None:
     """What the client receives is the engine's audio, gain applied, unchanged (native rate)."""
     text = "Sure, I can help with that."
@@ -200,9 +140,9 @@ def test_synthesize_pcm_equals_the_engine(
     got = np.frombuffer(
         audio_bytes(list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config)))), "<i2"
     )
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    params = voice.params(VoiceRequest(noise_scale=0.0, noise_w=0.0))
     segments = ["Sure,", "I can help with that."]
-    expected = np.concatenate([np.concatenate(list(voice.synthesize(s, params))) for s in segments])
+    expected = np.concatenate([speak(voice, s, params) for s in segments])
     expected16 = np.rint(np.clip(expected * voice.gain, -1, 1) * 32767).astype(np.int16)
     assert got.shape == expected16.shape
     assert np.abs(got.astype(np.int32) - expected16).max() <= 1

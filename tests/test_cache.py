@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 from voxlite.service.cache import CachedPhrase, PhraseCache
-from voxlite.service.voice import SynthesisParams
+from voxlite.service.piper import PiperParams
+from voxlite.service.scheduler import Scheduler
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .conftest import ServerThread, base_config
+from .helpers import QUIET, ServerThread, base_config
 
 PCM = pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
-QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
 GREETING = "Thanks for calling! How can I help you today?"
 
 
@@ -93,11 +93,11 @@ def test_cache_key_keeps_settings_apart(cached_server: ServerThread) -> None:
 
 
 def test_cache_is_bounded_in_bytes_and_evicts_the_least_recently_used() -> None:
-    params = SynthesisParams(1.0, 0.0, 0.0)
+    params = PiperParams(1.0, 0.0, 0.0)
     cache = PhraseCache(max_bytes=4000 * 4 * 4)  # room for four 4000-sample phrases
     for i in range(6):
         cache.put(
-            cache.key("v", f"phrase {i}", params), CachedPhrase(np.zeros(4000, np.float32), None)
+            cache.key("v", f"phrase {i}", params), CachedPhrase((np.zeros(4000, np.float32),), None)
         )
         if i == 1:
             assert cache.get(cache.key("v", "phrase 0", params), need_words=False) is not None
@@ -111,7 +111,7 @@ def test_cache_is_bounded_in_bytes_and_evicts_the_least_recently_used() -> None:
     assert cache.key("v", "  Hello\n there ", params) == cache.key("v", "Hello there", params)
     assert cache.key("v", "US", params) != cache.key("v", "us", params)
     # One phrase larger than a quarter of the cache is not kept at all.
-    cache.put(cache.key("v", "long", params), CachedPhrase(np.zeros(5000, np.float32), None))
+    cache.put(cache.key("v", "long", params), CachedPhrase((np.zeros(5000, np.float32),), None))
     assert cache.get(cache.key("v", "long", params), need_words=False) is None
 
 
@@ -144,6 +144,7 @@ def test_batched_vocoder_windows_sound_the_same(
                 t.start()
             for t in threads:
                 t.join(timeout=120)
+        assert isinstance(srv.server.scheduler, Scheduler)
         assert srv.server.scheduler.stats.batches > 0
         with server.channel() as channel:  # the shared server: no batching
             stub = server.stub(channel)

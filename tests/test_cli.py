@@ -23,33 +23,10 @@ from grpc_health.v1 import health_pb2
 from voxlite.client import Voice, VoiceList, VoiceLoadFailure
 from voxlite.client.cli import render_voices
 
-from .conftest import ServerThread, base_config
+from .helpers import CLI, ServerThread, assert_one_error_line, base_config, environment, voxlite
 
-CLI = [sys.executable, "-m", "voxlite.client.cli"]
 TEXT = "Good morning. The meeting starts at nine, in the small room."
 WORDS = ["Good", "morning", "The", "meeting", "starts", "at", "nine", "in", "the", "small", "room"]
-
-
-def environment(**changes: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "VOXLITE_SERVER"}
-    return env | changes
-
-
-def voxlite(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, env=env or environment(), timeout=90
-    )
-
-
-def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
-    """An expected failure: exit code, and one `voxlite: error:` line (the last, for argparse)."""
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    if code == 1:
-        assert len(lines) == 1, result.stderr
-    assert re.match(r"voxlite( \w+)?: error: ", lines[-1]), lines
-    return lines[-1]
 
 
 @pytest.fixture
@@ -302,8 +279,8 @@ def test_voices_prints_a_table(server: ServerThread) -> None:
     assert result.returncode == 0, result.stderr
     header, row = result.stdout.splitlines()
     assert header.split() == ["NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT"]
-    assert row.split() == ["en_US-joe-medium", "en_US", "22050", "medium", "1", "*"]
-    assert header.index("LANGUAGE") == row.index("  en_US ") + 2  # aligned columns
+    assert row.split() == ["en_US-joe-medium", "en-US", "22050", "medium", "1", "*"]
+    assert header.index("LANGUAGE") == row.index("  en-US ") + 2  # aligned columns
     assert voxlite("voices", "--language", "de", "--server", server.address).stdout.count("\n") == 1
 
 

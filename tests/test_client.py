@@ -10,8 +10,7 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -50,20 +49,11 @@ from voxlite.client import (
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
 
-from .conftest import ServerThread, base_config
+from .helpers import QUIET, ServerThread, base_config, wait_until
 
-QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
 PCM: dict[str, Any] = {"encoding": Encoding.PCM_S16LE, **QUIET}
 TEXT = "Good morning. The meeting starts at nine, in the small room."
 LONG_TEXT = " ".join(f"This is sentence number {i} of a long answer." for i in range(20))
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Poll server-side state until true (a bounded loop, not a readiness sleep)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
 
 
 def audio_of(events: list[Any]) -> bytes:
@@ -249,7 +239,7 @@ def test_voices_and_health(client: Client, server: ServerThread) -> None:
     [voice] = voices
     assert voice.name == "en_US-joe-medium"
     assert (voice.language, voice.native_sample_rate_hz, voice.quality) == (
-        "en_US",
+        "en-US",
         22050,
         "medium",
     )

@@ -3,6 +3,7 @@ pieces, and voice files that change under it. Nothing may leak, and no stream ma
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import queue
@@ -11,27 +12,34 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
-from voxlite.service.registry import embedded_voice_files
+from voxlite.service.piper import embedded_voice_files
+from voxlite.service.scheduler import Scheduler
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .conftest import ServerThread, base_config
-from .test_api import LONG_TEXT, Duplex, wait_until
+from .helpers import (
+    LONG_TEXT,
+    Duplex,
+    ServerProcess,
+    ServerThread,
+    base_config,
+    idle,
+    kinds,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 GONE = "the file is gone: the voice keeps being served from memory until the server restarts"
 PCM48 = pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE, sample_rate_hz=48000)
 # A client whose HTTP/2 window stays at 64 KiB (no BDP probing), as voxlite.client sets it.
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0)]
-
-
-def idle(srv: ServerThread) -> bool:
-    return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
 
 
 CLIENT = textwrap.dedent(
@@ -151,6 +159,43 @@ def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) ->
     wait_until(lambda: idle(idle_server))
 
 
+def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
+    idle_server: ServerThread,
+) -> None:
+    """Bug: a stream whose next window waited on a busy machine longer than the idle timeout
+    was closed as idle (DEADLINE_EXCEEDED), though its client had done nothing wrong. Idle is
+    the client's: time the server takes is not. The only worker is held for twice the
+    timeout while the stream's first window waits."""
+    scheduler = idle_server.server.scheduler
+    assert isinstance(scheduler, Scheduler)
+    release = threading.Event()
+    # Jobs with slack (due in ten minutes): one per worker, none of them run wide.
+    held = [
+        asyncio.run_coroutine_threadsafe(
+            scheduler.run(lambda _: release.wait(timeout=60), time.monotonic() + 600),
+            idle_server.loop,
+        )
+        for _ in range(idle_server.server.config.workers)
+    ]
+    try:
+        wait_until(lambda: scheduler.jobs_running == len(held))
+        with idle_server.channel() as channel:
+            stream = Duplex(idle_server.stub(channel), timeout=60)
+            stream.config()
+            stream.send(text="Still there?")
+            stream.close()
+            wait_until(lambda: scheduler.jobs_queued >= 1)  # the stream's first window waits
+            since = time.monotonic()
+            wait_until(lambda: time.monotonic() - since > 2.0)  # twice the idle timeout
+            release.set()
+            rest = stream.rest()
+        assert kinds(rest)[-1] == "summary"
+    finally:
+        release.set()
+        for job in held:
+            job.result(timeout=30)
+
+
 def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
     """A client that stops reading forever does not hold its slot forever."""
     with grpc.insecure_channel(idle_server.address, options=SMALL_WINDOW) as channel:
@@ -267,7 +312,6 @@ def test_voice_files_that_vanish_or_break_keep_their_voice(cache_dir: Path, tmp_
 
 
 def test_sighup_reloads_the_voices_folder(cache_dir: Path, tmp_path: Path) -> None:
-    from .test_process import ServerProcess
 
     srv = ServerProcess(cache_dir, tmp_path)
     try:

@@ -23,7 +23,7 @@ import soundfile
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .conftest import ServerThread, base_config
+from .helpers import QUIET, ServerThread, base_config
 
 pytestmark = pytest.mark.slow
 SERVICE = "/voxlite.tts.v1.TextToSpeechService/"
@@ -43,7 +43,6 @@ CANARY_SENTENCES = [
     "Still here, still in tune.",
     "And that is the end of the song.",
 ]
-QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
 PCM = pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
 
 

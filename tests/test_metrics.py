@@ -18,9 +18,7 @@ from voxlite.service.metrics import Metrics
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .conftest import ServerThread, base_config
-from .test_api import LONG_TEXT, wait_until
-from .test_process import ServerProcess
+from .helpers import LONG_TEXT, ServerProcess, ServerThread, base_config, wait_until
 
 SYNTHESIZE = "TextToSpeechService/Synthesize"
 STREAMING = "TextToSpeechService/StreamingSynthesize"

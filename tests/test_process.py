@@ -2,86 +2,31 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .conftest import ServerThread, base_config
-from .test_api import LONG_TEXT, Duplex, decode_ogg
+from .helpers import (
+    LONG_TEXT,
+    Duplex,
+    ServerProcess,
+    ServerThread,
+    base_config,
+    decode_ogg,
+)
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 GRPCURL = shutil.which("grpcurl") or str(Path(sys.executable).parent / "grpcurl")
-
-
-class ServerProcess:
-    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING."""
-
-    def __init__(self, cache_dir: Path, voices_dir: Path, *args: str) -> None:
-        command = [
-            str(Path(sys.executable).parent / "voxlite-server"),
-            "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
-            "--cache-dir", str(cache_dir), *args,
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-        self.log: list[str] = []
-        port = None
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            match = re.search(r"listening on \S+:(\d+)", line)
-            if match:
-                port = int(match.group(1))
-                break
-        assert port, "".join(self.log)
-        # Keep reading the log so the server never blocks on a full pipe.
-        self._reader = threading.Thread(target=self._read_log, daemon=True)
-        self._reader.start()
-        self.address = f"127.0.0.1:{port}"
-        self.channel = grpc.insecure_channel(self.address)
-        self.wait_for_health(health_pb2.HealthCheckResponse.SERVING)
-
-    def _read_log(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def health(self) -> int:
-        request = health_pb2.HealthCheckRequest(service="")
-        status: int = health_pb2_grpc.HealthStub(self.channel).Check(request, timeout=5).status
-        return status
-
-    def wait_for_health(self, wanted: int, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if self.health() == wanted:
-                    return
-            except grpc.RpcError:
-                pass  # not listening yet
-            assert time.monotonic() < deadline, "".join(self.log)
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.channel.close()
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=30)
-        self._reader.join(timeout=10)
-        assert self.proc.stderr is not None
-        self.proc.stderr.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 from voxlite.client import Client, Summary, Unavailable
 
-from .conftest import ServerThread, base_config
-from .test_api import LONG_TEXT, wait_until
-from .test_process import ServerProcess
+from .helpers import LONG_TEXT, ServerProcess, ServerThread, base_config, wait_until
 
 pytestmark = pytest.mark.slow
 

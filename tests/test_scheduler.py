@@ -4,12 +4,9 @@ streams: a new stream's first audio does not wait behind a stream that has audio
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,30 +14,28 @@ import grpc
 import numpy as np
 import onnxruntime as ort
 import pytest
-from voxlite.service.api import BUSY_SLACK, MAX_LOAD, Admission
+from voxlite.service.admission import Admission, AdmissionPolicy
 from voxlite.service.audio import Encoding, resolve_audio_settings
+from voxlite.service.engine import VoiceRequest
 from voxlite.service.errors import AtCapacity
-from voxlite.service.scheduler import START_GRACE, Batch, JobDropped, Scheduler
-from voxlite.service.session import (
-    LONG_FIRST_WINDOW_LOAD,
-    AudioEvent,
-    Runner,
-    Session,
-    StreamSettings,
-)
-from voxlite.service.voice import Voice
+from voxlite.service.events import AudioEvent
+from voxlite.service.piper import PiperVoice
+from voxlite.service.scheduler import START_GRACE, Batch, JobDropped, Runner, Scheduler, Work
+from voxlite.service.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .conftest import ServerThread, base_config, eventually, one_shot
-from .test_api import wait_until
+from .helpers import ServerThread, base_config, eventually, one_shot, wait_until
 
 T = TypeVar("T")
+POLICY = AdmissionPolicy()
+MAX_LOAD, BUSY_SLACK = POLICY.max_load, POLICY.busy_slack
+QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 
 
-def blocker(gate: threading.Event, started: threading.Event) -> Callable[[], str]:
+def blocker(gate: threading.Event, started: threading.Event) -> Work[str]:
     """A job that holds the only worker until `gate` opens, so that others queue up."""
 
-    def hold() -> str:
+    def hold(wide: bool) -> str:
         started.set()
         gate.wait(timeout=30)
         return "held"
@@ -63,9 +58,11 @@ def test_earliest_deadline_runs_first() -> None:
             ran: list[int] = []
             now = time.monotonic()
             order = [5, 1, 4, 2, 3]
-            jobs = [
-                scheduler.submit(functools.partial(ran.append, k), deadline=now + k) for k in order
-            ]
+
+            def note(k: int) -> Work[None]:
+                return lambda wide: ran.append(k)
+
+            jobs = [scheduler.submit(note(k), deadline=now + k) for k in order]
             assert scheduler.jobs_queued == 5  # all queued while the worker is held
             gate.set()
             await held
@@ -90,12 +87,12 @@ def test_only_a_job_queued_with_slack_counts_as_overdue() -> None:
         try:
             gate, held = await with_worker_held(scheduler)
             jobs = [
-                scheduler.submit(lambda: None, None),
-                scheduler.submit(lambda: None, clock[0] - 0.2),
+                scheduler.submit(lambda _: None, None),
+                scheduler.submit(lambda _: None, clock[0] - 0.2),
             ]
             clock[0] += START_GRACE / 2
             by_design = scheduler.overdue()
-            jobs.append(scheduler.submit(lambda: None, clock[0] + 0.02))
+            jobs.append(scheduler.submit(lambda _: None, clock[0] + 0.02))
             clock[0] += 0.1
             behind = scheduler.overdue()
             # The first window waits past its grace: a backlog, not just the job running.
@@ -120,9 +117,9 @@ def test_a_dropped_or_cancelled_job_never_runs() -> None:
         try:
             gate, held = await with_worker_held(scheduler)
             ran: list[str] = []
-            dropped = scheduler.submit(lambda: ran.append("dropped"), time.monotonic())
-            waiter = asyncio.ensure_future(scheduler.run(lambda: ran.append("cancelled")))
-            kept = asyncio.ensure_future(scheduler.run(lambda: ran.append("kept")))
+            dropped = scheduler.submit(lambda _: ran.append("dropped"), time.monotonic())
+            waiter = asyncio.ensure_future(scheduler.run(lambda _: ran.append("cancelled")))
+            kept = asyncio.ensure_future(scheduler.run(lambda _: ran.append("kept")))
             await eventually(lambda: scheduler.jobs_queued == 3)  # the tasks queue theirs
             scheduler.drop(dropped)
             waiter.cancel()
@@ -147,8 +144,8 @@ def test_errors_reach_the_caller() -> None:
         scheduler = Scheduler(2)
         try:
             with pytest.raises(ZeroDivisionError):
-                await scheduler.run(lambda: 1 / 0)
-            assert await scheduler.run(lambda: 6 * 7) == 42
+                await scheduler.run(lambda _: 1 / 0)
+            assert await scheduler.run(lambda _: 6 * 7) == 42
         finally:
             scheduler.shutdown()
 
@@ -156,24 +153,13 @@ def test_errors_reach_the_caller() -> None:
 
 
 class Width:
-    """What Scheduler's `wide` enters: records which jobs ran inside it."""
-
-    def __init__(self) -> None:
-        self.local = threading.local()
-
-    @contextlib.contextmanager
-    def __call__(self) -> Iterator[None]:
-        self.local.wide = True
-        try:
-            yield
-        finally:
-            self.local.wide = False
+    """Records whether each job was told it runs wide."""
 
     def job(
         self, name: str, log: list[tuple[str, bool]], gate: threading.Event | None = None
-    ) -> Callable[[], str]:
-        def run() -> str:
-            log.append((name, getattr(self.local, "wide", False)))
+    ) -> Work[str]:
+        def run(wide: bool) -> str:
+            log.append((name, wide))
             if gate is not None:
                 gate.wait(timeout=30)
             return name
@@ -188,7 +174,7 @@ def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
     width = Width()
 
     async def main() -> list[tuple[str, bool]]:
-        scheduler = Scheduler(2, wide=width)
+        scheduler = Scheduler(2, wide=True)
         log: list[tuple[str, bool]] = []
         try:
             await scheduler.run(width.job("slack", log), deadline=time.monotonic() + 5)
@@ -229,7 +215,7 @@ def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
 def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
     calls: list[list[int]] = []
 
-    def double(items: list[int]) -> list[int]:
+    def double(items: list[int], wide: bool) -> list[int]:
         calls.append(items)
         return [2 * i for i in items]
 
@@ -253,27 +239,40 @@ def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
     assert sorted(calls, key=len) == [[10], [0, 1, 2]]
 
 
-def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: Voice) -> None:
+def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperVoice) -> None:
     """Three streams have seconds of audio in hand and a window queued each; a new stream's
     first job must start next, not after theirs (first come, first served would run up to
     three of their windows first). One worker: the order in which jobs start shows it."""
     audio = resolve_audio_settings(Encoding.PCM_S16LE)
-    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+    settings = StreamSettings(voice, voice.params(QUIET), audio)
     log: list[str] = []
 
     async def main() -> None:
         scheduler = Scheduler(1)
 
-        def logged(name: str) -> Runner:
-            async def run(fn: Callable[[], T], deadline: float | None = None) -> T:
-                def job() -> T:
-                    log.append(name)
-                    return fn()
+        class Logged:
+            """The scheduler, logging when this stream's jobs queue and start (Runner)."""
 
-                log.append(f"{name} queued")
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            async def run(
+                self, fn: Work[T] | None, deadline: float | None = None, *, batch: Any = None
+            ) -> T:
+                assert fn is not None
+
+                def job(wide: bool) -> T:
+                    log.append(self.name)
+                    return fn(wide)
+
+                log.append(f"{self.name} queued")
                 return await scheduler.run(job, deadline)
 
-            return run
+            def close(self) -> None:
+                pass
+
+        def logged(name: str) -> Runner:
+            return Logged(name)
 
         async def consume(session: Session, ahead: asyncio.Event) -> None:
             heard = 0.0
@@ -323,7 +322,7 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
 
         async def occupy() -> None:
             # Model work that keeps the only worker busy for the whole load window.
-            await scheduler.run(lambda: release.wait(timeout=30))
+            await scheduler.run(lambda _: release.wait(timeout=30))
 
         busy = asyncio.run_coroutine_threadsafe(occupy(), srv.loop)
         with srv.channel() as channel:
@@ -331,14 +330,14 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
             wait_until(lambda: scheduler.load() > MAX_LOAD)
             # Busy, with every waiting stream far ahead of its listener: still admitted.
             far = asyncio.run_coroutine_threadsafe(
-                scheduler.run(lambda: None, time.monotonic() + 60), srv.loop
+                scheduler.run(lambda _: None, time.monotonic() + 60), srv.loop
             )
             wait_until(lambda: 30 < scheduler.slack() < math.inf)
             admitted = stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=30)
             wait_until(lambda: srv.server.admission.active == 1)
             # Busy, with a stream soon due: refused.
             soon = asyncio.run_coroutine_threadsafe(
-                scheduler.run(lambda: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
+                scheduler.run(lambda _: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
             )
             wait_until(lambda: scheduler.slack() < BUSY_SLACK)
             with pytest.raises(grpc.RpcError) as refused:
@@ -373,13 +372,13 @@ def test_a_call_at_capacity_waits_its_turn_or_is_refused_at_once(
         assert isinstance(scheduler, Scheduler)
         release = threading.Event()
         busy = asyncio.run_coroutine_threadsafe(
-            scheduler.run(lambda: release.wait(timeout=60)), srv.loop
+            scheduler.run(lambda _: release.wait(timeout=60)), srv.loop
         )
         with srv.channel() as channel:
             stub = srv.stub(channel)
             wait_until(lambda: scheduler.load() > MAX_LOAD)
             soon = asyncio.run_coroutine_threadsafe(
-                scheduler.run(lambda: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
+                scheduler.run(lambda _: None, time.monotonic() + BUSY_SLACK / 2), srv.loop
             )
             wait_until(lambda: scheduler.slack() < BUSY_SLACK)
             outcome: list[object] = []
@@ -427,7 +426,7 @@ def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
         return slack[0]
 
     admission = Admission(10, load=lambda: load[0], slack=seen_slack, wait=60.0)
-    admission.ready = True
+    admission.open()
 
     async def looked_again(times: int = 3) -> None:
         """Until the call first in line has looked at the machine `times` more times."""
@@ -472,7 +471,7 @@ def test_one_callers_calls_back_to_back_are_never_refused() -> None:
     nobody to protect: a batch client is served, not told the server is at capacity. The
     load is the test's figure, fully busy: real calls bring it near the bar only sometimes."""
     admission = Admission(10, load=lambda: 1.0, slack=lambda: math.inf, wait=0.0)
-    admission.ready = True
+    admission.open()
 
     async def calls() -> None:
         for _ in range(12):
@@ -493,7 +492,7 @@ def test_a_busy_server_with_nothing_queued_admits_a_call(cache_dir: Path, tmp_pa
         assert isinstance(scheduler, Scheduler)
         release = threading.Event()
         busy = asyncio.run_coroutine_threadsafe(
-            scheduler.run(lambda: release.wait(timeout=60)), srv.loop
+            scheduler.run(lambda _: release.wait(timeout=60)), srv.loop
         )
         with srv.channel() as channel:
             stub = srv.stub(channel)
@@ -511,7 +510,7 @@ def test_a_busy_server_with_nothing_queued_admits_a_call(cache_dir: Path, tmp_pa
 
 @pytest.mark.parametrize("batch", [1, 4], ids=["alone", "batched"])
 def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
-    voice: Voice, whole_graph: ort.InferenceSession, batch: int
+    voice: PiperVoice, whole_graph: ort.InferenceSession, batch: int
 ) -> None:
     """Three streams on the server's scheduler, PCM at the voice's own rate: each one's audio
     equals one-shot synthesis whether its windows run alone or batched with the others'. Run
@@ -519,13 +518,13 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     only its own context (tail_margin a side), not the whole vocoder's around every window."""
     text = "The quick brown fox jumps over the lazy dog and then runs away into the dark woods."
     audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
-    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+    settings = StreamSettings(voice, voice.params(QUIET), audio)
 
     scheduler = Scheduler(1, batch_size=batch)
 
     async def main() -> list[np.ndarray]:
         async def stream() -> np.ndarray:
-            session = Session(settings, scheduler.run)
+            session = Session(settings, scheduler)
             session.push_text(text)
             session.end()
             pcm = [e.data async for e in session.events() if isinstance(e, AudioEvent)]
@@ -547,27 +546,28 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
         # Half a step of 16-bit rounding, and the streamed model's own tolerance.
         assert np.abs(pcm - reference).max() < 0.5 / 32767 + 1e-4 * voice.gain
     assert runs > 3, "the streams must run window by window"
-    delivered = 3 * reference.size // voice.hop * voice.stride
+    stride, tail_margin = voice.model.stages.stride, voice.calibration.margins.tail
+    delivered = 3 * reference.size // voice.hop * stride
     if batch == 1:
-        assert samples - delivered <= runs * 2 * voice.tail_margin
+        assert samples - delivered <= runs * 2 * tail_margin
     else:
         assert scheduler.stats.batches > 0, "no windows were batched: nothing was tested"
 
 
 @pytest.mark.parametrize("load", [0.0, 0.9], ids=["idle", "busy"])
 def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
-    voice: Voice, load: float
+    voice: PiperVoice, load: float
 ) -> None:
     """Busy, a new reply's first audio waits behind other streams' jobs anyway, and so does its
     second window: the first window is twice the voice's, so that the listener has twice the
     audio in hand while the second comes. Idle, it stays small (first audio sooner)."""
     audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
-    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio)
+    settings = StreamSettings(voice, voice.params(QUIET), audio)
 
     async def first_chunk() -> int:
         scheduler = Scheduler(1)
         try:
-            session = Session(settings, scheduler.run, load=lambda: load)
+            session = Session(settings, scheduler, load=lambda: load)
             session.push_text("A reply long enough for several windows of audio, at the least.")
             session.end()
             async for event in session.events():

@@ -28,8 +28,7 @@ from voxlite.client import (
 from voxlite.service.config import config_from_args
 from voxlite.service.security import TokenAuth
 
-from .conftest import ServerThread, base_config
-from .test_cli import assert_one_error_line, environment, voxlite
+from .helpers import ServerThread, assert_one_error_line, base_config, environment, voxlite
 
 TOKEN = "s3cret-token-1"
 OTHER_TOKEN = "another.token_2"

@@ -12,19 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from voxlite.service.audio import Encoding, resolve_audio_settings
-from voxlite.service.scheduler import Scheduler
-from voxlite.service.session import (
+from voxlite.service.engine import Voice, VoiceRequest
+from voxlite.service.events import (
     AudioEvent,
     ClearDoneEvent,
     Event,
     FlushDoneEvent,
     FormatEvent,
-    Session,
-    StreamSettings,
     SummaryEvent,
     TimestampsEvent,
 )
-from voxlite.service.voice import Voice
+from voxlite.service.scheduler import Scheduler
+from voxlite.service.session import Session, StreamSettings
 
 T = TypeVar("T")
 # One short sentence per text operation, each with a word no other contains, so that the
@@ -47,10 +46,11 @@ ops_strategy = st.lists(
 async def drive(voice: Voice, ops: list[Op]) -> tuple[list[Event], list[tuple[str, Any]]]:
     """Run `ops` against a session; returns the events and the requests as sent."""
     audio = resolve_audio_settings(Encoding.PCM_S16LE)
-    settings = StreamSettings(voice, voice.params(noise_scale=0.0, noise_w=0.0), audio, True)
+    params = voice.params(VoiceRequest(noise_scale=0.0, noise_w=0.0))
+    settings = StreamSettings(voice, params, audio, True)
     scheduler = Scheduler(1)  # the server's scheduler, with one worker
     try:
-        return await _drive(Session(settings, scheduler.run), ops)
+        return await _drive(Session(settings, scheduler), ops)
     finally:
         scheduler.shutdown()
 

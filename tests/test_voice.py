@@ -1,31 +1,30 @@
-"""The streaming voice engine on the real default voice: split, exactness, timestamps, loading."""
+"""The Piper voice engine on the real default voice: exactness window by window, the stages'
+context, timestamps, parameters."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import shutil
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
-from voxlite.service import graph as graph_module
-from voxlite.service.errors import InvalidRequest, ModelError, VoiceNotFound
-from voxlite.service.graph import SplitCache, split_graph
-from voxlite.service.registry import EMBEDDED_VOICE, VoiceRegistry, embedded_voice_files
-from voxlite.service.voice import (
-    OrtSettings,
-    VocoderSchedule,
-    Voice,
-    read_voice_info,
-    wide_runs,
-)
+from voxlite.service.engine import VoiceRequest, VoiceSource
+from voxlite.service.errors import InvalidRequest
+from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperParams, PiperVoice
+from voxlite.service.piper import embedded_voice_files as voice_files
+from voxlite.service.piper.calibration import calibrate
+from voxlite.service.piper.config import FAMILY, read_voice_info
+from voxlite.service.piper.schedule import VocoderSchedule
+from voxlite.service.piper.split import split_graph
+from voxlite.service.piper.split_cache import SplitCache
+from voxlite.service.piper.stages import Margins
+from voxlite.service.piper.voice import PiperModel
+from voxlite.service.runtime import OrtSettings
 
-from .conftest import one_shot
+from .helpers import one_shot
 
 TEXTS = [
     "Hi.",  # shorter than one vocoder window
@@ -39,21 +38,47 @@ SCHEDULES = [
     VocoderSchedule(first=16, growth=1.5, largest=100),
     VocoderSchedule(first=1000, largest=1000),  # one window: the whole sentence
 ]
+QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
+
+
+def windows(
+    voice: PiperVoice, text: str, params: PiperParams, *, wide: bool | None = None
+) -> list[np.ndarray]:
+    """`text` as one segment, window by window; `wide`: every run wide or narrow (None:
+    alternating, as the scheduler may run them)."""
+    segment = voice.segment(text, params, word_timestamps=False)
+    out: list[np.ndarray] = []
+    for turn in itertools.count():
+        run_wide = turn % 2 == 0 if wide is None else wide
+        window = segment.next_window(0.0, wide=run_wide)
+        if window is None:
+            return out
+        out.append(window)
+    raise AssertionError("unreachable")
+
+
+def variant(
+    voice: PiperVoice, *, schedule: VocoderSchedule | None = None, margins: Margins | None = None
+) -> PiperVoice:
+    """The same model with another schedule or other margins than calibration chose."""
+    calibration = (
+        voice.calibration if margins is None else replace(voice.calibration, margins=margins)
+    )
+    return PiperVoice(voice.model, calibration, schedule or voice.schedule)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: f"{s.first}x{s.growth}-{s.largest}")
 @pytest.mark.parametrize("text", TEXTS)
 def test_streamed_audio_equals_one_shot(
-    voice: Voice, whole_graph: ort.InferenceSession, text: str, schedule: VocoderSchedule
+    voice: PiperVoice, whole_graph: ort.InferenceSession, text: str, schedule: VocoderSchedule
 ) -> None:
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
-    windows = list(voice.synthesize(text, params, schedule))
-    streamed = np.concatenate(windows)
+    got = windows(variant(voice, schedule=schedule), text, voice.params(QUIET), wide=False)
+    streamed = np.concatenate(got)
     reference = one_shot(whole_graph, voice, text)
     assert streamed.shape == reference.shape
     assert np.abs(streamed - reference).max() < 1e-4
     if schedule.first < 100:
-        assert len(windows) > 1, "the vocoder must run window by window"
+        assert len(got) > 1, "the vocoder must run window by window"
 
 
 def test_wide_and_narrow_runs_mixed_in_one_stream_equal_one_shot(
@@ -62,67 +87,57 @@ def test_wide_and_narrow_runs_mixed_in_one_stream_equal_one_shot(
     """The scheduler runs a stream's windows wide (two threads, the 1-D kernels) or narrow
     (one thread, the blocked 2-D kernels) by the load of the moment; either way, in any mix,
     the stream equals one-shot synthesis."""
-    registry = VoiceRegistry(
-        voices_dir=None,
-        cache=SplitCache(cache_dir),
-        ort_settings=OrtSettings(intra_op_threads=1, wide_threads=2),
-    )
-    registry.load()
-    voice = registry.default
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    family = PiperFamily(OrtSettings(intra_op_threads=1, wide_threads=2), SplitCache(cache_dir))
+    loaded = family.load(VoiceSource(EMBEDDED_VOICE, FAMILY, voice_files()))
+    voice = variant(loaded, schedule=VocoderSchedule(first=8, growth=1.5, largest=24))
     text = TEXTS[2]
     reference = one_shot(whole_graph, voice, text)
-    for wide_first in (True, False):
-        segment = voice.segment(text, params, VocoderSchedule(first=8, growth=1.5, largest=24))
-        windows = []
+    for first_wide in (True, False):
+        segment = voice.segment(text, voice.params(QUIET), word_timestamps=False)
+        got = []
         for turn in itertools.count():
-            with wide_runs() if (turn % 2 == 0) == wide_first else contextlib.nullcontext():
-                window = segment.next_window()
+            window = segment.next_window(0.0, wide=(turn % 2 == 0) == first_wide)
             if window is None:
                 break
-            windows.append(window)
-        assert len(windows) > 4
-        assert np.abs(np.concatenate(windows) - reference).max() < 1e-4
+            got.append(window)
+        assert len(got) > 4
+        assert np.abs(np.concatenate(got) - reference).max() < 1e-4
 
 
 def test_margin_below_receptive_field_is_not_exact(
-    voice: Voice, whole_graph: ort.InferenceSession
+    voice: PiperVoice, whole_graph: ort.InferenceSession
 ) -> None:
     """Shows the exactness test can fail: tiny windows without context leave seams."""
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
-    text = TEXTS[1]
-    streamed = np.concatenate(
-        list(voice.synthesize(text, params, VocoderSchedule(first=4, largest=4, margin=0)))
-    )
-    assert np.abs(streamed - one_shot(whole_graph, voice, text)).max() > 1e-3
+    margins = replace(voice.calibration.margins, vocoder=0)
+    tiny = variant(voice, schedule=VocoderSchedule(first=4, largest=4), margins=margins)
+    streamed = np.concatenate(windows(tiny, TEXTS[1], voice.params(QUIET)))
+    assert np.abs(streamed - one_shot(whole_graph, voice, TEXTS[1])).max() > 1e-3
 
 
 def test_each_stage_needs_only_its_own_context(
-    voice: Voice, whole_graph: ort.InferenceSession, monkeypatch: pytest.MonkeyPatch
+    voice: PiperVoice, whole_graph: ort.InferenceSession
 ) -> None:
     """The vocoder runs as its head (about ten frames of context a side, output kept from
     window to window) and its tail, whose own context is a few head samples: one head sample
     fewer than calibrated leaves seams, so the calibrated context is both needed and enough.
     The same holds for the flow's stages."""
-    assert voice.stride == 8
-    assert 0 < voice.tail_margin < voice.stride * voice.schedule.margin / 4
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    margins = voice.calibration.margins
+    stride = voice.model.stages.stride
+    assert stride == 8
+    assert 0 < margins.tail < stride * margins.vocoder / 4
     text = TEXTS[2]
     reference = one_shot(whole_graph, voice, text)
     schedule = VocoderSchedule(first=4, growth=1.0, largest=4)  # a seam every 4 frames
 
-    def worst() -> float:
-        streamed = np.concatenate(list(voice.synthesize(text, params, schedule)))
-        return float(np.abs(streamed - reference).max())
+    def worst(margins: Margins) -> float:
+        got = windows(variant(voice, schedule=schedule, margins=margins), text, voice.params(QUIET))
+        return float(np.abs(np.concatenate(got) - reference).max())
 
-    assert worst() < 1e-4
-    with monkeypatch.context() as patch:
-        patch.setattr(voice, "tail_margin", voice.tail_margin - 1)
-        assert worst() > 1e-4
+    assert worst(margins) < 1e-4
+    assert worst(replace(margins, tail=margins.tail - 1)) > 1e-4
     # The flow's stages likewise: each needs one coupling layer's context, 8 frames a side.
-    assert voice.flow_margins == [8, 8, 8, 8]
-    monkeypatch.setattr(voice, "flow_margins", [2, 2, 2, 2])
-    assert worst() > 1e-4
+    assert margins.flow == (8, 8, 8, 8)
+    assert worst(replace(margins, flow=(2, 2, 2, 2))) > 1e-4
 
 
 def test_a_flow_and_vocoder_that_cannot_be_cut_run_whole_and_exact(
@@ -130,84 +145,101 @@ def test_a_flow_and_vocoder_that_cannot_be_cut_run_whole_and_exact(
 ) -> None:
     """A voice whose flow and vocoder the split could not cut into stages runs each whole on
     each window with its context: the same audio."""
-    model, config = embedded_voice_files()
-    whole = split_graph(model.read_bytes(), model, stages=False)
-    info, raw_config = read_voice_info(model, config)
-    voice = Voice(info, raw_config, whole, OrtSettings(), threading.Lock())
-    voice.calibrate("Sure, I can help with that.")
-    assert voice.stride == 0
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
+    model_path, config_path = voice_files()
+    whole = split_graph(model_path.read_bytes(), model_path, stages=False)
+    info, config = read_voice_info(model_path, config_path)
+    model = PiperModel(info, config, whole, OrtSettings(), threading.Lock())
+    voice = PiperVoice(model, calibrate(model, "Sure, I can help with that."))
+    assert model.stages.stride == 0
     for text in TEXTS[:3]:
-        windows = list(voice.synthesize(text, params))
-        assert len(windows) > 1 or text == TEXTS[0]
+        got = windows(voice, text, voice.params(QUIET))
+        assert len(got) > 1 or text == TEXTS[0]
         reference = one_shot(whole_graph, voice, text)
-        assert np.abs(np.concatenate(windows) - reference).max() < 1e-4
+        assert np.abs(np.concatenate(got) - reference).max() < 1e-4
 
 
-def test_windows_are_produced_lazily_and_cancel_stops_between_windows(voice: Voice) -> None:
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
-    cancel = threading.Event()
-    got = []
-    for samples in voice.synthesize(TEXTS[2], params, cancel=cancel):
-        got.append(samples)
-        cancel.set()  # the next window must not run
-    assert len(got) == 1
-    assert got[0].size == VocoderSchedule().first * voice.hop
+def test_windows_are_produced_lazily(voice: PiperVoice) -> None:
+    """Nothing runs before the first window is asked for, and each call runs one window: a
+    caller can stop between any two."""
+    segment = voice.segment(TEXTS[2], voice.params(QUIET), word_timestamps=False)
+    before = [w.runs for w in voice.stage_work()]
+    assert segment.total_samples is None  # not even the acoustic part has run
+    first = segment.next_window(0.0)
+    assert first is not None
+    assert first.size == VocoderSchedule().first * voice.hop
+    ran = [w.runs - b for w, b in zip(voice.stage_work(), before, strict=True)]
+    assert ran[-1] == 1  # one run of the vocoder's last stage: one window
+    assert segment.total_samples is not None
+    assert segment.total_samples > first.size
+
+
+def test_a_busy_start_gets_a_longer_first_window(voice: PiperVoice) -> None:
+    params = voice.params(QUIET)
+    short = voice.segment(TEXTS[2], params, word_timestamps=False).next_window(0.0)
+    long = voice.segment(TEXTS[2], params, word_timestamps=False, long_first=True).next_window(0.0)
+    assert short is not None
+    assert long is not None
+    assert long.size == 2 * short.size
 
 
 def test_schedule_starts_small_and_grows() -> None:
-    windows = list(VocoderSchedule(first=8, growth=2.0, largest=64).windows(300))
-    sizes = [b - a for a, b in windows]
+    spans = list(VocoderSchedule(first=8, growth=2.0, largest=64).windows(300))
+    sizes = [b - a for a, b in spans]
     assert sizes[:4] == [8, 16, 32, 64]
-    assert windows[0][0] == 0
-    assert windows[-1][1] == 300
-    assert all(a2 == b1 for (_, b1), (a2, _) in itertools.pairwise(windows))
+    assert spans[0][0] == 0
+    assert spans[-1][1] == 300
+    assert all(a2 == b1 for (_, b1), (a2, _) in itertools.pairwise(spans))
 
 
-def test_speaking_rate_changes_length(voice: Voice) -> None:
+def test_speaking_rate_changes_length(voice: PiperVoice) -> None:
     def length(rate: float) -> int:
-        params = voice.params(speaking_rate=rate, noise_scale=0.0, noise_w=0.0)
-        return sum(w.size for w in voice.synthesize(TEXTS[1], params))
+        params = voice.params(replace(QUIET, speaking_rate=rate))
+        return sum(w.size for w in windows(voice, TEXTS[1], params))
 
     assert length(2.0) < length(1.0) * 0.7 < length(0.5) * 0.7
 
 
-def test_noise_zero_is_deterministic_and_default_noise_is_not(voice: Voice) -> None:
-    def run(params: object) -> np.ndarray:
-        return np.concatenate(list(voice.synthesize(TEXTS[1], params)))  # type: ignore[arg-type]
+def test_noise_zero_is_deterministic_and_default_noise_is_not(voice: PiperVoice) -> None:
+    def run(params: PiperParams) -> np.ndarray:
+        return np.concatenate(windows(voice, TEXTS[1], params))
 
-    quiet = voice.params(noise_scale=0.0, noise_w=0.0)
+    quiet = voice.params(QUIET)
     assert np.array_equal(run(quiet), run(quiet))
-    noisy = voice.params()
+    noisy = voice.params(VoiceRequest())
     a, b = run(noisy), run(noisy)
     assert a.shape != b.shape or not np.array_equal(a, b)
 
 
-def test_phoneme_ids_are_pipers(voice: Voice) -> None:
+def test_phoneme_ids_are_pipers(voice: PiperVoice) -> None:
     from piper.phoneme_ids import phonemes_to_ids
 
-    for phonemes in voice.phonemize(TEXTS[2]):
-        assert voice.phoneme_ids(phonemes) == phonemes_to_ids(phonemes, voice.id_map)
+    model = voice.model
+    for phonemes in model.phonemize(TEXTS[2]):
+        assert model.phoneme_ids(phonemes) == phonemes_to_ids(phonemes, model.id_map)
 
 
-def test_single_speaker_voice_refuses_a_speaker(voice: Voice) -> None:
+def test_single_speaker_voice_refuses_a_speaker(voice: PiperVoice) -> None:
     with pytest.raises(InvalidRequest, match="single speaker"):
-        voice.params(speaker="alice")
+        voice.params(VoiceRequest(speaker="alice"))
 
 
-def test_gain_is_fixed_per_voice(voice: Voice) -> None:
+def test_calibration_is_measured_once_and_frozen(voice: PiperVoice) -> None:
+    calibration = voice.calibration
     assert 0.25 <= voice.gain <= 4.0
     assert voice.gain != 1.0, "calibration should have measured the raw model's peak"
+    assert 0 < voice.cost < 1, "one thread synthesizes a Piper voice faster than real time"
+    assert calibration.margins.vocoder >= 8
+    with pytest.raises(AttributeError):
+        calibration.gain = 1.0  # type: ignore[misc]
 
 
 # -- word timestamps -------------------------------------------------------------------------
 
 
-def test_word_timestamps_cover_the_words_in_order(voice: Voice) -> None:
+def test_word_timestamps_cover_the_words_in_order(voice: PiperVoice) -> None:
     text = "Sure, I can help with that — it's 72 degrees today."
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
-    segment = voice.segment(text, params, word_timestamps=True)
-    while segment.next_window() is not None:
+    segment = voice.segment(text, voice.params(QUIET), word_timestamps=True)
+    while segment.next_window(0.0) is not None:
         pass
     words = segment.words
     assert [w.word for w in words] == [
@@ -222,7 +254,8 @@ def test_word_timestamps_cover_the_words_in_order(voice: Voice) -> None:
         "degrees",
         "today",
     ]
-    duration_ms = 1000.0 * segment.num_samples / voice.info.native_rate
+    assert segment.total_samples is not None
+    duration_ms = 1000.0 * segment.total_samples / voice.info.native_rate
     for a, b in itertools.pairwise(words):
         assert a.start_ms <= a.end_ms <= b.start_ms + 1e-6
     assert words[0].start_ms >= 0
@@ -233,322 +266,13 @@ def test_word_timestamps_cover_the_words_in_order(voice: Voice) -> None:
     assert (words[7].end_ms - words[7].start_ms) > (words[1].end_ms - words[1].start_ms)
 
 
-def test_punctuation_only_tokens_carry_no_word(voice: Voice) -> None:
-    params = voice.params(noise_scale=0.0, noise_w=0.0)
-    segment = voice.segment("Well ... okay - fine !", params, word_timestamps=True)
+def test_punctuation_only_tokens_carry_no_word(voice: PiperVoice) -> None:
+    segment = voice.segment("Well ... okay - fine !", voice.params(QUIET), word_timestamps=True)
     segment.prepare()
     assert [w.word for w in segment.words] == ["Well", "okay", "fine"]
 
 
-# -- splitting and the cache ---------------------------------------------------------------------
-
-
-def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model, _ = embedded_voice_files()
-    cache = SplitCache(tmp_path)
-    first = cache.load(model)
-    # The acoustic part, the flow's four stages, the vocoder's head and tail.
-    assert len(list(tmp_path.glob("*.onnx"))) == 7
-
-    def no_split(*args: object) -> None:
-        raise AssertionError("a cached model must not be split again")
-
-    monkeypatch.setattr(graph_module, "split_graph", no_split)
-    again = SplitCache(tmp_path).load(model)
-    assert again == first
-    # A copy under another name has the same content: still a cache hit.
-    copy = tmp_path / "copy.onnx"
-    shutil.copyfile(model, copy)
-    assert SplitCache(tmp_path).load(copy) == first
-
-
-def test_split_finds_the_flow_and_the_vocoder() -> None:
-    model, _ = embedded_voice_files()
-    split = split_graph(model.read_bytes(), model)
-    # The vocoder is cut in two after its first upsampling layer (8 head samples per frame):
-    # the head holds conv_pre, the tail conv_post, and the tail reads only the head's output.
-    assert split.vocoder == b""
-    assert split.vocoder_stride == 8
-    assert split.vocoder_head is not None
-    assert split.vocoder_tail is not None
-    head, tail = (onnx.load_from_string(b) for b in (split.vocoder_head, split.vocoder_tail))
-    assert any(n.input[1:2] == ["dec.conv_pre.weight/voxlite_2d"] for n in head.graph.node[:5])
-    assert any(n.input[1:2] == ["dec.conv_post.weight/voxlite_2d"] for n in tail.graph.node)
-    assert [i.name for i in head.graph.input] == [split.latent]
-    assert [i.name for i in tail.graph.input] == [split.vocoder_cut]
-    assert [o.name for o in head.graph.output] == [split.vocoder_cut]
-    # Its convolutions run as 2-D ones of height 1 (onnxruntime's blocked kernels), its three
-    # upsampling layers as convolutions over their output phases.
-    nodes = [*head.graph.node, *tail.graph.node]
-    convs = [n for n in nodes if n.op_type in ("Conv", "ConvTranspose")]
-    weights = {i.name: i for part in (head, tail) for i in part.graph.initializer}
-    assert [n.op_type for n in convs] == ["Conv"] * 23
-    assert all(len(weights[n.input[1]].dims) == 4 for n in convs)
-    # Head then tail is the whole vocoder.
-    whole = split_graph(model.read_bytes(), model, stages=False)
-    assert not whole.flow_stages
-    assert whole.vocoder_head is None
-    assert whole.flow
-    latent = np.random.default_rng(0).normal(size=(1, 192, 40)).astype(np.float32)
-    once = ort.InferenceSession(whole.vocoder).run(None, {split.latent: latent})[0]
-    cut = ort.InferenceSession(split.vocoder_head).run(None, {split.latent: latent})[0]
-    assert cut.shape[-1] == 8 * 40
-    staged = ort.InferenceSession(split.vocoder_tail).run(None, {split.vocoder_cut: cut})[0]
-    np.testing.assert_allclose(staged, once, rtol=0, atol=1e-6)
-
-    # The flow is cut after each of its coupling layers but the last: four stages, each
-    # reading the one before it and the mask, the last making the latent frames.
-    assert split.flow == b""
-    assert len(split.flow_stages) == 4
-    assert len(split.flow_cuts) == 3
-    flows = [onnx.load_from_string(b) for b in split.flow_stages]
-    assert [o.name for o in flows[-1].graph.output] == [split.latent]
-    for before, after, cut_name in zip(flows, flows[1:], split.flow_cuts, strict=False):
-        assert [o.name for o in before.graph.output] == [cut_name]
-        assert after.graph.input[0].name == cut_name
-        assert {i.name for i in after.graph.input} < {cut_name, *split.flow_inputs}
-    ids = [1, 0, 25, 0, 31, 0, 59, 0, 27, 0, 2]  # the acoustic part's outputs: the flow's inputs
-    acoustic_feed = {
-        "input": np.array([ids], dtype=np.int64),
-        "input_lengths": np.array([len(ids)], dtype=np.int64),
-        "scales": np.array([0.667, 1.0, 0.8], dtype=np.float32),
-    }
-    outs = ort.InferenceSession(split.acoustic).run([*split.flow_inputs], acoustic_feed)
-    feed = dict(zip(split.flow_inputs, outs, strict=True))
-    reference = ort.InferenceSession(whole.flow).run(None, feed)[0]
-    x = np.empty(0, dtype=np.float32)
-    for i, stage in enumerate(split.flow_stages):
-        session = ort.InferenceSession(stage)
-        wanted = {n.name for n in session.get_inputs()}
-        stage_feed = {k: v for k, v in feed.items() if k in wanted}
-        if i:
-            stage_feed[split.flow_cuts[i - 1]] = x
-        x = session.run(None, stage_feed)[0]
-    np.testing.assert_allclose(x, reference, rtol=0, atol=1e-5)
-
-    acoustic = onnx.load_from_string(split.acoustic)
-    assert [o.name for o in acoustic.graph.output] == [split.durations, *split.flow_inputs]
-    # The noise is drawn in the acoustic part, once per sentence: windows of the flow then see
-    # the same noise a one-shot run would.
-    assert any(n.op_type == "RandomNormalLike" for n in acoustic.graph.node)
-    assert not any(n.op_type.startswith("Random") for f in flows for n in f.graph.node)
-    # Each part holds its own modules' weights and no other's.
-    modules = {"acoustic": {"enc_p", "dp"}, "flow": {"flow"}, "vocoder": {"dec"}}
-    parts = {"acoustic": [acoustic], "flow": flows, "vocoder": [head, tail]}
-    for name, models in parts.items():
-        for part in models:
-            held = {i.name.split(".")[0] for i in part.graph.initializer}
-            assert held & {"enc_p", "dp", "flow", "dec"} == modules[name], name
-
-
-def _tiny_multispeaker_vits() -> onnx.ModelProto:
-    """A toy graph shaped like a multi-speaker VITS export: the speaker embedding g feeds both
-    the acoustic part and the vocoder (HiFi-GAN's `cond` conv), as in Piper's exports."""
-    c, speakers = 4, 3
-    rng = np.random.default_rng(0)
-
-    def init(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
-        return helper.make_tensor(
-            name, TensorProto.FLOAT, shape, rng.normal(size=shape).astype(np.float32).ravel()
-        )
-
-    nodes = [
-        helper.make_node("Gather", ["emb_g.weight", "sid"], ["g0"]),
-        helper.make_node("Unsqueeze", ["g0", "axis2"], ["g"]),
-        helper.make_node("Cast", ["input"], ["xf"], to=TensorProto.FLOAT),
-        helper.make_node("Unsqueeze", ["xf", "axis1"], ["x3"]),
-        helper.make_node("Mul", ["x3", "proj"], ["h"]),
-        helper.make_node("Add", ["h", "g"], ["z"]),
-        helper.make_node("Mul", ["x3", "half"], ["w"]),
-        helper.make_node("Ceil", ["w"], ["w_ceil"]),
-        helper.make_node("Gather", ["scales", "one"], ["length_scale"]),
-        helper.make_node("Mul", ["z", "length_scale"], ["z_masked"]),
-        helper.make_node("Conv", ["z_masked", "dec.conv_pre.weight"], ["y"], pads=[1, 1]),
-        helper.make_node("Conv", ["g", "dec.cond.weight"], ["cond"]),
-        helper.make_node("Add", ["y", "cond"], ["y2"]),
-        # Two upsampling layers (stride 2 each): the vocoder is cut before the second.
-        helper.make_node("LeakyRelu", ["y2"], ["r0"], alpha=0.1),
-        helper.make_node(
-            "ConvTranspose", ["r0", "dec.ups.0.weight"], ["u0"], strides=[2], pads=[1, 1]
-        ),
-        helper.make_node("LeakyRelu", ["u0"], ["r1"], alpha=0.1),
-        helper.make_node(
-            "ConvTranspose", ["r1", "dec.ups.1.weight"], ["u1"], strides=[2], pads=[1, 1]
-        ),
-        helper.make_node("Conv", ["u1", "dec.conv_post.weight"], ["output"], pads=[1, 1]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "toy-vits",
-        [
-            helper.make_tensor_value_info("input", TensorProto.INT64, [1, None]),
-            helper.make_tensor_value_info("input_lengths", TensorProto.INT64, [1]),
-            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [3]),
-            helper.make_tensor_value_info("sid", TensorProto.INT64, [1]),
-        ],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
-        [
-            init("emb_g.weight", (speakers, c)),
-            helper.make_tensor("axis1", TensorProto.INT64, [1], [1]),
-            helper.make_tensor("axis2", TensorProto.INT64, [1], [2]),
-            init("proj", (1, c, 1)),
-            helper.make_tensor("half", TensorProto.FLOAT, [1], [0.5]),
-            helper.make_tensor("one", TensorProto.INT64, [], [1]),
-            init("dec.conv_pre.weight", (c, c, 3)),
-            init("dec.cond.weight", (c, c, 1)),
-            init("dec.ups.0.weight", (c, c, 4)),
-            init("dec.ups.1.weight", (c, c, 4)),
-            init("dec.conv_post.weight", (1, c, 3)),
-        ],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-
-
-def test_split_feeds_the_speaker_embedding_to_the_vocoder() -> None:
-    model = _tiny_multispeaker_vits()
-    split = split_graph(model.SerializeToString(), Path("toy.onnx"))
-    assert split.vocoder_extra_inputs == ("g",)
-    feed = {
-        "input": np.array([[3, 1, 4, 1, 5]], dtype=np.int64),
-        "input_lengths": np.array([5], dtype=np.int64),
-        "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
-        "sid": np.array([2], dtype=np.int64),
-    }
-    whole = ort.InferenceSession(model.SerializeToString()).run(None, feed)[0]
-    acoustic = ort.InferenceSession(split.acoustic)
-    wanted = {i.name for i in acoustic.get_inputs()}
-    latent, durations, g = acoustic.run(
-        [split.latent, split.durations, "g"], {k: v for k, v in feed.items() if k in wanted}
-    )
-    assert durations.reshape(-1).tolist() == [2.0, 1.0, 2.0, 1.0, 3.0]
-    uncut = split_graph(model.SerializeToString(), Path("toy.onnx"), stages=False).vocoder
-    parts = ort.InferenceSession(uncut).run(None, {split.latent: latent, "g": g})[0]
-    # Equal up to float32 rounding (the split's 2-D convolutions sum in another order).
-    np.testing.assert_allclose(parts, whole, rtol=1e-6, atol=1e-6)
-    # Cut in two, the head reads the speaker embedding and the tail only the head's output.
-    assert split.vocoder_stride == 2
-    assert split.vocoder_head is not None
-    assert split.vocoder_tail is not None
-    head = ort.InferenceSession(split.vocoder_head)
-    assert sorted(i.name for i in head.get_inputs()) == sorted([split.latent, "g"])
-    (cut,) = head.run(None, {split.latent: latent, "g": g})
-    tail = ort.InferenceSession(split.vocoder_tail)
-    staged = tail.run(None, {tail.get_inputs()[0].name: cut})[0]
-    np.testing.assert_allclose(staged.reshape(whole.shape), whole, rtol=1e-6, atol=1e-6)
-
-
-def test_non_piper_graph_is_refused_with_the_file_name(tmp_path: Path) -> None:
-    identity = helper.make_model(
-        helper.make_graph(
-            [helper.make_node("Identity", ["input"], ["output"])],
-            "x",
-            [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1])],
-            [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1])],
-        )
-    )
-    path = tmp_path / "identity.onnx"
-    with pytest.raises(ModelError, match=r"identity\.onnx: not a Piper voice graph"):
-        split_graph(identity.SerializeToString(), path)
-
-
-# -- the registry ------------------------------------------------------------------------------
-
-
-def test_registry_loads_folder_voices_and_reports_broken_ones(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    model, config = embedded_voice_files()
-    (tmp_path / "en_GB-copy-medium.onnx").symlink_to(model)
-    shutil.copyfile(config, tmp_path / "en_GB-copy-medium.onnx.json")
-    (tmp_path / "garbage.onnx").write_bytes(b"this is not onnx")
-    shutil.copyfile(config, tmp_path / "garbage.onnx.json")
-    (tmp_path / "lonely.onnx").write_bytes(b"no config next to me")
-    (tmp_path / "badjson.onnx").write_bytes(b"x")
-    (tmp_path / "badjson.onnx.json").write_text("{not json")
-
-    registry = VoiceRegistry(
-        voices_dir=tmp_path, cache=SplitCache(cache_dir), ort_settings=OrtSettings()
-    )
-    registry.load()
-
-    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, "en_GB-copy-medium"]
-    reasons = {Path(f.path).name: f.reason for f in registry.failures}
-    assert set(reasons) == {"garbage.onnx", "lonely.onnx.json", "badjson.onnx.json"}
-    assert "not a readable ONNX model" in reasons["garbage.onnx"]
-    assert "cannot read the voice config" in reasons["lonely.onnx.json"]
-    assert "not valid JSON" in reasons["badjson.onnx.json"]
-    with pytest.raises(VoiceNotFound, match=r"garbage.*not a readable ONNX model"):
-        registry.get("garbage")
-    with pytest.raises(VoiceNotFound, match="choose one of en_GB-copy-medium, en_US-joe-medium"):
-        registry.get("nope")
-    assert registry.get("").info.name == EMBEDDED_VOICE
-
-
-def test_registry_without_its_default_voice_refuses_to_start(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    registry = VoiceRegistry(
-        voices_dir=tmp_path,
-        default_voice="xx_XX-missing",
-        cache=SplitCache(cache_dir),
-        ort_settings=OrtSettings(),
-    )
-    with pytest.raises(
-        VoiceNotFound, match=r"default voice 'xx_XX-missing' not found: put xx_XX-missing\.onnx"
-    ):
-        registry.load()
-
-
-@pytest.mark.parametrize(
-    ("kernel", "stride", "pads"),
-    [
-        (16, 8, (4, 4)),
-        (8, 4, (2, 2)),
-        (4, 2, (1, 1)),
-        (5, 2, (2, 1)),
-        (3, 3, (0, 0)),
-        (7, 3, (1, 2)),
-    ],
-)
-def test_transposed_convolutions_become_exact_phase_convolutions(
-    kernel: int, stride: int, pads: tuple[int, int]
-) -> None:
-    """Piper's voices upsample with ConvTranspose of various kernels, strides and pads (the
-    default voice: 16/8/4 and 8/4/2; x_low and high ones others). The split's rewrite (a Conv
-    per output phase, interleaved) must equal onnxruntime's own ConvTranspose on each, batched
-    too."""
-    rng = np.random.default_rng(kernel * 100 + stride)
-    c, o = 3, 2
-    weight = helper.make_tensor(
-        "up.weight", TensorProto.FLOAT, (c, o, kernel), rng.normal(size=(c, o, kernel)).ravel()
-    )
-    bias = helper.make_tensor("up.bias", TensorProto.FLOAT, (o,), rng.normal(size=o))
-    node = helper.make_node(
-        "ConvTranspose",
-        ["x", "up.weight", "up.bias"],
-        ["y"],
-        kernel_shape=[kernel],
-        strides=[stride],
-        pads=list(pads),
-    )
-    model = helper.make_model(
-        helper.make_graph(
-            [node],
-            "up",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, c, None])],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-            [weight, bias],
-        ),
-        opset_imports=[helper.make_opsetid("", 15)],
-    )
-    rewritten = onnx.ModelProto()
-    rewritten.CopyFrom(model)
-    nodes = graph_module._convs_as_2d(list(rewritten.graph.node), rewritten)
-    assert "ConvTranspose" not in [n.op_type for n in nodes]
-    del rewritten.graph.node[:]
-    rewritten.graph.node.extend(nodes)
-    x = rng.normal(size=(2, c, 11)).astype(np.float32)
-    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
-    got = ort.InferenceSession(rewritten.SerializeToString()).run(None, {"x": x})[0]
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+def test_no_words_unless_asked_for(voice: PiperVoice) -> None:
+    segment = voice.segment(TEXTS[1], voice.params(QUIET), word_timestamps=False)
+    assert segment.next_window(0.0) is not None
+    assert list(segment.words) == []

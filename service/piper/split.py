@@ -1,12 +1,7 @@
-"""Splits a Piper (VITS) ONNX graph into its acoustic part and its vocoder, with a cache on disk."""
+"""Splits a Piper (VITS) ONNX graph into its acoustic part, its flow and its vocoder, in stages."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,18 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ModelError
+from ..errors import ModelError
+from .rewrite import convs_as_2d
 
 if TYPE_CHECKING:
     import onnx
-
-_LOG = logging.getLogger(__name__)
 
 # The vocoder (HiFi-GAN decoder) starts with the Conv whose weight is this initializer. Tensor and
 # node names differ between exports; initializer names come from the PyTorch module tree and do not.
 VOCODER_FIRST_WEIGHT = "dec.conv_pre.weight"
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 5
+SPLIT_VERSION = 5
 _NOISE_OPS = ("RandomNormalLike", "RandomNormal")
 
 
@@ -46,7 +40,7 @@ class SplitGraph:
     (None: no flow was split off; empty: it is in `flow_stages`)."""
     vocoder: bytes
     """Latent frames (and speaker embedding) to waveform (empty: it is in `vocoder_head` and
-    `vocoder_tail`); its 1-D convolutions are 2-D ones of height 1 (_convs_as_2d)."""
+    `vocoder_tail`); its 1-D convolutions are 2-D ones of height 1 (rewrite.convs_as_2d)."""
     latent: str
     """Name of the latent-frames tensor [1, C, T]: the flow's output, the vocoder's input."""
     durations: str
@@ -65,7 +59,7 @@ class SplitGraph:
     """The rest of the vocoder: the head's output [1, C, stride * T] to the waveform. Its
     receptive field is a few head samples, where the head's is about ten frames, so a vocoder
     run window by window recomputes only the head's context: the tail keeps little context,
-    measured in head samples (voice.Sentence)."""
+    measured in head samples (stages.Sentence)."""
     vocoder_stride: int = 0
     """Head samples per latent frame (the first upsampling layer's stride); 0 when not cut."""
     vocoder_cut: str = ""
@@ -73,7 +67,7 @@ class SplitGraph:
     flow_stages: tuple[bytes, ...] = ()
     """The flow cut after each of its coupling layers but the last (empty: not cut). A flow
     run window by window then recomputes one layer's context (8 frames a side in Piper's
-    voices) in each stage, not the whole flow's (32) in every layer (voice.Sentence)."""
+    voices) in each stage, not the whole flow's (32) in every layer (stages.Sentence)."""
     flow_cuts: tuple[str, ...] = ()
     """The tensor each flow stage after the first reads from the one before it (besides the
     flow's inputs, such as the mask)."""
@@ -97,7 +91,7 @@ def split_graph(
     model_bytes: bytes, path: Path, *, conv_2d: bool = True, stages: bool = True
 ) -> SplitGraph:
     """Split a serialized Piper graph. `path` only names the file in errors. `conv_2d`: the
-    vocoder's convolutions as 2-D ones (_convs_as_2d); `stages`: the flow and the vocoder cut
+    vocoder's convolutions as 2-D ones (rewrite.convs_as_2d); `stages`: the flow and the vocoder cut
     into stages where they can be (both False for bench/engine.py's comparisons)."""
     import onnx  # Only needed on a cache miss; keeps its import cost off a warm start.
 
@@ -239,7 +233,7 @@ def split_graph(
         flow_cut = _flow_stages(
             flow_nodes, latent, flow_inputs, computed - flow_produced, initializers, ancestors
         )
-    as_2d = (lambda nodes: _convs_as_2d(nodes, model)) if conv_2d else (lambda nodes: nodes)
+    as_2d = (lambda nodes: convs_as_2d(nodes, model)) if conv_2d else (lambda nodes: nodes)
     acoustic_reads = {name for n in acoustic_nodes for name in n.input}
     acoustic_inputs = [i.name for i in graph.input if i.name in acoustic_reads]
     return SplitGraph(
@@ -376,238 +370,3 @@ def _flow_stages(
             cuts.insert(0, node.output[0])
     stages = _cut(nodes, [latent], cuts, set(flow_inputs), computed, weights, ancestors)
     return None if stages is None or len(stages) < 2 else (stages, cuts)
-
-
-_HEIGHT_AXIS = "voxlite_height_axis"
-# Attributes of a 1-D convolution that gain a leading height entry of 1 (pads: two of 0).
-_SPATIAL_ATTRS = ("kernel_shape", "strides", "dilations", "output_padding", "output_shape")
-
-
-def _convs_as_2d(nodes: list[onnx.NodeProto], model: onnx.ModelProto) -> list[onnx.NodeProto]:
-    """`nodes` with each 1-D convolution run as a 2-D one of height 1 (Unsqueeze, Conv with
-    [O, I, 1, k] weights, Squeeze), and each 1-D transposed convolution as the same kind of
-    Conv over its polyphase decomposition. The result is the same within float rounding
-    (2e-6 on the vocoder's samples); what changes is that onnxruntime's layout optimisation
-    gives 2-D convolutions its blocked (NCHWc) kernels: Piper's HiFi-GAN runs 15 to 20%
-    faster on one thread, 3 to 5% more from its upsampling layers. (The flow gains 5% from
-    them, for 50 MB of reordered weights: it stays 1-D.) New weights and constants are added
-    to the model's initializers under new names."""
-    import onnx
-
-    graph = model.graph
-    weights = {init.name: init for init in graph.initializer}
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if opset < 13:  # Unsqueeze takes its axes as an input from opset 13 on (Piper exports 15)
-        return nodes
-
-    def constant(name: str, array: np.ndarray) -> str:
-        if name not in weights:
-            weights[name] = onnx.numpy_helper.from_array(array, name)
-            graph.initializer.append(weights[name])
-        return name
-
-    constant(_HEIGHT_AXIS, np.array([2], dtype=np.int64))
-    out: list[onnx.NodeProto] = []
-    for node in nodes:
-        weight = weights.get(node.input[1]) if len(node.input) > 1 else None
-        if node.op_type not in ("Conv", "ConvTranspose") or weight is None or len(weight.dims) != 3:
-            out.append(node)
-            continue
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        x, y = node.input[0], node.output[0]
-        x_2d, y_2d = f"{y}/voxlite_2d_in", f"{y}/voxlite_2d_out"
-        out.append(onnx.helper.make_node("Unsqueeze", [x, _HEIGHT_AXIS], [x_2d]))
-        if node.op_type == "ConvTranspose" and _polyphase_fits(attrs):
-            out += _polyphase(node, attrs, weights, constant, x_2d, y_2d)
-        else:
-            array = onnx.numpy_helper.to_array(weight)[:, :, None, :]
-            conv = onnx.NodeProto()
-            conv.CopyFrom(node)
-            for attr in conv.attribute:
-                if attr.name in _SPATIAL_ATTRS or attr.name == "pads":
-                    values = list(attr.ints)
-                    del attr.ints[:]
-                    if attr.name == "pads":  # [begin, end] to [top, begin, bottom, end]
-                        attr.ints.extend([0, values[0], 0, values[1]])
-                    else:
-                        attr.ints.extend([1, *values])
-            conv.input[0], conv.output[0] = x_2d, y_2d
-            conv.input[1] = constant(f"{weight.name}/voxlite_2d", array)
-            out.append(conv)
-        out.append(onnx.helper.make_node("Squeeze", [y_2d, _HEIGHT_AXIS], [y]))
-    return out
-
-
-def _polyphase_fits(attrs: dict[str, Any]) -> bool:
-    return (
-        attrs.get("group", 1) == 1
-        and all(d == 1 for d in attrs.get("dilations", [1]))
-        and not any(attrs.get("output_padding", []))
-        and "output_shape" not in attrs
-        and attrs.get("auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
-    )
-
-
-def _polyphase(
-    node: onnx.NodeProto,
-    attrs: dict[str, Any],
-    weights: dict[str, onnx.TensorProto],
-    constant: Callable[[str, np.ndarray], str],
-    x: str,
-    y: str,
-) -> list[onnx.NodeProto]:
-    """A 1-D ConvTranspose (stride s, kernel k, pads a and b) on x [N, C, 1, T] as a Conv
-    of kernel j = ceil(k / s) with s times the output channels (one set per output phase),
-    then the phases interleaved: Reshape [N, s, O, Q], Transpose [N, O, Q, s], Reshape
-    [N, O, 1, Q s], and the pads cut off. Output sample s q + p (before the pads) is the
-    sum over i < j of x[q - i] W[p + s i]: phase p's Conv weights are W[p + s (j - 1 - i)]
-    at tap i, over x padded with j - 1 zeros each side."""
-    import onnx
-
-    w = onnx.numpy_helper.to_array(weights[node.input[1]])  # [C, O, k]
-    c, o, k = w.shape
-    s = int(attrs.get("strides", [1])[0])
-    begin, end = (int(p) for p in attrs.get("pads", [0, 0]))
-    j = -(-k // s)
-    padded = np.zeros((c, o, j * s), dtype=w.dtype)
-    padded[..., :k] = w
-    taps = padded.reshape(c, o, j, s)[:, :, ::-1, :]  # [C, O, tap i, phase p]
-    phase_w = np.ascontiguousarray(taps.transpose(3, 1, 0, 2)).reshape(s * o, c, 1, j)
-    name = node.output[0]
-    conv_inputs = [x, constant(f"{name}/voxlite_phase_w", phase_w)]
-    if len(node.input) > 2 and node.input[2]:
-        bias = onnx.numpy_helper.to_array(weights[node.input[2]])
-        conv_inputs.append(constant(f"{name}/voxlite_phase_b", np.tile(bias, s)))
-    # Q s = (T + j - 1) s samples computed; the output keeps (T - 1) s + k - begin - end.
-    cut = j * s - k + end
-    stop = -cut if cut else np.iinfo(np.int64).max
-    return [
-        onnx.helper.make_node(
-            "Conv",
-            conv_inputs,
-            [f"{name}/voxlite_phases"],
-            kernel_shape=[1, j],
-            pads=[0, j - 1, 0, j - 1],
-        ),
-        onnx.helper.make_node(
-            "Reshape",
-            [f"{name}/voxlite_phases", constant(f"{name}/voxlite_split", np.array([0, s, o, -1]))],
-            [f"{name}/voxlite_split_out"],
-        ),
-        onnx.helper.make_node(
-            "Transpose", [f"{name}/voxlite_split_out"], [f"{name}/voxlite_inter"], perm=[0, 2, 3, 1]
-        ),
-        onnx.helper.make_node(
-            "Reshape",
-            [f"{name}/voxlite_inter", constant(f"{name}/voxlite_join", np.array([0, o, 1, -1]))],
-            [f"{name}/voxlite_joined"],
-        ),
-        onnx.helper.make_node(
-            "Slice",
-            [
-                f"{name}/voxlite_joined",
-                constant(f"{name}/voxlite_from", np.array([begin])),
-                constant(f"{name}/voxlite_to", np.array([stop])),
-                constant(f"{name}/voxlite_axis", np.array([3])),
-            ],
-            [y],
-        ),
-    ]
-
-
-class SplitCache:
-    """Split graphs on disk, keyed by the model file's content hash, so restarts skip the split."""
-
-    def __init__(self, directory: Path | None) -> None:
-        self.directory = directory
-
-    def load(self, model_path: Path) -> SplitGraph:
-        """The split of `model_path`, from the cache or freshly made (and then cached)."""
-        try:
-            model_bytes = model_path.read_bytes()
-        except OSError as exc:
-            raise ModelError(model_path, f"cannot read the model file ({exc.strerror})") from exc
-        key = f"{hashlib.sha256(model_bytes).hexdigest()}-v{_SPLIT_VERSION}"
-        cached = self._read(key)
-        if cached is not None:
-            return cached
-        split = split_graph(model_bytes, model_path)
-        self._write(key, split)
-        return split
-
-    def _read(self, key: str) -> SplitGraph | None:
-        if self.directory is None:
-            return None
-        try:
-            meta = json.loads((self.directory / f"{key}.json").read_text())
-            flow = self.directory / f"{key}.flow.onnx"
-            vocoder = self.directory / f"{key}.vocoder.onnx"
-            head = self.directory / f"{key}.vocoder-head.onnx"
-            tail = self.directory / f"{key}.vocoder-tail.onnx"
-            return SplitGraph(
-                acoustic=(self.directory / f"{key}.acoustic.onnx").read_bytes(),
-                flow=(
-                    None
-                    if not meta["flow_inputs"]
-                    else b""
-                    if meta["flow_cuts"]
-                    else flow.read_bytes()
-                ),
-                vocoder=b"" if meta["vocoder_stride"] else vocoder.read_bytes(),
-                latent=meta["latent"],
-                durations=meta["durations"],
-                flow_inputs=tuple(meta["flow_inputs"]),
-                vocoder_extra_inputs=tuple(meta["vocoder_extra_inputs"]),
-                vocoder_head=head.read_bytes() if meta["vocoder_stride"] else None,
-                vocoder_tail=tail.read_bytes() if meta["vocoder_stride"] else None,
-                vocoder_stride=meta["vocoder_stride"],
-                vocoder_cut=meta["vocoder_cut"],
-                flow_stages=tuple(
-                    (self.directory / f"{key}.flow-{i}.onnx").read_bytes()
-                    for i in range(len(meta["flow_cuts"]) + 1 if meta["flow_cuts"] else 0)
-                ),
-                flow_cuts=tuple(meta["flow_cuts"]),
-            )
-        except (OSError, ValueError, KeyError):
-            return None
-
-    def _write(self, key: str, split: SplitGraph) -> None:
-        if self.directory is None:
-            return
-        meta = {
-            "latent": split.latent,
-            "durations": split.durations,
-            "flow_inputs": list(split.flow_inputs),
-            "vocoder_extra_inputs": list(split.vocoder_extra_inputs),
-            "vocoder_stride": split.vocoder_stride,
-            "vocoder_cut": split.vocoder_cut,
-            "flow_cuts": list(split.flow_cuts),
-        }
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            # The .json goes last: a reader that finds it finds every part complete.
-            parts = [(".acoustic.onnx", split.acoustic)]
-            if split.vocoder:
-                parts.append((".vocoder.onnx", split.vocoder))
-            if split.flow:
-                parts.append((".flow.onnx", split.flow))
-            if split.vocoder_head is not None and split.vocoder_tail is not None:
-                parts.append((".vocoder-head.onnx", split.vocoder_head))
-                parts.append((".vocoder-tail.onnx", split.vocoder_tail))
-            parts += [(f".flow-{i}.onnx", stage) for i, stage in enumerate(split.flow_stages)]
-            for suffix, data in [*parts, (".json", json.dumps(meta).encode())]:
-                _atomic_write(self.directory / f"{key}{suffix}", data)
-        except OSError as exc:
-            # A read-only cache costs start-up time, never correctness.
-            _LOG.warning("cannot write the split cache in %s: %s", self.directory, exc)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

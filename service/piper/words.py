@@ -1,4 +1,4 @@
-"""Word timings from the acoustic model's per-phoneme frame counts."""
+"""Word timings of a Piper voice from its acoustic model's per-phoneme frame counts."""
 
 from __future__ import annotations
 
@@ -9,19 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine import WordTiming
+
 # Piper's id layout (piper.phoneme_ids.phonemes_to_ids): BOS, PAD, then each known phoneme's ids
 # followed by PAD, then EOS. Unknown phonemes are dropped.
 _BOS, _PAD = "^", "_"
 _TOKEN = re.compile(r"\S+")
-
-
-@dataclass(frozen=True)
-class WordTiming:
-    """When one word of a segment is spoken, relative to the segment's first sample."""
-
-    word: str
-    start_ms: float
-    end_ms: float
 
 
 @dataclass(frozen=True)

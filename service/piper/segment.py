@@ -1,0 +1,152 @@
+"""One text segment of a Piper voice, synthesized one vocoder window per call."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..engine import WordTiming
+from ..scheduler import Batch
+from .schedule import VocoderSchedule
+from .stages import Margins, Sentence
+from .words import SentenceFrames, align_words
+
+if TYPE_CHECKING:
+    from .voice import PiperModel, PiperParams
+
+
+@dataclass(frozen=True)
+class Window:
+    """One vocoder run's input, and which of its output samples to keep."""
+
+    latent: np.ndarray
+    extra: dict[str, np.ndarray]
+    keep_from: int
+    keep_to: int
+    staged: Callable[[bool], np.ndarray]
+    """The same samples through the stages, each keeping its output for the next window: how
+    the window runs unless the scheduler batches it with other streams' windows (which runs the
+    whole vocoder on `latent`, its context included)."""
+
+    @property
+    def shape_key(self) -> tuple[int, ...]:
+        """Windows with equal keys can run as one batch."""
+        return (*self.latent.shape, *(v.shape[-1] for v in self.extra.values()))
+
+
+@dataclass
+class PiperSegment:
+    """A text segment (engine.Segment): the acoustic part with the first window, then one
+    vocoder window per call; each call is short, bounded, blocking work."""
+
+    model: PiperModel
+    margins: Margins
+    schedule: VocoderSchedule
+    text: str
+    params: PiperParams
+    word_timestamps: bool
+    _words: list[WordTiming] = field(default_factory=list)
+    _frames: int = 0
+    _sentences: list[Sentence] | None = None
+    _position: int = 0
+    """Next frame to vocode in the first sentence of _sentences."""
+    _size: int = 0
+    """Size of the last window, 0 before the first."""
+
+    @property
+    def instant(self) -> bool:
+        return False
+
+    @property
+    def words(self) -> Sequence[WordTiming]:
+        return self._words
+
+    @property
+    def total_samples(self) -> int | None:
+        return None if self._sentences is None else self._frames * self.model.hop
+
+    def _frames_ahead(self, ahead: float) -> int:
+        return int(max(0.0, ahead) * self.model.info.native_rate / self.model.hop)
+
+    def prepare(self) -> None:
+        """Phonemize and run the acoustic model on every sentence of the segment."""
+        if self._sentences is not None:
+            return
+        model = self.model
+        sentences, frames_info, frames = [], [], 0
+        for phonemes in model.phonemize(self.text):
+            sentence = model.sentence(model.phoneme_ids(phonemes), self.params, self.margins)
+            sentences.append(sentence)
+            durations = sentence.tensors[model.durations].reshape(-1)
+            frames_info.append(SentenceFrames(phonemes, durations, frames))
+            frames += sentence.frames
+        if self.word_timestamps:
+            frame_ms = 1000.0 * model.hop / model.info.native_rate
+            self._words = align_words(
+                self.text, frames_info, model.id_map, frame_ms, model.count_phoneme_words
+            )
+        self._sentences, self._frames = sentences, frames
+
+    def _next_range(self, ahead: int) -> tuple[Sentence, int, int] | None:
+        """The next window: its sentence and frame range (not yet taken)."""
+        assert self._sentences is not None
+        while self._sentences and self._position >= self._sentences[0].frames:
+            self._sentences.pop(0)
+            self._position = 0
+        if not self._sentences:
+            return None
+        sentence = self._sentences[0]
+        size = self.schedule.next_size(self._size, ahead)
+        return sentence, self._position, min(sentence.frames, self._position + size)
+
+    def _take(self, start: int, end: int) -> None:
+        self._position, self._size = end, end - start
+
+    def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
+        self.prepare()
+        frames_ahead = self._frames_ahead(ahead)
+        found = self._next_range(frames_ahead)
+        if found is None:
+            return None
+        sentence, start, end = found
+        self._take(start, end)
+        return sentence.samples(start, end, frames_ahead, wide)
+
+    def batch(self, ahead: float) -> Batch[np.ndarray] | None:
+        """The next window as a batchable job when only the vocoder is left to run for it (the
+        acoustic part and the flow are done); it is then taken."""
+        if self._sentences is None:
+            return None
+        frames_ahead = self._frames_ahead(ahead)
+        found = self._next_range(frames_ahead)
+        if found is None:
+            return None
+        sentence, start, end = found
+        hop, margin = self.model.hop, self.margins.vocoder
+        lo, hi = max(0, start - margin), min(sentence.frames, end + margin)
+        if not sentence.latent_ready(lo, hi):
+            return None
+        self._take(start, end)
+        staged = functools.partial(sentence.samples, start, end, frames_ahead)
+        window = Window(
+            sentence.latent_window(lo, hi),
+            sentence.extra,
+            (start - lo) * hop,
+            (end - lo) * hop,
+            staged,
+        )
+        key = (self.model.info.name, window.shape_key)
+        return Batch(key, window, self._vocode_windows, alone=window.staged)
+
+    def _vocode_windows(self, windows: list[Window], wide: bool) -> list[np.ndarray]:
+        """The kept samples of each window, the windows (of one voice and shape) in one run."""
+        latent = np.concatenate([w.latent for w in windows])
+        extra = {
+            name: np.concatenate([w.extra[name] for w in windows]) for name in windows[0].extra
+        }
+        flat = self.model.stages.vocode(latent, extra, wide=wide)
+        return [flat[i, w.keep_from : w.keep_to] for i, w in enumerate(windows)]

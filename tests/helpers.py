@@ -1,0 +1,268 @@
+"""What the tests share: real servers (in a thread or a process), calls driven step by step,
+polling with a generous deadline, and the texts they speak."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import numpy as np
+import onnxruntime as ort
+import soundfile
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.service.config import ServerConfig
+from voxlite.service.engine import Voice
+from voxlite.service.piper import PiperVoice
+from voxlite.service.server import VoxliteServer, create_server
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+T = TypeVar("T")
+pb = tts_pb2
+CLI = [sys.executable, "-m", "voxlite.client.cli"]
+LONG_TEXT = " ".join(
+    f"This is sentence number {i} of a long answer that keeps going for a while." for i in range(12)
+)
+QUIET: dict[str, Any] = {"noise_scale": 0.0, "noise_w": 0.0}
+
+
+def kinds(responses: list[Any]) -> list[str]:
+    return [r.WhichOneof("response") for r in responses]
+
+
+def audio_bytes(responses: list[Any]) -> bytes:
+    return b"".join(r.audio.audio for r in responses if r.WhichOneof("response") == "audio")
+
+
+def decode_ogg(data: bytes) -> tuple[np.ndarray, int]:
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
+    return samples, rate
+
+
+def idle(srv: ServerThread) -> bool:
+    """No call admitted and no model job running."""
+    return srv.server.admission.active == 0 and srv.server.scheduler.jobs_running == 0
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll a server-side condition (not a readiness sleep: it checks state until true)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+class Duplex:
+    """A StreamingSynthesize call whose requests are sent one by one from the test."""
+
+    _END = object()
+
+    def __init__(self, stub: tts_pb2_grpc.TextToSpeechServiceStub, **kwargs: Any) -> None:
+        self._requests: queue.Queue[Any] = queue.Queue()
+        self.call = stub.StreamingSynthesize(iter(self._requests.get, self._END), **kwargs)
+        self.received: list[Any] = []
+
+    def send(self, **fields: Any) -> None:
+        self._requests.put(pb.StreamingSynthesizeRequest(**fields))
+
+    def config(self, **fields: Any) -> None:
+        self.send(config=pb.SynthesisConfig(**fields))
+
+    def close(self) -> None:
+        self._requests.put(self._END)
+
+    def next(self) -> Any:
+        response = next(self.call)
+        self.received.append(response)
+        return response
+
+    def until(self, kind: str) -> Any:
+        """Read responses until one of `kind` arrives; returns it."""
+        while True:
+            response = self.next()
+            if response.WhichOneof("response") == kind:
+                return response
+
+    def rest(self) -> list[Any]:
+        out = list(self.call)
+        self.received += out
+        return out
+
+
+def speak(voice: Voice, text: str, params: Hashable) -> np.ndarray:
+    """`text` as one segment through a voice's engine interface, window by window (native
+    rate, before gain)."""
+    segment = voice.segment(text, params, word_timestamps=False)
+    parts = []
+    while (window := segment.next_window(0.0)) is not None:
+        parts.append(window)
+    return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+
+def one_shot(session: ort.InferenceSession, voice: PiperVoice, text: str) -> np.ndarray:
+    """`text` through the unsplit graph, sentence by sentence (noise 0, native rate)."""
+    parts = []
+    for phonemes in voice.model.phonemize(text):
+        ids = voice.model.phoneme_ids(phonemes)
+        out = session.run(
+            None,
+            {
+                "input": np.array([ids], dtype=np.int64),
+                "input_lengths": np.array([len(ids)], dtype=np.int64),
+                "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
+            },
+        )[0]
+        parts.append(out.reshape(-1))
+    return np.concatenate(parts)
+
+
+async def eventually(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll `condition` on the running event loop until it holds: a wait with a generous
+    deadline, never a verdict on how fast it came."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.001)
+
+
+class ServerThread:
+    """A real voxlite server running on its own event loop in a background thread."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        self.server: VoxliteServer
+        self.server, self.port = self.call(create_server(config))
+        self.call(self.server.wait_ready())
+        self.address = f"127.0.0.1:{self.port}"
+
+    def call(self, coro: Any) -> Any:
+        """Run a coroutine on the server's loop and wait for its result."""
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return future.result(timeout=60)
+
+    def on_loop(self, fn: Callable[[], T]) -> T:
+        async def wrapper() -> T:
+            return fn()
+
+        result: T = self.call(wrapper())
+        return result
+
+    def channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.address)
+
+    def stub(self, channel: grpc.Channel) -> tts_pb2_grpc.TextToSpeechServiceStub:
+        return tts_pb2_grpc.TextToSpeechServiceStub(channel)
+
+    def health(self, channel: grpc.Channel, service: str = "") -> int:
+        stub = health_pb2_grpc.HealthStub(channel)
+        status: int = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=10).status
+        return status
+
+    def close(self, grace: float = 0) -> None:
+        if self.loop.is_running():
+            self.call(self.server.stop(grace))
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=30)
+        self.loop.close()
+
+
+def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig:
+    config = ServerConfig(
+        host="127.0.0.1", port=0, voices_dir=tmp_path, cache_dir=cache_dir, workers=2
+    )
+    return replace(config, **changes)
+
+
+class ServerProcess:
+    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING."""
+
+    def __init__(self, cache_dir: Path, voices_dir: Path, *args: str) -> None:
+        command = [
+            str(Path(sys.executable).parent / "voxlite-server"),
+            "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
+            "--cache-dir", str(cache_dir), *args,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        self.log: list[str] = []
+        port = None
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+            match = re.search(r"listening on \S+:(\d+)", line)
+            if match:
+                port = int(match.group(1))
+                break
+        assert port, "".join(self.log)
+        # Keep reading the log so the server never blocks on a full pipe.
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+        self.address = f"127.0.0.1:{port}"
+        self.channel = grpc.insecure_channel(self.address)
+        self.wait_for_health(health_pb2.HealthCheckResponse.SERVING)
+
+    def _read_log(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def health(self) -> int:
+        request = health_pb2.HealthCheckRequest(service="")
+        status: int = health_pb2_grpc.HealthStub(self.channel).Check(request, timeout=5).status
+        return status
+
+    def wait_for_health(self, wanted: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.health() == wanted:
+                    return
+            except grpc.RpcError:
+                pass  # not listening yet
+            assert time.monotonic() < deadline, "".join(self.log)
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        self._reader.join(timeout=10)
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+
+
+def environment(**changes: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "VOXLITE_SERVER"}
+    return env | changes
+
+
+def voxlite(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=env or environment(), timeout=90
+    )
+
+
+def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
+    """An expected failure: exit code, and one `voxlite: error:` line (the last, for argparse)."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    if code == 1:
+        assert len(lines) == 1, result.stderr
+    assert re.match(r"voxlite( \w+)?: error: ", lines[-1]), lines
+    return lines[-1]
