@@ -12,7 +12,8 @@ from typing import TypeVar
 
 from voxlite.service.__main__ import limit_malloc_arenas, quiet_grpc_core, serve
 from voxlite.service.config import config_from_args
-from voxlite.service.scheduler import Batch, SchedulerStats, Work
+from voxlite.service.jobs import Batch, Work
+from voxlite.service.scheduler import SchedulerStats
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from .config import ServerConfig, config_from_args
 from .errors import VoxliteError
 
 if TYPE_CHECKING:
-    from .scheduler import Workers
+    from .jobs import Workers
 
 _LOG = logging.getLogger("voxlite")
 

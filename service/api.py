@@ -17,8 +17,8 @@ from .admission import Admission
 from .cache import CachedVoice, PhraseCache
 from .errors import InvalidRequest, VoxliteError
 from .events import Event
+from .jobs import Workers
 from .registry import VoiceRegistry
-from .scheduler import Workers
 from .session import Session, SessionLimits, StreamSettings
 from .status import abort
 from .watchdog import Watchdog

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .engine import Segment, Voice, VoiceInfo, VoiceRequest, WordTiming
-from .scheduler import Batch
+from .jobs import Batch
 
 _SPACES = re.compile(r"\s+")
 Key = tuple[Hashable, ...]

@@ -9,7 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .scheduler import Batch
+from .jobs import Batch
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .audio import AudioPipeline, AudioSettings, EncodedChunk
+from .audio import AudioSettings
+from .encoders import EncodedChunk
 from .engine import WordTiming
 from .events import AudioEvent, ClearDoneEvent, Event, FlushDoneEvent, FormatEvent, TimestampsEvent
+from .pipeline import AudioPipeline
 
 
 class Output:

@@ -12,15 +12,13 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, TypeVar
+
+from .jobs import Batch, JobDropped, Work
 
 T = TypeVar("T")
-Item = Any
-Work = Callable[[bool], T]
-"""Blocking work for a worker: called with whether it runs wide (it has the machine to
-itself and may use more threads)."""
 
 
 LOAD_WINDOW = 3.0
@@ -28,59 +26,6 @@ LOAD_WINDOW = 3.0
 START_GRACE = 0.1
 """A job due at once (a stream's first audio) counts as late in overdue() once it has waited
 this long: a new call waits behind a backlog, not just behind the job that is running."""
-
-
-class JobDropped(Exception):
-    """The job was dropped before it ran (its stream was cleared)."""
-
-
-@dataclass(frozen=True)
-class Batch(Generic[T]):
-    """Marks a job whose work can be done together with others of the same key in one call:
-    `run([item, ...], wide)` returns one result per item, in order."""
-
-    key: Hashable
-    item: Item
-    run: Callable[[list[Item], bool], list[T]]
-    alone: Work[T] | None = None
-    """How the item runs when no other job joins it (None: as a batch of one)."""
-
-
-class Runner(Protocol):
-    """How a session runs its model work off the event loop: `run` returns `fn`'s result
-    (`fn` takes whether it runs wide). `deadline` (time.monotonic()) is when the result is
-    needed; None means now. A job marked with `batch` may run with others of its key."""
-
-    def run(
-        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
-    ) -> Awaitable[T]: ...
-
-    def close(self) -> None:
-        """The session is over (what the runner holds for it can go)."""
-        ...
-
-
-class Workers(Protocol):
-    """What the server needs of its scheduler: a runner per session, and how busy it is."""
-
-    def runner(self) -> Runner: ...
-
-    def load(self, window: float = ...) -> float: ...
-
-    def overdue(self, now: float | None = None) -> float: ...
-
-    def slack(self, now: float | None = None) -> float: ...
-
-    def shutdown(self) -> None: ...
-
-    @property
-    def jobs_running(self) -> int: ...
-
-    @property
-    def jobs_total(self) -> int: ...
-
-    @property
-    def jobs_queued(self) -> int: ...
 
 
 class JobState(enum.Enum):

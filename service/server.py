@@ -20,9 +20,10 @@ from .cache import PhraseCache
 from .calls import CallObserver
 from .config import ServerConfig
 from .families import families
+from .jobs import Workers
 from .metrics import Metrics
 from .registry import VoiceRegistry
-from .scheduler import Scheduler, Workers
+from .scheduler import Scheduler
 from .security import TokenAuth, server_credentials
 
 _LOG = logging.getLogger(__name__)

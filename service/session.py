@@ -15,8 +15,8 @@ from .audio import AudioSettings
 from .engine import Segment, Voice, WordTiming
 from .errors import Overloaded
 from .events import Event, SummaryEvent
+from .jobs import Batch, JobDropped, Runner, Work
 from .output import Output
-from .scheduler import Batch, JobDropped, Runner, Work
 from .segmenter import Segmenter
 
 T = TypeVar("T")

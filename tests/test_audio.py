@@ -17,14 +17,14 @@ import pytest
 import soundfile as sf
 import soxr
 from voxlite.service.audio import (
-    AudioPipeline,
     AudioSettings,
-    EncodedChunk,
     Encoding,
     InvalidAudioConfig,
     resolve_audio_settings,
 )
+from voxlite.service.encoders import EncodedChunk
 from voxlite.service.ogg import OggOpusWriter, ogg_crc32, opus_packet_samples_48k
+from voxlite.service.pipeline import AudioPipeline
 
 with warnings.catch_warnings():
     warnings.filterwarnings(

@@ -19,8 +19,9 @@ from voxlite.service.audio import Encoding, resolve_audio_settings
 from voxlite.service.engine import VoiceRequest
 from voxlite.service.errors import AtCapacity
 from voxlite.service.events import AudioEvent
+from voxlite.service.jobs import Batch, JobDropped, Runner, Work
 from voxlite.service.piper import PiperVoice
-from voxlite.service.scheduler import START_GRACE, Batch, JobDropped, Runner, Scheduler, Work
+from voxlite.service.scheduler import START_GRACE, Scheduler
 from voxlite.service.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
 from voxlite.tts.v1 import tts_pb2 as pb
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine import WordTiming
-from ..scheduler import Batch
+from ..jobs import Batch
 from .schedule import VocoderSchedule
 from .stages import Margins, Sentence
 from .words import SentenceFrames, align_words

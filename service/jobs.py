@@ -1,0 +1,66 @@
+"""The contract between a session and what runs its model work: jobs, batches, runners."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
+Item = Any
+Work = Callable[[bool], T]
+"""Blocking work for a worker: called with whether it runs wide (it has the machine to
+itself and may use more threads)."""
+
+
+class JobDropped(Exception):
+    """The job was dropped before it ran (its stream was cleared)."""
+
+
+@dataclass(frozen=True)
+class Batch(Generic[T]):
+    """Marks a job whose work can be done together with others of the same key in one call:
+    `run([item, ...], wide)` returns one result per item, in order."""
+
+    key: Hashable
+    item: Item
+    run: Callable[[list[Item], bool], list[T]]
+    alone: Work[T] | None = None
+    """How the item runs when no other job joins it (None: as a batch of one)."""
+
+
+class Runner(Protocol):
+    """How a session runs its model work off the event loop: `run` returns `fn`'s result
+    (`fn` takes whether it runs wide). `deadline` (time.monotonic()) is when the result is
+    needed; None means now. A job marked with `batch` may run with others of its key."""
+
+    def run(
+        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+    ) -> Awaitable[T]: ...
+
+    def close(self) -> None:
+        """The session is over (what the runner holds for it can go)."""
+        ...
+
+
+class Workers(Protocol):
+    """What the server needs of its scheduler: a runner per session, and how busy it is."""
+
+    def runner(self) -> Runner: ...
+
+    def load(self, window: float = ...) -> float: ...
+
+    def overdue(self, now: float | None = None) -> float: ...
+
+    def slack(self, now: float | None = None) -> float: ...
+
+    def shutdown(self) -> None: ...
+
+    @property
+    def jobs_running(self) -> int: ...
+
+    @property
+    def jobs_total(self) -> int: ...
+
+    @property
+    def jobs_queued(self) -> int: ...
