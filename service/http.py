@@ -62,6 +62,7 @@ class MetricsHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 64  # the listen backlog: over the cap, connections are closed at once
 
     def __init__(
         self,

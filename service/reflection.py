@@ -86,11 +86,11 @@ class DocumentedReflectionServicer(ReflectionServicer):
         return self._swap(super()._file_containing_symbol(request, fully_qualified_name))
 
 
-def enable(server: Any, service_names: list[str]) -> None:
+def enable(server: Any, service_names: list[str]) -> DocumentedReflectionServicer:
     """Serve reflection for `service_names` (plus the reflection service itself) on `server`."""
     from grpc_reflection.v1alpha import reflection_pb2_grpc
 
     names = [*service_names, reflection.SERVICE_NAME]
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-        DocumentedReflectionServicer(names), server
-    )
+    servicer = DocumentedReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    return servicer

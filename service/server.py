@@ -115,9 +115,10 @@ class VoxliteServer:
         )
         add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
+        self.reflection: reflection.DocumentedReflectionServicer | None = None
         if config.reflection:
             health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-            reflection.enable(self.grpc, [SERVICE_NAME, health_name])
+            self.reflection = reflection.enable(self.grpc, [SERVICE_NAME, health_name])
         self.port = 0
         self.ready = asyncio.Event()
         self.serving = False
