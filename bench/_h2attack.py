@@ -26,6 +26,9 @@ from hyperframe.frame import (
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 CANCEL = 0x8
+SOURCE = "127.0.0.2"
+"""The attacks' own loopback address, apart from legitimate callers on 127.0.0.1, so that a
+proxy that limits per client address can tell them apart (as it would two hosts)."""
 STREAMING = "/voxlite.tts.v1.TextToSpeechService/StreamingSynthesize"
 
 
@@ -52,7 +55,9 @@ def _loopback(host: str) -> str:
 
 
 def _connect(host: str, port: int) -> socket.socket:
-    sock = socket.create_connection((_loopback(host), port), timeout=5)
+    address = _loopback(host)
+    source = (SOURCE, 0) if ipaddress.ip_address(address).version == 4 else None
+    sock = socket.create_connection((address, port), timeout=5, source_address=source)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.sendall(PREFACE + SettingsFrame(0).serialize())
     return sock

@@ -169,7 +169,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             sides.append((f"{args.replicas} replicas", args.replicas,
                           ["--workers", str(per), "--wide-threads", str(min(2, per))]))  # fmt: skip
             for name, count, extra in sides:
-                replicas = start_replicas(count, workdir, "--max-streams", "256", *extra)
+                # The phrase cache off, as in bench.capacity: the callers repeat the replies.
+                replicas = start_replicas(
+                    count, workdir, "--phrase-cache-mb", "0", "--max-streams", "256", *extra
+                )
                 proxy = HAProxy(replicas, workdir)
                 try:
                     proxy.wait_all_up()

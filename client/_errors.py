@@ -105,6 +105,17 @@ _CUT_SHORT = "Stream removed"
 """gRPC's message for a response stream that ended without a status (no trailers)."""
 
 
+def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
+    """A stream that ended with CANCELLED right after its Summary (the last event) is complete.
+
+    The server ends a stream that the client has not half-closed (a drain, an idle timeout)
+    with its status and then RST_STREAM(NO_ERROR); HAProxy may pass that on as RST_STREAM(CANCEL)
+    before the status, which gRPC reports as CANCELLED. Everything was received."""
+    rpc: Any = error
+    code = rpc.code() if callable(getattr(rpc, "code", None)) else None
+    return summary and code == grpc.StatusCode.CANCELLED
+
+
 def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
     """The exception for a failed call (sync or asyncio), keeping its code and message.
 

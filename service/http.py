@@ -10,7 +10,9 @@ connection silent for `TIMEOUT` seconds is closed, and so is one still unanswere
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +21,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+_LOG = logging.getLogger(__name__)
 MAX_CONNECTIONS = 16
 """Scrapers and probes connect a few times a minute; 16 at once is far more than they need."""
 TIMEOUT = 5.0
@@ -99,6 +102,12 @@ class MetricsHTTPServer(ThreadingHTTPServer):
         finally:
             cutoff.cancel()
             self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that leaves mid-answer is no error: HAProxy resets each check's connection
+        # once it has read the status line, often before the body is written.
+        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            _LOG.warning("metrics port: error answering %s", client_address, exc_info=True)
 
     def start(self) -> None:
         self._thread = threading.Thread(

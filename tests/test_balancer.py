@@ -13,7 +13,15 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
-from voxlite.client import AudioChunk, ClearDone, Client, FlushDone, Summary, Unavailable
+from voxlite.client import (
+    AudioChunk,
+    ClearDone,
+    Client,
+    FlushDone,
+    StreamSession,
+    Summary,
+    Unavailable,
+)
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
@@ -206,15 +214,30 @@ def test_sigterm_drain_behind_haproxy_no_caller_sees_an_error(
                 except Exception as exc:
                     errors.append(exc)
 
+    events: list[object] = []
+    failure: list[BaseException] = []
+
+    def listen(session: StreamSession) -> None:
+        """Read the stream as a player would, event by event as they come."""
+        try:
+            events.extend(session)
+        except Exception as exc:
+            failure.append(exc)
+
     with Client(proxy.address) as client, client.stream(timeout=90) as session:
-        session.send(LONG[:300])  # never half-closed: the drain ends it
-        first = next(iter(session))
-        assert first is not None
+        session.send(LONG)
+        # Half-closed: a stream the replica ends while the caller holds it open can reach the
+        # caller as CANCELLED through HAProxy 2.6, its last events lost (deploy/README.md).
+        session.close()
+        listener = threading.Thread(target=listen, args=(session,), daemon=True)
+        listener.start()
+        wait_for(lambda: len(events) > 1, "the stream's first audio", 60)
         victim = holder(replicas)
         background = threading.Thread(target=caller, daemon=True)
         background.start()
         try:
             wait_for(lambda: len(ids) >= 3, "calls before the drain", 60)
+            assert listener.is_alive()  # the stream still plays
             replicas[victim].proc.send_signal(signal.SIGTERM)
             name = f"voxlite{victim + 1}"
             wait_for(lambda: proxy.status()[name].startswith("DOWN"), "drained replica down")
@@ -223,10 +246,11 @@ def test_sigterm_drain_behind_haproxy_no_caller_sees_an_error(
             sent_when_down = proxy.calls_sent()[name]
             seen = len(ids)
             wait_for(lambda: len(ids) >= seen + 6, "calls after the replica was taken out", 60)
-            events = list(session)  # the stream speaks what it holds, then its summary
+            listener.join(timeout=60)  # the stream speaks what it holds, then its summary
         finally:
             stop.set()
             background.join(timeout=60)
+    assert failure == []
     assert isinstance(events[-1], Summary)
     assert events[-1].audio_duration_ms > 10000
     assert errors == []
