@@ -101,9 +101,35 @@ _BY_CODE: dict[grpc.StatusCode, type[VoxliteError]] = {
 }
 
 
+_CUT_SHORT = "Stream removed"
+"""gRPC's message for a response stream that ended without a status (no trailers)."""
+
+
+def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
+    """A stream that ended with CANCELLED right after its Summary (the last event) is complete.
+
+    The server ends a stream that the client has not half-closed (a drain, an idle timeout)
+    with its status and then RST_STREAM(NO_ERROR); HAProxy may pass that on as RST_STREAM(CANCEL)
+    before the status, which gRPC reports as CANCELLED. Everything was received."""
+    rpc: Any = error
+    code = rpc.code() if callable(getattr(rpc, "code", None)) else None
+    return summary and code == grpc.StatusCode.CANCELLED
+
+
 def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
-    """The exception for a failed call (sync or asyncio), keeping its code and message."""
+    """The exception for a failed call (sync or asyncio), keeping its code and message.
+
+    A call whose stream ended without a status was cut off on the way, not answered: a proxy
+    ends it so when the replica behind it dies mid-call (HAProxy sends an empty DATA frame
+    with END_STREAM, which gRPC reports as UNKNOWN "Stream removed"). That is the same failure
+    as a connection lost under a direct call, and as retryable: Unavailable, code UNAVAILABLE."""
     rpc: Any = error  # grpc.RpcError itself declares no code(); the raised calls all have it
     code = rpc.code() if callable(getattr(rpc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = rpc.details() if callable(getattr(rpc, "details", None)) else str(error)
+    if code == grpc.StatusCode.UNKNOWN and (details or "").startswith(_CUT_SHORT):
+        return Unavailable(
+            f"the call was cut off before the server finished it ({details}): its server "
+            "went away, e.g. a replica behind a proxy stopped; try again",
+            grpc.StatusCode.UNAVAILABLE,
+        )
     return _BY_CODE.get(code, VoxliteError)(details or code.name, code)

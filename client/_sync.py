@@ -24,7 +24,7 @@ from ._channel import (
     resolve_target,
     security,
 )
-from ._errors import from_rpc_error
+from ._errors import ended_after_summary, from_rpc_error
 from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
 
@@ -83,11 +83,15 @@ class StreamSession:
         self._call.cancel()
 
     def __iter__(self) -> Iterator[StreamEvent]:
+        summary = False
         try:
             for response in self._call:
-                yield _convert.event(response)
+                event = _convert.event(response)
+                summary = isinstance(event, Summary)
+                yield event
         except grpc.RpcError as exc:
-            raise from_rpc_error(exc) from exc
+            if not ended_after_summary(exc, summary):
+                raise from_rpc_error(exc) from exc
 
     def __enter__(self) -> StreamSession:
         return self

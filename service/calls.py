@@ -8,11 +8,13 @@ context variable: each gRPC call runs in its own task, so the variable is per ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,12 @@ REQUEST_ID = "x-request-id"
 _QUIET_PREFIXES = ("/grpc.health.v1.Health/",)
 """Logged at DEBUG: orchestrator probes every few seconds would drown the other lines."""
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
+UNREACHED_WINDOW = 10.0
+UNREACHED_LINES = 10
+"""Calls that end before their handler has a request (reset on arrival, refused by an
+interceptor) get at most UNREACHED_LINES lines each UNREACHED_WINDOW seconds; the rest are
+counted and summed up in one line when the window ends. A rapid-reset flood otherwise wrote a
+line per reset stream (bench/floods.py: 19,588 lines in 8 s)."""
 
 
 @dataclass
@@ -41,6 +49,9 @@ class CallRecord:
     voice: str | None = None
     summary: SummaryEvent | None = None
     ended: bool = False
+    reached: bool = False
+    """The handler had its request: a unary request arrived, or a stream's first message was
+    read."""
 
 
 _CURRENT: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
@@ -120,11 +131,70 @@ class _Context:
         return grpc.StatusCode.UNKNOWN
 
 
+class _Requests:
+    """A request stream that marks its call reached once the first message is read."""
+
+    def __init__(self, requests: Any, record: CallRecord) -> None:
+        self._requests = requests
+        self._iterator: Any = None
+        self._record = record
+
+    def __aiter__(self) -> _Requests:
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._iterator is None:  # not before: grpc's iterator warns if never iterated
+            self._iterator = self._requests.__aiter__()
+        request = await self._iterator.__anext__()
+        self._record.reached = True
+        return request
+
+
+class _UnreachedLines:
+    """The access-log budget of calls that never reached their handler (UNREACHED_LINES)."""
+
+    def __init__(self) -> None:
+        self._window_end = 0.0
+        self._lines = 0
+        self._unlogged: Counter[tuple[str, str]] = Counter()
+
+    def allow(self, method: str, code: str) -> bool:
+        now = time.monotonic()
+        if now >= self._window_end:
+            self.flush()
+            self._window_end, self._lines = now + UNREACHED_WINDOW, 0
+        if self._lines < UNREACHED_LINES:
+            self._lines += 1
+            return True
+        if not self._unlogged:
+            with contextlib.suppress(RuntimeError):  # no loop: summed up by the next window
+                asyncio.get_running_loop().call_later(self._window_end - now, self.flush)
+        self._unlogged[method, code] += 1
+        return False
+
+    def flush(self) -> None:
+        if not self._unlogged:
+            return
+        counts = {f"{method} {code}": n for (method, code), n in self._unlogged.most_common()}
+        total = sum(counts.values())
+        self._unlogged.clear()
+        fields = {"unlogged_calls": total, "by_method_and_code": counts}
+        ACCESS_LOG.warning(
+            "%d more calls ended before reaching their handler in %.0f s, not logged one by "
+            "one: %s",
+            total,
+            UNREACHED_WINDOW,
+            ", ".join(f"{k}={n}" for k, n in counts.items()),
+            extra={"fields": fields},
+        )
+
+
 class CallObserver(grpc.aio.ServerInterceptor):
     """Counts, times and logs every call; sends its request id back as initial metadata."""
 
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
+        self._unreached = _UnreachedLines()
 
     async def intercept_service(
         self,
@@ -147,20 +217,26 @@ class CallObserver(grpc.aio.ServerInterceptor):
             (True, False): grpc.stream_unary_rpc_method_handler,
             (True, True): grpc.stream_stream_rpc_method_handler,
         }[kind]
-        wrapped = self._wrap(behavior, details.method, details.invocation_metadata)
+        wrapped = self._wrap(
+            behavior, details.method, details.invocation_metadata, handler.request_streaming
+        )
         return make(
             wrapped,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
 
-    def _wrap(self, behavior: Any, method: str, metadata: Any) -> Any:
+    def _wrap(self, behavior: Any, method: str, metadata: Any, streaming: bool) -> Any:
         # grpc dispatches on the function's kind (coroutine or async generator): keep it.
         if inspect.isasyncgenfunction(behavior):
 
             async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
                 record, observed = await self._begin(method, metadata, context)
                 error: BaseException | None = None
+                if streaming:
+                    request = _Requests(request, record)
+                else:
+                    record.reached = True
                 responses = behavior(request, observed)
                 try:
                     async for response in responses:
@@ -181,6 +257,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         async def call(request: Any, context: Any) -> Any:
             record, observed = await self._begin(method, metadata, context)
             error: BaseException | None = None
+            if streaming:
+                request = _Requests(request, record)
+            else:
+                record.reached = True
             try:
                 return await behavior(request, observed)
             except BaseException as exc:
@@ -227,6 +307,9 @@ class CallObserver(grpc.aio.ServerInterceptor):
             "peer": record.peer,
         }
         level = logging.DEBUG if record.quiet else logging.INFO
-        if ACCESS_LOG.isEnabledFor(level):
-            text = " ".join(f"{k}={'-' if v is None else v}" for k, v in fields.items())
-            ACCESS_LOG.log(level, "%s", text, extra={"fields": fields})
+        if not ACCESS_LOG.isEnabledFor(level):
+            return
+        if not record.reached and not self._unreached.allow(record.method, code):
+            return
+        text = " ".join(f"{k}={'-' if v is None else v}" for k, v in fields.items())
+        ACCESS_LOG.log(level, "%s", text, extra={"fields": fields})

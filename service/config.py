@@ -51,6 +51,10 @@ class ServerConfig:
     DEADLINE_EXCEEDED (a forgotten stream, or a client that stopped reading); 0 disables."""
     grace_seconds: float = 10.0
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
+    drain_delay_seconds: float = 0.0
+    """On SIGTERM/SIGINT, how long health reports NOT_SERVING while new calls are still
+    admitted, before the grace period: time for a balancer's health check to take the replica
+    out, so that no caller meets a refusal (behind HAProxy: 2 s). 0: refuse at once."""
     ort: OrtSettings = field(default_factory=OrtSettings)
     """onnxruntime session options."""
     batch_vocoder: int = 1
@@ -106,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir", help="split-graph cache folder; 'none' disables (default ~/.cache/voxlite)"
     )
     p.add_argument("--grace-seconds", type=float, help="drain period on SIGTERM (default 10)")
+    p.add_argument(
+        "--drain-delay-seconds",
+        type=float,
+        help="on SIGTERM, report NOT_SERVING but keep admitting calls this long, so balancers "
+        "take the replica out first (default 0)",
+    )
     p.add_argument(
         "--idle-timeout-seconds",
         type=float,
@@ -186,6 +196,7 @@ def config_from_args(
         "ort_threads": int,
         "wide_threads": int,
         "grace_seconds": float,
+        "drain_delay_seconds": float,
         "idle_timeout_seconds": float,
         "admission_wait_seconds": float,
         "batch_vocoder": int,
@@ -229,6 +240,8 @@ def config_from_args(
         parser.error("--metrics-port must be between 0 (no metrics) and 65535")
     if not 0 <= float(str(values.get("admission_wait_seconds", 0))) <= 10:
         parser.error("--admission-wait-seconds must be between 0 (refuse at once) and 10")
+    if not 0 <= float(str(values.get("drain_delay_seconds", 0))) <= 60:
+        parser.error("--drain-delay-seconds must be between 0 and 60")
     if float(str(values.get("max_connection_age_seconds", 0))) < 0:
         parser.error("--max-connection-age-seconds must be >= 0 (0: never)")
     known = {f.name for f in fields(ServerConfig)}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import (
     CollectorRegistry,
@@ -14,10 +12,10 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
-    start_http_server,
 )
 
 from .events import SummaryEvent
+from .http import MetricsHTTPServer
 
 SYNTHESIS_METHODS = frozenset(
     {"TextToSpeechService/Synthesize", "TextToSpeechService/StreamingSynthesize"}
@@ -79,7 +77,7 @@ class Metrics:
         self._voices_failed = Gauge(
             "voxlite_voices_failed", "Voice files that failed to load.", registry=r
         )
-        self._http: tuple[WSGIServer, threading.Thread] | None = None
+        self._http: MetricsHTTPServer | None = None
 
     # -- what the rest of the server calls ---------------------------------------------------
 
@@ -118,20 +116,18 @@ class Metrics:
 
     # -- the HTTP endpoint -------------------------------------------------------------------
 
-    def serve(self, host: str, port: int) -> int:
-        """Serve /metrics on host:port (host as --host: "[::]" is every interface); returns
-        the port. Raises OSError when it cannot listen."""
-        server, thread = start_http_server(
-            port, host.removeprefix("[").removesuffix("]"), registry=self.registry
+    def serve(self, host: str, port: int, ready: Callable[[], bool] = lambda: True) -> int:
+        """Serve /metrics, and /readyz from `ready()`, on host:port (host as --host: "[::]" is
+        every interface); returns the port. Raises OSError when it cannot listen."""
+        server = MetricsHTTPServer(
+            (host.removeprefix("[").removesuffix("]"), port), self.registry, ready
         )
-        self._http = (server, thread)
+        server.start()
+        self._http = server
         return int(server.server_address[1])
 
     def stop(self) -> None:
         """Stop serving (blocks up to the HTTP server's half-second poll)."""
         if self._http is not None:
-            server, thread = self._http
-            self._http = None
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
+            server, self._http = self._http, None
+            server.stop()

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from importlib.resources import files
 from typing import Any
 
+import grpc
 from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection
 from grpc_reflection.v1alpha._async import ReflectionServicer
+
+MAX_STREAMS = 4
+"""Reflection streams open at once, all callers together (grpcurl opens one per command)."""
+MAX_REQUESTS = 100
+"""Requests one reflection stream may make (grpcurl's describe makes a handful). Each answer
+is a whole file descriptor, about 16 kB for ours, for a request of a few bytes: unbounded, one
+stream could draw hundreds of MB."""
 
 
 def documented_files() -> dict[str, bytes]:
@@ -34,6 +43,32 @@ class DocumentedReflectionServicer(ReflectionServicer):
     def __init__(self, service_names: list[str]) -> None:
         super().__init__(service_names)
         self._documented = documented_files()
+        self.streams = 0
+        """Reflection streams open now."""
+
+    async def ServerReflectionInfo(self, request_iterator: Any, context: Any) -> AsyncIterator[Any]:
+        """grpc's, within MAX_STREAMS streams at once and MAX_REQUESTS requests a stream."""
+        if self.streams >= MAX_STREAMS:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{self.streams} reflection streams are open, the most this server serves at "
+                "once: try again in a moment",
+            )
+        self.streams += 1
+        responses = super().ServerReflectionInfo(request_iterator, context)
+        try:
+            answered = 0
+            async for response in responses:
+                if answered == MAX_REQUESTS:
+                    await context.abort(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"one reflection stream may make {MAX_REQUESTS} requests: open another",
+                    )
+                answered += 1
+                yield response
+        finally:
+            self.streams -= 1
+            await responses.aclose()
 
     def _swap(self, response: Any) -> Any:
         if response.HasField("file_descriptor_response"):
@@ -51,11 +86,11 @@ class DocumentedReflectionServicer(ReflectionServicer):
         return self._swap(super()._file_containing_symbol(request, fully_qualified_name))
 
 
-def enable(server: Any, service_names: list[str]) -> None:
+def enable(server: Any, service_names: list[str]) -> DocumentedReflectionServicer:
     """Serve reflection for `service_names` (plus the reflection service itself) on `server`."""
     from grpc_reflection.v1alpha import reflection_pb2_grpc
 
     names = [*service_names, reflection.SERVICE_NAME]
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-        DocumentedReflectionServicer(names), server
-    )
+    servicer = DocumentedReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    return servicer

@@ -11,7 +11,7 @@ import socket
 from typing import TypeVar
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from . import reflection, runtime
 from .admission import Admission
@@ -20,6 +20,7 @@ from .cache import PhraseCache
 from .calls import CallObserver
 from .config import ServerConfig
 from .families import families
+from .health import BoundedHealthServicer
 from .jobs import Workers
 from .metrics import Metrics
 from .registry import VoiceRegistry
@@ -29,6 +30,8 @@ from .security import TokenAuth, server_credentials
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _HEALTH_SERVICES = ("", SERVICE_NAME)
+MAX_CONCURRENT_STREAMS = 100
+"""gRPC's limit of streams open at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS)."""
 
 
 class VoxliteServer:
@@ -71,7 +74,7 @@ class VoxliteServer:
             slack=self.scheduler.slack,
             wait=config.admission_wait_seconds,
         )
-        self.health = health.aio.HealthServicer()
+        self.health = BoundedHealthServicer()
         self.metrics_port = 0
         # The observer first: it also counts and logs the calls TokenAuth refuses.
         interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(self.metrics)]
@@ -87,6 +90,12 @@ class VoxliteServer:
                 # refused by gRPC itself with RESOURCE_EXHAUSTED before it is even parsed.
                 ("grpc.max_receive_message_length", 1024 * 1024),
                 ("grpc.so_reuseport", 0),
+                # Streams open at once on one connection (gRPC's default is unlimited). A rapid
+                # reset flood (streams opened and reset in bursts) then cannot crowd the server:
+                # 77% of legitimate calls ended CANCELLED without it, none with it
+                # (bench/floods.py, tests/test_h2_floods.py). Clients and HAProxy queue, or
+                # open another connection, past it.
+                ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
                 # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
                 # onto replicas added since. Only new calls move: those running finish on the
                 # old connection however long they last (gRPC's default grace, unlimited). A
@@ -105,11 +114,14 @@ class VoxliteServer:
         )
         add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
+        self.reflection: reflection.DocumentedReflectionServicer | None = None
         if config.reflection:
             health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-            reflection.enable(self.grpc, [SERVICE_NAME, health_name])
+            self.reflection = reflection.enable(self.grpc, [SERVICE_NAME, health_name])
         self.port = 0
         self.ready = asyncio.Event()
+        self.serving = False
+        """What gRPC health reports for "" is SERVING (read by /readyz, from another thread)."""
         self._loader: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
@@ -129,7 +141,9 @@ class VoxliteServer:
         if self.port == 0:
             raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
         if self.config.metrics_port:
-            self.metrics_port = self.metrics.serve(self.config.host, self.config.metrics_port)
+            self.metrics_port = self.metrics.serve(
+                self.config.host, self.config.metrics_port, ready=lambda: self.serving
+            )
         await self.grpc.start()
         self._loader = asyncio.ensure_future(self._load())
         return self.port
@@ -139,6 +153,7 @@ class VoxliteServer:
         self.admission.open()
         for name in _HEALTH_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.serving = True
         self.ready.set()
         _LOG.info("serving on port %d with %d voice(s)", self.port, len(self.registry.voices()))
 
@@ -157,10 +172,17 @@ class VoxliteServer:
         """Drain: health NOT_SERVING, new calls refused, running streams finish within `grace`.
 
         The gRPC server keeps answering while streams drain, so probes see NOT_SERVING and new
-        synthesis calls get UNAVAILABLE with a message (rather than a closed port)."""
+        synthesis calls get UNAVAILABLE with a message (rather than a closed port). With
+        --drain-delay-seconds, calls are still admitted that long after health goes
+        NOT_SERVING, while balancers take the replica out."""
         grace = self.config.grace_seconds if grace is None else grace
-        self.admission.drain()  # streams that never half-close finish what they hold
+        was_serving, self.serving = self.serving, False
         await self.health.enter_graceful_shutdown()
+        if was_serving and self.config.drain_delay_seconds > 0:
+            delay = self.config.drain_delay_seconds
+            _LOG.info("not serving: still admitting calls for %.1f s", delay)
+            await asyncio.sleep(delay)
+        self.admission.drain()  # streams that never half-close finish what they hold
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         with contextlib.suppress(asyncio.TimeoutError):

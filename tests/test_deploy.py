@@ -7,8 +7,10 @@ container engine); these tests read the files and check them against each other.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,8 @@ from voxlite.service.config import ServerConfig
 ROOT = Path(__file__).resolve().parents[1]
 KUBERNETES_DIR = ROOT / "deploy" / "kubernetes"
 ENVOY_CONFIG = ROOT / "deploy" / "envoy" / "envoy.yaml"
+HAPROXY_DIR = ROOT / "deploy" / "haproxy"
+HAPROXY_CONFIGS = [HAPROXY_DIR / "haproxy.cfg", HAPROXY_DIR / "haproxy-kubernetes.cfg"]
 MANIFESTS = sorted([*KUBERNETES_DIR.glob("*.yaml"), *KUBERNETES_DIR.glob("*.yml")])
 GRPC_PORT = 50051
 KUBERNETES_VERSIONS = ("1.27", kubernetes_validate.latest_version())
@@ -128,19 +132,24 @@ def test_probes_are_grpc_health_checks_on_the_grpc_port(container: Resource) -> 
     assert container["readinessProbe"]["grpc"].get("service", "") == ""
 
 
+def drain_seconds(container: Resource) -> float:
+    """SIGTERM to exit, at most: the drain delay (still admitting), then the grace period."""
+    env = env_of(container)
+    return float(env.get("VOXLITE_DRAIN_DELAY_SECONDS", 0)) + float(env["VOXLITE_GRACE_SECONDS"])
+
+
 def test_termination_grace_covers_prestop_and_drain(pod: Resource, container: Resource) -> None:
     """SIGKILL must not come before the preStop sleep and the server's drain are over."""
-    grace = float(env_of(container)["VOXLITE_GRACE_SECONDS"])
     prestop = prestop_seconds(container)
     assert prestop > 0
-    assert pod["terminationGracePeriodSeconds"] >= prestop + grace
+    assert pod["terminationGracePeriodSeconds"] >= prestop + drain_seconds(container)
 
 
 def test_liveness_outlasts_the_drain(container: Resource) -> None:
     """Health is NOT_SERVING during the drain: liveness must not restart the replica then."""
     probe = container["livenessProbe"]
     tolerated = probe.get("periodSeconds", 10) * probe.get("failureThreshold", 3)
-    drain = prestop_seconds(container) + float(env_of(container)["VOXLITE_GRACE_SECONDS"])
+    drain = prestop_seconds(container) + drain_seconds(container)
     assert tolerated >= drain
 
 
@@ -315,6 +324,83 @@ def test_envoy_balances_calls_over_healthy_replicas(
                 address = endpoint["endpoint"]["address"]["socket_address"]
                 assert address["address"] == f"{name}.svc.cluster.local"
                 assert address["port_value"] == GRPC_PORT
+
+
+# -- HAProxy --------------------------------------------------------------------------------------
+# tests/test_balancer.py runs haproxy.cfg for real; these check both files' settings.
+
+
+def haproxy_settings(path: Path) -> list[list[str]]:
+    """Each setting line as its words: comments and blank lines dropped."""
+    lines = (line.split("#", 1)[0].split() for line in path.read_text().splitlines())
+    return [words for words in lines if words]
+
+
+def duration(text: str) -> float:
+    """An HAProxy time ("250ms", "10s", "1h"; milliseconds without a unit) in seconds."""
+    match = re.fullmatch(r"(\d+)(us|ms|s|m|h|d)?", text)
+    assert match, text
+    unit = {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2) or "ms"]
+    return int(match.group(1)) * unit
+
+
+@pytest.mark.parametrize("path", HAPROXY_CONFIGS, ids=lambda p: p.name)
+def test_haproxy_accepts_the_configuration(path: Path) -> None:
+    from bench._balanced import haproxy_binary
+
+    binary = haproxy_binary()
+    assert binary, "haproxy is not installed (scripts/setup test installs it)"
+    checked = subprocess.run([binary, "-c", "-f", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_haproxy_kubernetes_configuration_differs_only_in_finding_replicas() -> None:
+    def common(path: Path) -> list[list[str]]:
+        settings, in_resolvers = [], False
+        for words in haproxy_settings(path):
+            if words[0] in ("global", "defaults", "frontend", "backend", "resolvers"):
+                in_resolvers = words[0] == "resolvers"
+            if not in_resolvers and words[0] not in ("server", "server-template"):
+                settings.append(words)
+        return settings
+
+    assert common(HAPROXY_CONFIGS[0]) == common(HAPROXY_CONFIGS[1])
+
+
+@pytest.mark.parametrize("path", HAPROXY_CONFIGS, ids=lambda p: p.name)
+def test_haproxy_timeouts_leave_long_streams_and_idle_ones_to_the_server(
+    path: Path, container: Resource
+) -> None:
+    timeouts = {w[1]: duration(w[2]) for w in haproxy_settings(path) if w[0] == "timeout"}
+    idle = float(
+        env_of(container).get("VOXLITE_IDLE_TIMEOUT_SECONDS", ServerConfig.idle_timeout_seconds)
+    )
+    for name in ("client", "server", "tunnel"):
+        assert timeouts[name] > idle, f"timeout {name} would cut a quiet stream first"
+    assert timeouts["http-request"] <= 30, "headers trickled for ever would hold connections"
+
+
+@pytest.mark.parametrize("path", HAPROXY_CONFIGS, ids=lambda p: p.name)
+def test_haproxy_takes_a_draining_replica_out_within_its_drain_delay(
+    path: Path, container: Resource
+) -> None:
+    """The check (every `inter`, `fall` failures, each up to `timeout check`) must see the
+    replica's /readyz go 503 before its drain delay ends and it starts refusing calls."""
+    settings = haproxy_settings(path)
+    defaults = next(w for w in settings if w[0] == "default-server")
+    option = dict(itertools.pairwise(defaults))  # each word with the one after it
+    inter, fall = duration(option["inter"]), int(option["fall"])
+    check = next(duration(w[2]) for w in settings if w[:2] == ["timeout", "check"])
+    assert ["option", "httpchk", "GET", "/readyz"] in settings
+    assert option["proto"] == "h2"
+    for line in (w for w in settings if w[0] in ("server", "server-template")):
+        assert "check-proto" in line, line
+        assert line[line.index("check-proto") + 1] == "h1", line
+    delay = float(env_of(container)["VOXLITE_DRAIN_DELAY_SECONDS"])
+    assert fall * inter + check < delay
+    comment = re.search(r"--drain-delay-seconds (\d+)", path.read_text())
+    if comment:  # the value the file tells plain hosts to use
+        assert float(comment.group(1)) == delay
 
 
 # -- Dockerfile and .dockerignore ---------------------------------------------------------------

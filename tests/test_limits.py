@@ -1,0 +1,174 @@
+"""Resources anyone can use, bounded (issue 16.6): health Watch streams, reflection, the metrics
+port's connections; and the readiness endpoint balancers check, with the drain delay."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from voxlite.service import http, reflection
+from voxlite.service.health import MAX_WATCHES
+from voxlite.tts.v1 import tts_pb2 as pb
+
+from .helpers import ServerThread, base_config
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def poll(condition: object, timeout: float = 30.0) -> None:
+    """Until `condition()` holds (a positive condition, generous deadline)."""
+    assert callable(condition)
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def limited(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path_factory.mktemp("voices"), metrics_port=free_port())
+    )
+    yield srv
+    srv.close()
+
+
+def test_health_watch_streams_are_capped_and_given_back(limited: ServerThread) -> None:
+    """Regression (issue 16.6): Watch streams were unlimited."""
+    health = limited.server.health
+    with grpc.insecure_channel(limited.address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        request = health_pb2.HealthCheckRequest(service="")
+        watches = [stub.Watch(request, timeout=60) for _ in range(MAX_WATCHES)]
+        for watch in watches:
+            assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        poll(lambda: health.watches == MAX_WATCHES)
+        with pytest.raises(grpc.RpcError) as refused:
+            next(stub.Watch(request, timeout=10))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "use Check" in refused.value.details()
+        assert stub.Check(request, timeout=10).status == health_pb2.HealthCheckResponse.SERVING
+        for watch in watches:
+            watch.cancel()
+        poll(lambda: health.watches == 0)
+        again = stub.Watch(request, timeout=10)
+        assert next(again).status == health_pb2.HealthCheckResponse.SERVING
+        again.cancel()
+        too_long = health_pb2.HealthCheckRequest(service="x" * 1000)
+        with pytest.raises(grpc.RpcError) as invalid:
+            stub.Check(too_long, timeout=10)
+        assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    poll(lambda: health.watches == 0)
+
+
+def test_reflection_streams_and_requests_are_bounded(limited: ServerThread) -> None:
+    """Regression (issue 16.6): one reflection stream answered without end, 16 kB a request."""
+    servicer = limited.server.reflection
+    assert servicer is not None
+    ask = reflection_pb2.ServerReflectionRequest(
+        file_containing_symbol="voxlite.tts.v1.TextToSpeechService"
+    )
+    with grpc.insecure_channel(limited.address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        answers = stub.ServerReflectionInfo(iter([ask] * (reflection.MAX_REQUESTS + 5)), timeout=60)
+        received: list[reflection_pb2.ServerReflectionResponse] = []
+        with pytest.raises(grpc.RpcError) as cut:
+            received.extend(answers)
+        assert len(received) == reflection.MAX_REQUESTS
+        assert all(a.HasField("file_descriptor_response") for a in received)
+        assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "open another" in cut.value.details()
+
+        gate = threading.Event()
+
+        def held() -> Iterator[reflection_pb2.ServerReflectionRequest]:
+            yield ask
+            gate.wait(timeout=60)
+
+        open_streams = [
+            stub.ServerReflectionInfo(held(), timeout=60) for _ in range(reflection.MAX_STREAMS)
+        ]
+        for stream in open_streams:
+            assert next(stream).HasField("file_descriptor_response")
+        with pytest.raises(grpc.RpcError) as refused:
+            next(stub.ServerReflectionInfo(iter([ask]), timeout=10))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        gate.set()
+        for stream in open_streams:
+            assert list(stream) == []
+        poll(lambda: servicer.streams == 0)
+        # Given back: a new stream is answered.
+        assert next(stub.ServerReflectionInfo(iter([ask]), timeout=10)).HasField(
+            "file_descriptor_response"
+        )
+
+
+def test_metrics_port_bounds_connections_and_closes_silent_ones(limited: ServerThread) -> None:
+    """Regression (issue 16.6): 300 silent connections held 300 threads for as long as they
+    stayed open. Now at most http.MAX_CONNECTIONS threads serve, the rest are closed at once,
+    and a silent connection is closed after http.TIMEOUT seconds."""
+    port = limited.server.metrics_port
+    before = threading.active_count()
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(50)]
+    try:
+        poll(lambda: threading.active_count() >= before + http.MAX_CONNECTIONS)
+        assert threading.active_count() <= before + 2 * http.MAX_CONNECTIONS  # and their timers
+        # The server closes each silent connection: every socket reads end of file.
+        for sock in silent:
+            assert sock.recv(1) == b""
+        poll(lambda: threading.active_count() <= before)
+    finally:
+        for sock in silent:
+            sock.close()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert b"voxlite_calls_total" in response.read()
+
+
+def readyz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_readyz_follows_health_and_the_drain_delay_admits_calls(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, metrics_port=free_port(), drain_delay_seconds=3.0)
+    )
+    try:
+        assert readyz(srv.server.metrics_port) == 200
+        draining = asyncio.run_coroutine_threadsafe(srv.server.stop(10), srv.loop)
+        with srv.channel() as channel:
+            poll(lambda: srv.health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING)
+            assert readyz(srv.server.metrics_port) == 503
+            # Still admitted: the balancer has yet to notice.
+            if not srv.server.admission.draining:
+                responses = list(srv.stub(channel).Synthesize(pb.SynthesizeRequest(text="Hi.")))
+                assert responses[-1].WhichOneof("response") == "summary"
+            poll(lambda: srv.server.admission.draining)
+            with pytest.raises(grpc.RpcError) as refused:
+                list(srv.stub(channel).Synthesize(pb.SynthesizeRequest(text="Hi."), timeout=10))
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        draining.result(timeout=30)
+    finally:
+        srv.close()
