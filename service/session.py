@@ -12,19 +12,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .audio import AudioSettings
-from .engine import Segment, Voice, WordTiming
+from .engine import Segment, Voice
 from .errors import Overloaded
 from .events import Event, SummaryEvent
 from .jobs import Batch, JobDropped, Runner, Work
+from .outbox import Clear, End, Flush, Outbox, Pcm, Words
 from .output import Output
+from .pacing import Pacer
 from .segmenter import Segmenter
 
 T = TypeVar("T")
 
-DEADLINE_LEAD = 0.3
-"""Seconds before a listener would run out of audio that its next job is due: room for a wait
-behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job itself
-(bench/capacity.py chose it: at 150 ms calls stalled at 24 callers)."""
 LONG_FIRST_WINDOW_LOAD = 0.5
 """Over this load (the share of the workers busy lately), a reply that starts from silence gets
 a longer first window: its first audio waits behind other streams' jobs anyway, and the next
@@ -49,53 +47,18 @@ class SessionLimits:
     """Synthesized audio waiting to be sent; synthesis pauses beyond it (backpressure)."""
 
 
-# -- internal queue items ------------------------------------------------------------------------
-
-
 @dataclass
 class _Segment:
     generation: int
     text: str
 
 
-@dataclass
-class _Pcm:
-    generation: int
-    segment: int
-    samples: np.ndarray
-
-
-@dataclass
-class _Words:
-    generation: int
-    segment: int
-    text: str
-    words: list[WordTiming]
-
-
-@dataclass
-class _Flush:
-    id: int
-
-
-@dataclass
-class _Clear:
-    id: int
-
-
-@dataclass
-class _End:
-    pass
-
-
-_Work = _Segment | _Flush | _End
-_Out = _Pcm | _Words | _Flush | _Clear | _End
+_Work = _Segment | Flush | End
 
 
 @dataclass
 class _Stats:
     first_text_at: float | None = None
-    busy_seconds: float = 0.0
     segments: int = 0
 
 
@@ -118,28 +81,21 @@ class Session:
         load: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.settings = settings
-        self._runner = runner
         self._load = load
         """The scheduler's load (Scheduler.load): how busy its workers were lately."""
         self.closers: list[Callable[[], None]] = []
         """Called once the call is over."""
         self._step: asyncio.Future[Any] | None = None
-        # When the listener will have heard all audio produced so far (time.monotonic()): the
-        # deadline of the next model job. Nothing produced yet: due now.
-        self._heard_by = 0.0
+        self._pacer = Pacer(runner, settings.voice.info.native_rate)
         self._limits = limits or SessionLimits()
         self._segmenter = segmenter or Segmenter()
         self._generation = 0
         self._work: deque[_Work] = deque()
         self._queued_chars = 0
-        self._out: deque[_Out] = deque()
-        self._queued_samples = 0
+        rate = settings.voice.info.native_rate
+        self._out = Outbox(int(self._limits.max_queued_seconds * rate))
         self._work_added = asyncio.Event()
-        self._out_added = asyncio.Event()
-        self._out_taken = asyncio.Event()
         self._ended = False
-        self.paused = False
-        """Synthesis waits for the client to read: max_queued_seconds of audio are unsent."""
         self._waiting_for_text = False
         self._error: BaseException | None = None
         self._stats = _Stats()
@@ -157,6 +113,11 @@ class Session:
         return self._producer is not None and self._producer.done()
 
     @property
+    def paused(self) -> bool:
+        """Synthesis waits for the client to read: max_queued_seconds of audio are unsent."""
+        return self._out.paused
+
+    @property
     def working(self) -> bool:
         """The server is producing for the call: it has text to speak and is not waiting for
         the client to read (its queue of unsent audio is not full)."""
@@ -165,7 +126,7 @@ class Session:
     @property
     def queued_seconds(self) -> float:
         """Audio synthesized and not yet sent."""
-        return self._queued_samples / self.settings.voice.info.native_rate
+        return self._out.queued_samples / self.settings.voice.info.native_rate
 
     def push_text(self, text: str) -> None:
         """Append a piece of text; complete segments go to synthesis at once."""
@@ -187,7 +148,7 @@ class Session:
             return
         for segment in self._segmenter.flush():
             self._add_segment(segment)
-        self._add_work(_Flush(flush_id))
+        self._add_work(Flush(flush_id))
 
     def clear(self, clear_id: int) -> None:
         """Barge-in: drop buffered text and unsent audio, stop the segment in flight."""
@@ -198,16 +159,10 @@ class Session:
         if self._step is not None:
             self._step.cancel()  # a job still queued never runs; one running is ignored
         # Pending flushes are acknowledged (their text is dropped) before the clear.
-        acks = [item for item in self._work if isinstance(item, _Flush)]
-        self._work = deque(item for item in self._work if not isinstance(item, (_Segment, _Flush)))
+        acks = [item for item in self._work if isinstance(item, Flush)]
+        self._work = deque(item for item in self._work if not isinstance(item, (_Segment, Flush)))
         self._queued_chars = 0
-        kept = [item for item in self._out if not isinstance(item, (_Pcm, _Words))]
-        self._out = deque(kept)
-        self._queued_samples = 0
-        self._out.extend(acks)
-        self._out.append(_Clear(clear_id))
-        self._out_added.set()
-        self._out_taken.set()
+        self._out.clear([*acks, Clear(clear_id)])
 
     def end(self) -> None:
         """No more input: speak what is buffered, then finish with a summary. Idempotent."""
@@ -215,7 +170,7 @@ class Session:
             return
         for segment in self._segmenter.flush():
             self._add_segment(segment)
-        self._add_work(_End())
+        self._add_work(End())
         self._ended = True
 
     def fail(self, error: BaseException) -> None:
@@ -223,7 +178,7 @@ class Session:
         if self._error is None:
             self._error = error
         self._ended = True
-        self._out_added.set()
+        self._out.wake()
 
     def _add_segment(self, text: str) -> None:
         if not text.strip():
@@ -242,27 +197,9 @@ class Session:
     async def _job(
         self, fn: Work[T] | None, generation: int, batch: Batch[T] | None = None
     ) -> T | None:
-        """Run `fn` (or `batch`) on the scheduler, due when the listener runs out of audio.
-        None if a clear dropped it (or made its result stale)."""
-        stats = self._stats
-        work = fn if fn is not None else (batch.alone if batch is not None else None)
-
-        def timed(wide: bool) -> T:
-            assert work is not None
-            start = time.perf_counter()
-            try:
-                return work(wide)
-            finally:
-                stats.busy_seconds += time.perf_counter() - start
-
-        # Due a little before the listener runs dry, so that the job is done by then, and so
-        # that a stream about to stall goes before a new stream's first audio. A listener with
-        # no audio in hand waits already: due now (None). A batch's own run is not timed in
-        # this stream's real-time factor.
-        heard = self._heard_by > time.monotonic()
-        deadline = self._heard_by - DEADLINE_LEAD if heard else None
-        run = self._runner.run(timed if work is not None else None, deadline, batch=batch)
-        step = asyncio.ensure_future(run)
+        """Run `fn` (or `batch`) by the listener's clock. None if a clear dropped it (or made
+        its result stale)."""
+        step = asyncio.ensure_future(self._pacer.run(fn, batch))
         self._step = step
         try:
             await asyncio.wait([step])
@@ -276,11 +213,6 @@ class Session:
             return None
         return step.result()
 
-    def _heard(self, samples: int) -> None:
-        """Account for audio produced: the listener will be busy with it that much longer."""
-        seconds = samples / self.settings.voice.info.native_rate
-        self._heard_by = max(self._heard_by, time.monotonic()) + seconds
-
     async def _next_work(self) -> _Work:
         while not self._work:
             self._work_added.clear()
@@ -291,32 +223,18 @@ class Session:
                 self._waiting_for_text = False
         return self._work.popleft()
 
-    async def _put(self, item: _Out, generation: int | None = None) -> bool:
-        """Queue an item for sending, waiting while too much audio is queued (backpressure).
-        False if a clear made the item stale while it waited."""
-        limit = self._limits.max_queued_seconds * self.settings.voice.info.native_rate
-        while isinstance(item, _Pcm) and self._queued_samples >= limit:
-            self._out_taken.clear()
-            self.paused = True
-            try:
-                await self._out_taken.wait()
-            finally:
-                self.paused = False
-        if generation is not None and generation != self._generation:
-            return False
-        if isinstance(item, _Pcm):
-            self._queued_samples += item.samples.size
-        self._out.append(item)
-        self._out_added.set()
-        return True
+    async def _put(self, item: Pcm | Words, generation: int) -> bool:
+        """Queue audio or words for sending (waiting while too much audio is unsent); False if a
+        clear made them stale meanwhile."""
+        return await self._out.put(item, lambda: generation != self._generation)
 
     async def _produce(self) -> None:
         settings = self.settings
         while True:
             item = await self._next_work()
-            if isinstance(item, (_Flush, _End)):
-                await self._put(item)
-                if isinstance(item, _End):
+            if isinstance(item, (Flush, End)):
+                await self._out.put(item)
+                if isinstance(item, End):
                     return
                 continue
             self._queued_chars -= len(item.text)
@@ -325,7 +243,7 @@ class Session:
             index = self._stats.segments
             self._stats.segments += 1
             text = item.text.strip()
-            busy = self._heard_by <= time.monotonic() and self._load() > LONG_FIRST_WINDOW_LOAD
+            busy = not self._pacer.ahead() and self._load() > LONG_FIRST_WINDOW_LOAD
             segment = settings.voice.segment(
                 text, settings.params, word_timestamps=settings.word_timestamps, long_first=busy
             )
@@ -341,19 +259,19 @@ class Session:
             if gen != self._generation:
                 return
             words = segment.words if first and self.settings.word_timestamps else ()
-            if words and not await self._put(_Words(gen, index, text, list(words)), gen):
+            if words and not await self._put(Words(gen, index, text, list(words)), gen):
                 return
             first = False
             if samples is None:
                 return
-            self._heard(samples.size)
-            if not await self._put(_Pcm(gen, index, samples), gen):
+            self._pacer.heard(samples.size)
+            if not await self._put(Pcm(gen, index, samples), gen):
                 return
 
     async def _window(self, segment: Segment, gen: int) -> np.ndarray | None:
         """The segment's next window: taken at once when it needs no model run, else as a job
         (one the scheduler may batch with other streams' when the segment offers it)."""
-        ahead = max(0.0, self._heard_by - time.monotonic())
+        ahead = self._pacer.ahead()
         if segment.instant:
             return segment.next_window(ahead)
         batch = segment.batch(ahead)
@@ -362,21 +280,6 @@ class Session:
         return await self._job(lambda wide: segment.next_window(ahead, wide=wide), gen)
 
     # -- sending (the consumer) ---------------------------------------------------------------
-
-    async def _next_out(self, producer: asyncio.Future[None]) -> _Out:
-        """The next item to send; raises the error given to fail() or the producer's."""
-        while not self._out and self._error is None:
-            if producer.done():
-                producer.result()  # re-raise a synthesis failure
-            self._out_added.clear()
-            waiter: asyncio.Future[Any] = asyncio.ensure_future(self._out_added.wait())
-            try:
-                await asyncio.wait([waiter, producer], return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                waiter.cancel()
-        if self._error is not None:
-            raise self._error
-        return self._out.popleft()
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """Everything to send, in order; raises the error given to fail()."""
@@ -391,23 +294,24 @@ class Session:
         producer = self._producer = asyncio.ensure_future(self._produce())
         try:
             while True:
-                item = await self._next_out(producer)
+                item = await self._out.take(producer, lambda: self._error is not None)
+                if item is None:
+                    assert self._error is not None
+                    raise self._error
                 events: list[Event]
-                if isinstance(item, _Pcm):
-                    self._queued_samples -= item.samples.size
-                    self._out_taken.set()
+                if isinstance(item, Pcm):
                     events = out.pcm(item.samples, item.segment)
-                elif isinstance(item, _Words):
+                elif isinstance(item, Words):
                     events = [out.words(item.segment, item.text, item.words)]
-                elif isinstance(item, _Flush):
+                elif isinstance(item, Flush):
                     events = out.flush(item.id)
-                elif isinstance(item, _Clear):
+                elif isinstance(item, Clear):
                     events = out.clear(item.id)
                 else:
                     events = out.finish()
                 for event in events:
                     yield event
-                if isinstance(item, _End):
+                if isinstance(item, End):
                     yield self._summary(out)
                     return
         finally:
@@ -421,5 +325,5 @@ class Session:
         ttfa = 0.0
         if out.first_audio_at is not None and s.first_text_at is not None:
             ttfa = 1000.0 * (out.first_audio_at - s.first_text_at)
-        rtf = s.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
+        rtf = self._pacer.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
         return SummaryEvent(audio_ms, s.segments, ttfa, rtf)
