@@ -189,6 +189,15 @@ class _UnreachedLines:
         )
 
 
+_HANDLER_KINDS: dict[tuple[bool, bool], tuple[str, Callable[..., grpc.RpcMethodHandler]]] = {
+    (False, False): ("unary_unary", grpc.unary_unary_rpc_method_handler),
+    (False, True): ("unary_stream", grpc.unary_stream_rpc_method_handler),
+    (True, False): ("stream_unary", grpc.stream_unary_rpc_method_handler),
+    (True, True): ("stream_stream", grpc.stream_stream_rpc_method_handler),
+}
+"""A handler's behavior by (request streaming, response streaming), and how to make one."""
+
+
 class CallObserver(grpc.aio.ServerInterceptor):
     """Counts, times and logs every call; sends its request id back as initial metadata."""
 
@@ -204,19 +213,8 @@ class CallObserver(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None:  # UNIMPLEMENTED: not counted (method names come from clients)
             return None
-        kind = (handler.request_streaming, handler.response_streaming)
-        behavior = {
-            (False, False): handler.unary_unary,
-            (False, True): handler.unary_stream,
-            (True, False): handler.stream_unary,
-            (True, True): handler.stream_stream,
-        }[kind]
-        make = {
-            (False, False): grpc.unary_unary_rpc_method_handler,
-            (False, True): grpc.unary_stream_rpc_method_handler,
-            (True, False): grpc.stream_unary_rpc_method_handler,
-            (True, True): grpc.stream_stream_rpc_method_handler,
-        }[kind]
+        name, make = _HANDLER_KINDS[handler.request_streaming, handler.response_streaming]
+        behavior = getattr(handler, name)
         wrapped = self._wrap(
             behavior, details.method, details.invocation_metadata, handler.request_streaming
         )
