@@ -182,7 +182,7 @@ class Recording:
         if window is None:
             words = tuple(self.inner.words) if self.word_timestamps else None
             self.keep(CachedPhrase(tuple(self._windows), words))
-        else:
+        elif window.size:  # a step with no samples yet (engine.Segment.next_window)
             self._windows.append(window)
         return window
 

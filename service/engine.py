@@ -71,7 +71,8 @@ class Segment(Protocol):
     @property
     def words(self) -> Sequence[WordTiming]:
         """When each word is spoken, relative to the segment's first sample; complete once
-        the first window has been produced (empty if not asked for, or none)."""
+        the first window with samples has been produced, or the segment is done (empty if not
+        asked for, or none)."""
         ...
 
     @property
@@ -80,8 +81,10 @@ class Segment(Protocol):
         ...
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
-        """The next PCM window (float32, native rate, before gain); None when the segment is
-        done. `ahead`: seconds of audio the listener has in hand, time the window may take.
+        """The next PCM window (float32, native rate, before gain), possibly empty (a step of
+        model work with no audio yet); None when the segment is done. Each call is bounded
+        work whatever the text. `ahead`: seconds of audio the listener has in hand, time the
+        window may take.
         `wide`: the run has the machine to itself (the scheduler says so), so it may use
         more threads (OrtSettings.wide_threads)."""
         ...

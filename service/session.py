@@ -251,22 +251,25 @@ class Session:
 
     async def _speak(self, segment: Segment, gen: int, index: int, text: str) -> None:
         """A segment window by window, its words (when asked for) before its audio. The first
-        job runs the model's first part and the first window together: the first audio of a
-        segment never waits for a second turn at the scheduler."""
-        first = True
+        job runs the model's first part with the first window: a segment's first audio does
+        not wait for a second turn at the scheduler. A step may bring no samples (a long
+        segment's acoustic part in bounded pieces)."""
+        words_due = self.settings.word_timestamps
         while gen == self._generation:
             samples = await self._window(segment, gen)
             if gen != self._generation:
                 return
-            words = segment.words if first and self.settings.word_timestamps else ()
-            if words and not await self._put(Words(gen, index, text, list(words)), gen):
-                return
-            first = False
+            if words_due and (samples is None or samples.size):
+                words_due = False  # complete once audio starts (engine.Segment.words)
+                words = list(segment.words)
+                if words and not await self._put(Words(gen, index, text, words), gen):
+                    return
             if samples is None:
                 return
-            self._pacer.heard(samples.size)
-            if not await self._put(Pcm(gen, index, samples), gen):
-                return
+            if samples.size:
+                self._pacer.heard(samples.size)
+                if not await self._put(Pcm(gen, index, samples), gen):
+                    return
 
     async def _window(self, segment: Segment, gen: int) -> np.ndarray | None:
         """The segment's next window: taken at once when it needs no model run, else as a job

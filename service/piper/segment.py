@@ -50,10 +50,16 @@ class PiperSegment:
     params: PiperParams
     word_timestamps: bool
     _words: list[WordTiming] = field(default_factory=list)
+    _pending: list[list[str]] | None = None
+    """Phonemes of the pieces the acoustic part has yet to run (None: not phonemized)."""
+    _ran: list[SentenceFrames] = field(default_factory=list)
+    """The pieces run so far, for word timings."""
     _frames: int = 0
-    _sentences: list[Sentence] | None = None
+    """Frames of the pieces run so far."""
+    _sentences: list[Sentence] = field(default_factory=list)
+    """Pieces run and not yet vocoded to their end; the first is being vocoded."""
     _position: int = 0
-    """Next frame to vocode in the first sentence of _sentences."""
+    """Next frame to vocode in _sentences[0]."""
     _size: int = 0
     """Size of the last window, 0 before the first."""
 
@@ -67,33 +73,39 @@ class PiperSegment:
 
     @property
     def total_samples(self) -> int | None:
-        return None if self._sentences is None else self._frames * self.model.hop
+        done = self._pending is not None and not self._pending
+        return self._frames * self.model.hop if done else None
 
     def _frames_ahead(self, ahead: float) -> int:
         return int(max(0.0, ahead) * self.model.info.native_rate / self.model.hop)
 
-    def prepare(self) -> None:
-        """Phonemize and run the acoustic model on every sentence of the segment."""
-        if self._sentences is not None:
-            return
+    def _run_next_piece(self) -> None:
+        """The acoustic part on the next piece (a bounded run: voice.MAX_IDS)."""
         model = self.model
-        sentences, frames_info, frames = [], [], 0
-        for phonemes in model.phonemize(self.text):
-            sentence = model.sentence(model.phoneme_ids(phonemes), self.params, self.margins)
-            sentences.append(sentence)
-            durations = sentence.tensors[model.durations].reshape(-1)
-            frames_info.append(SentenceFrames(phonemes, durations, frames))
-            frames += sentence.frames
-        if self.word_timestamps:
+        assert self._pending
+        phonemes = self._pending.pop(0)
+        sentence = model.sentence(model.phoneme_ids(phonemes), self.params, self.margins)
+        self._sentences.append(sentence)
+        durations = sentence.tensors[model.durations].reshape(-1)
+        self._ran.append(SentenceFrames(phonemes, durations, self._frames))
+        self._frames += sentence.frames
+        if self.word_timestamps and not self._pending:
             frame_ms = 1000.0 * model.hop / model.info.native_rate
             self._words = align_words(
-                self.text, frames_info, model.id_map, frame_ms, model.count_phoneme_words
+                self.text, self._ran, model.id_map, frame_ms, model.count_phoneme_words
             )
-        self._sentences, self._frames = sentences, frames
+
+    def prepare(self) -> None:
+        """Phonemize and run the acoustic part on every piece (tests; the server runs them one
+        per call of next_window)."""
+        if self._pending is None:
+            self._pending = self.model.sentences(self.text)
+        while self._pending:
+            self._run_next_piece()
 
     def _next_range(self, ahead: int) -> tuple[Sentence, int, int] | None:
-        """The next window: its sentence and frame range (not yet taken)."""
-        assert self._sentences is not None
+        """The next window: its sentence and frame range (not yet taken); None when the pieces
+        run so far are vocoded to their end."""
         while self._sentences and self._position >= self._sentences[0].frames:
             self._sentences.pop(0)
             self._position = 0
@@ -107,9 +119,18 @@ class PiperSegment:
         self._position, self._size = end, end - start
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
-        self.prepare()
+        """One bounded step: the next vocoder window, with the acoustic part of its piece
+        first if it has not run. Word timings need every piece's durations before the first
+        audio, so with them each step runs one piece and returns no samples until all have."""
+        if self._pending is None:
+            self._pending = self.model.sentences(self.text)
         frames_ahead = self._frames_ahead(ahead)
         found = self._next_range(frames_ahead)
+        if self._pending and (found is None or self.word_timestamps):
+            self._run_next_piece()
+            if self.word_timestamps and self._pending:
+                return np.zeros(0, np.float32)
+            found = self._next_range(frames_ahead)
         if found is None:
             return None
         sentence, start, end = found
@@ -119,7 +140,7 @@ class PiperSegment:
     def batch(self, ahead: float) -> Batch[np.ndarray] | None:
         """The next window as a batchable job when only the vocoder is left to run for it (the
         acoustic part and the flow are done); it is then taken."""
-        if self._sentences is None:
+        if self._pending is None or (self.word_timestamps and self._pending):
             return None
         frames_ahead = self._frames_ahead(ahead)
         found = self._next_range(frames_ahead)

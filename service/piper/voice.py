@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +21,40 @@ from .stages import Margins, Sentence, StageWork, load_stages
 from .words import phoneme_words
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
+MAX_IDS = 400
+"""Most model ids one acoustic run takes: about 80 ms on one thread, as long as a large vocoder
+window. Its cost grows with the square of the ids (3,200, which 300 characters of digits give,
+took 4 s), so longer sentences are cut (bench/costly.py; docs/reliability.md)."""
+_CLAUSE_PHONEMES = frozenset(",;:")
+
+
+def cut_phonemes(
+    phonemes: list[str], ids: Callable[[Sequence[str]], int], budget: int = MAX_IDS
+) -> list[list[str]]:
+    """`phonemes` (one espeak sentence) in pieces of at most `budget` ids by `ids`, cut at the
+    last clause mark that keeps a piece at least half full, else at the last word gap, else
+    where the budget ends: the listener hears a pause where the text has one if it can."""
+    pieces: list[list[str]] = []
+    rest = phonemes
+    while ids(rest) > budget:
+        fits = 1  # the longest prefix within the budget (ids grow with the prefix)
+        low, high = 1, len(rest)
+        while low <= high:
+            mid = (low + high) // 2
+            if ids(rest[:mid]) <= budget:
+                fits, low = mid, mid + 1
+            else:
+                high = mid - 1
+        spaces = [i for i in range(fits // 2, fits) if rest[i] == " "]
+        clauses = [i for i in spaces if i and rest[i - 1] in _CLAUSE_PHONEMES]
+        at = clauses[-1] if clauses else spaces[-1] if spaces else fits
+        pieces.append(rest[:at])
+        rest = rest[at:]
+        while rest and rest[0] == " ":
+            rest = rest[1:]
+    if rest:
+        pieces.append(rest)
+    return pieces
 
 
 @dataclass(frozen=True)
@@ -106,6 +140,15 @@ class PiperModel:
         text = text.translate(_CONTROL_TO_SPACE)
         with self._espeak_lock:
             return [s for s in self._phonemizer.phonemize(text) if s]
+
+    def sentences(self, text: str) -> list[list[str]]:
+        """`text` as the acoustic part will run it: espeak's sentences, each cut further into
+        pieces of at most MAX_IDS model ids (cut_phonemes), so that no run's cost (which grows
+        with the square of its length) or memory grows with what the text expands to."""
+        return [piece for s in self.phonemize(text) for piece in cut_phonemes(s, self._ids)]
+
+    def _ids(self, phonemes: Sequence[str]) -> int:
+        return len(self.phoneme_ids(phonemes))
 
     def phoneme_ids(self, phonemes: Sequence[str]) -> list[int]:
         """Model input ids, exactly as Piper makes them."""

@@ -1,0 +1,69 @@
+"""Text whose cost explodes: whatever a segment expands to, each model run stays bounded."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from voxlite.service.engine import VoiceRequest
+from voxlite.service.piper import PiperVoice
+from voxlite.service.piper.voice import MAX_IDS, cut_phonemes
+
+QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
+# Text that espeak expands many-fold: 300 characters of digits gave 2,927 model ids in one
+# sentence, prices 3,091; the acoustic part's cost grows with the square of that.
+COSTLY = {
+    "digits": " ".join(["1234567890"] * 30)[:300],
+    "prices": " ".join(["$1,234,567.89"] * 25)[:300],
+    "phone numbers": " ".join(["+1 (555) 010-9999"] * 20)[:300],
+    "dates": " ".join(["2024-03-05T10:30:00"] * 16)[:300],
+}
+
+
+def test_cut_phonemes_keeps_every_phoneme_and_cuts_at_pauses() -> None:
+    def ids(phonemes: object) -> int:
+        return 2 * len(phonemes) + 2  # type: ignore[arg-type]
+
+    phonemes = list("ab cd ef, gh ij kl mn, op qr st uv wx")
+    pieces = cut_phonemes(phonemes, ids, budget=24)  # 11 phonemes a piece
+    assert all(ids(p) <= 24 for p in pieces)
+    assert " ".join("".join(p) for p in pieces) == "".join(phonemes)
+    assert ["".join(p) for p in pieces[:2]] == ["ab cd ef,", "gh ij kl"]  # a pause, else a gap
+    assert cut_phonemes(list("abcdefghijklmnop"), ids, budget=24)[0] == list("abcdefghijk")
+    assert cut_phonemes(list("abc"), ids, budget=30) == [list("abc")]
+
+
+@pytest.mark.parametrize("kind", sorted(COSTLY))
+def test_a_costly_segment_runs_in_bounded_pieces(voice: PiperVoice, kind: str) -> None:
+    """Bug: one 300-character segment became one acoustic run of up to 3,091 ids (4 s on one
+    thread, hundreds of MB), which no cancel could stop. Each run now takes at most MAX_IDS
+    ids, one run per step; with word timings the steps before the first audio run one piece
+    each, without them the first step already brings audio."""
+    model = voice.model
+    pieces = model.sentences(COSTLY[kind])
+    sizes = [len(model.phoneme_ids(p)) for p in pieces]
+    assert max(sizes) <= MAX_IDS
+    assert sum(sizes) > 2 * MAX_IDS  # the text really was costly
+    assert [p for piece in pieces for p in piece if p != " "] == [
+        p for sentence in model.phonemize(COSTLY[kind]) for p in sentence if p != " "
+    ]
+
+    timed = voice.segment(COSTLY[kind], voice.params(QUIET), word_timestamps=True)
+    silent_steps = 0
+    while (window := timed.next_window(0.0)) is not None and not window.size:
+        silent_steps += 1
+    assert silent_steps == len(pieces) - 1  # the last piece runs with the first window
+    words = timed.words
+    assert words
+    assert all(a.start_ms <= b.start_ms for a, b in itertools.pairwise(words))
+
+    plain = voice.segment(COSTLY[kind], voice.params(QUIET), word_timestamps=False)
+    first = plain.next_window(0.0)
+    assert first is not None
+    assert first.size
+    assert plain.total_samples is None  # the later pieces have not run
+
+
+def test_an_ordinary_sentence_is_one_run(voice: PiperVoice) -> None:
+    text = "Sure, I can help you with that, and I will send the receipt to your email."
+    assert voice.model.sentences(text) == voice.model.phonemize(text)
