@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,10 +43,19 @@ class AdmissionPolicy:
     """How often a waiting call looks again, in seconds."""
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who a call is for the limits: its client's address, and its tenant (a token's digest)
+    when tokens are asked for."""
+
+    peer: str = ""
+    tenant: str | None = None
+
+
 class Admission:
-    """How many synthesis calls run now; refuses calls over the limit, when the machine is at
-    capacity (after waiting up to `wait` seconds for it to have room), while starting and while
-    draining."""
+    """How many synthesis calls run now; refuses calls over the limits (all calls, one client
+    address, one tenant), when the machine is at capacity (after waiting up to `wait` seconds
+    for it to have room), while starting and while draining."""
 
     def __init__(
         self,
@@ -55,8 +65,15 @@ class Admission:
         slack: Callable[[], float] = lambda: math.inf,
         wait: float = 0.0,
         policy: AdmissionPolicy | None = None,
+        *,
+        per_peer: int = 0,
+        per_tenant: int = 0,
     ) -> None:
         self.max_streams = max_streams
+        self.per_peer = per_peer
+        self.per_tenant = per_tenant
+        self._by_peer: Counter[str] = Counter()
+        self._by_tenant: Counter[str] = Counter()
         self.wait = wait
         self.policy = policy or AdmissionPolicy()
         self._line = asyncio.Lock()
@@ -92,7 +109,7 @@ class Admission:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def admit(self) -> None:
+    async def admit(self, caller: Caller = Caller()) -> None:
         """enter(), but a call that finds the machine at capacity waits, in arrival order, up
         to `wait` seconds for room before it is refused: a moment's crowd of new calls is
         taken a little later instead of turned away."""
@@ -100,7 +117,7 @@ class Admission:
         give_up = time.monotonic() + self.wait
         if not self._line.locked():
             try:
-                return self.enter()
+                return self.enter(caller=caller)
             except AtCapacity:
                 if self.wait <= 0:
                     raise
@@ -119,7 +136,7 @@ class Admission:
         try:
             while True:
                 try:
-                    return self.enter(policy.waiter_max_load, policy.waiter_slack)
+                    return self.enter(policy.waiter_max_load, policy.waiter_slack, caller)
                 except AtCapacity:
                     if time.monotonic() + policy.poll > give_up:
                         raise
@@ -133,7 +150,9 @@ class Admission:
         """Some call is waiting for room."""
         return self._line.locked()
 
-    def enter(self, max_load: float | None = None, min_slack: float = 0.0) -> None:
+    def enter(
+        self, max_load: float | None = None, min_slack: float = 0.0, caller: Caller = Caller()
+    ) -> None:
         """Count a call in, or refuse it now."""
         policy = self.policy
         max_load = policy.max_load if max_load is None else max_load
@@ -145,6 +164,17 @@ class Admission:
             raise Overloaded(
                 f"the server is at its limit of {self.max_streams} concurrent streams: retry "
                 "later or on another replica"
+            )
+        if self.per_peer and self._by_peer[caller.peer] >= self.per_peer:
+            raise Overloaded(
+                f"this client address already has {self.per_peer} streams, the most one may "
+                "have here (--max-streams-per-peer): end one first"
+            )
+        tenant = caller.tenant
+        if self.per_tenant and tenant is not None and self._by_tenant[tenant] >= self.per_tenant:
+            raise Overloaded(
+                f"this token already has {self.per_tenant} streams, the most one may have "
+                "here (--max-streams-per-token): end one first"
             )
         # The streams already here come first: one more would make them all stutter.
         if (late := self._overdue()) > policy.overdue:
@@ -177,9 +207,19 @@ class Admission:
             )
         self._admitted_at = now
         self.active += 1
+        self._by_peer[caller.peer] += 1
+        if tenant is not None:
+            self._by_tenant[tenant] += 1
         self.idle.clear()
 
-    def leave(self) -> None:
+    def leave(self, caller: Caller = Caller()) -> None:
         self.active -= 1
+        self._by_peer[caller.peer] -= 1
+        if not self._by_peer[caller.peer]:
+            del self._by_peer[caller.peer]
+        if caller.tenant is not None:
+            self._by_tenant[caller.tenant] -= 1
+            if not self._by_tenant[caller.tenant]:
+                del self._by_tenant[caller.tenant]
         if self.active == 0:
             self.idle.set()

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
@@ -13,12 +14,13 @@ from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import calls, convert
-from .admission import Admission
+from .admission import Admission, Caller
 from .cache import CachedVoice, PhraseCache
-from .errors import InvalidRequest, VoxliteError
+from .errors import IdleTimeout, InvalidRequest, VoxliteError
 from .events import Event
 from .jobs import Workers
 from .registry import VoiceRegistry
+from .security import tenant
 from .session import Session, SessionLimits, StreamSettings
 from .status import abort
 from .watchdog import Watchdog
@@ -41,6 +43,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         *,
         max_text_chars: int,
         idle_timeout: float | None = None,
+        config_wait: float = 10.0,
+        tenants: bool = False,
         cache: PhraseCache | None = None,
     ) -> None:
         self._registry = registry
@@ -48,6 +52,9 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         self._admission = admission
         self._max_text_chars = max_text_chars
         self._idle_timeout = idle_timeout
+        self._config_wait = config_wait
+        self._tenants = tenants
+        """Calls carry tokens (auth is on): each token is a tenant."""
         self._cache = cache
 
     # -- requests ------------------------------------------------------------------------------
@@ -116,7 +123,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         request: tts_pb2.SynthesizeRequest | Malformed,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.SynthesizeResponse]:
-        async def start(watchdog: Watchdog) -> tuple[Session, None]:
+        async def start(call: _Call) -> Session:
+            await self._admit(context, call)
             parsed = _parsed(request)
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
@@ -124,7 +132,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             session = self._session(self.settings(parsed.config))
             session.push_text(parsed.text)
             session.end()
-            return session, None
+            return session
 
         async for response in self._speak(context, start, convert.synthesize_response):
             yield response
@@ -134,61 +142,71 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         request_iterator: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.StreamingSynthesizeResponse]:
-        async def start(watchdog: Watchdog) -> tuple[Session, asyncio.Task[None]]:
+        async def start(call: _Call) -> Session:
             requests = request_iterator.__aiter__()
+            # The call holds no slot until its config arrives, and may wait only so long.
             try:
-                first = _parsed(await requests.__anext__())
+                first = _parsed(await asyncio.wait_for(requests.__anext__(), self._config_wait))
             except StopAsyncIteration:
                 raise InvalidRequest(
                     "the stream ended before its config: send config first"
+                ) from None
+            except TimeoutError:
+                raise IdleTimeout(
+                    f"no config arrived within {self._config_wait:g} s of the stream opening: "
+                    "send config as the first message (server setting --config-timeout-seconds)"
                 ) from None
             if first.WhichOneof("request") != "config":
                 raise InvalidRequest(
                     "the first message must be config, got "
                     + (first.WhichOneof("request") or "an empty message")
                 )
+            await self._admit(context, call)
             session = self._session(self.settings(first.config))
-            watchdog.touch()
-            return session, asyncio.ensure_future(self._read(requests, session, watchdog))
+            call.watchdog.touch()
+            call.reader = asyncio.ensure_future(self._read(requests, session, call.watchdog))
+            return session
 
         async for response in self._speak(context, start, convert.streaming_response):
             yield response
 
+    async def _admit(self, context: grpc.aio.ServicerContext[Any, Any], call: _Call) -> None:
+        who = tenant(context.invocation_metadata()) if self._tenants else None
+        caller = Caller(_address(context.peer()), who)
+        await self._admission.admit(caller)
+        call.caller = caller
+
     async def _speak(
         self,
         context: grpc.aio.ServicerContext[Any, Any],
-        start: Callable[[Watchdog], Awaitable[tuple[Session, asyncio.Task[None] | None]]],
+        start: Callable[[_Call], Awaitable[Session]],
         respond: Callable[[Event], R],
     ) -> AsyncIterator[R]:
-        """The path both synthesis RPCs take: admission, the session (made by `start`) and its
-        events as responses, the idle watchdog, and every error as its status."""
+        """The path both synthesis RPCs take: the session (which `start` makes, admitting the
+        call) and its events as responses, the idle watchdog, and every error as its status."""
+        call = _Call(Watchdog(self._idle_timeout))
         try:
-            await self._admission.admit()
-        except VoxliteError as exc:
-            await abort(context, exc)
-        watchdog = Watchdog(self._idle_timeout)
-        reader: asyncio.Task[None] | None = None
-        try:
-            session, reader = await start(watchdog)
-            watchdog.watch(lambda: session.working)
+            session = await start(call)
+            call.watchdog.watch(lambda: session.working)
             # Closed here, not whenever the garbage collector gets to it: its synthesis stops
             # as the call ends, however it ends.
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     calls.note(event)
                     yield respond(event)
-                    watchdog.touch()
+                    call.watchdog.touch()
         except VoxliteError as exc:
             await abort(context, exc)
         except asyncio.CancelledError:
-            if watchdog.error is None:
+            if call.watchdog.error is None:
                 raise
-            await abort(context, watchdog.error)
+            await abort(context, call.watchdog.error)
         finally:
-            watchdog.stop()
-            if reader is not None:
-                reader.cancel()
-            self._admission.leave()
+            call.watchdog.stop()
+            if call.reader is not None:
+                call.reader.cancel()
+            if call.caller is not None:
+                self._admission.leave(call.caller)
 
     async def _read(
         self,
@@ -196,19 +214,24 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         session: Session,
         watchdog: Watchdog,
     ) -> None:
-        """Feed requests to the session as they arrive, while audio is being produced."""
+        """Feed requests to the session as they arrive, while audio is being produced. Only
+        progress keeps the stream from being idle: text that completes a segment, a flush, a
+        clear, the half-close (any message at all would let one byte every few minutes hold a
+        slot for ever)."""
         try:
             async for raw in requests:
-                watchdog.touch()
                 request = _parsed(raw)
                 kind = request.WhichOneof("request")
                 if kind == "text":
                     self._check_text(request.text, piece=True)
-                    session.push_text(request.text)
+                    if session.push_text(request.text):
+                        watchdog.touch()
                 elif kind == "flush":
                     session.flush(request.flush.id)
+                    watchdog.touch()
                 elif kind == "clear":
                     session.clear(request.clear.id)
+                    watchdog.touch()
                 elif kind == "config":
                     raise InvalidRequest(
                         "config was already sent: send it once, as the first message"
@@ -216,6 +239,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 else:
                     raise InvalidRequest("empty request: set one of config, text, flush or clear")
             session.end()
+            watchdog.touch()
         except VoxliteError as exc:
             session.fail(exc)
         except asyncio.CancelledError:
@@ -223,6 +247,23 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         except Exception as exc:  # the call broke (client gone): stop the session's work
             _LOG.debug("request stream ended: %r", exc)
             session.fail(exc)
+
+
+@dataclass
+class _Call:
+    """What the servicer holds for one synthesis call while it runs."""
+
+    watchdog: Watchdog
+    caller: Caller | None = None
+    """Set once the call is admitted (and so must leave)."""
+    reader: asyncio.Task[None] | None = None
+    """The task feeding a stream's requests to its session."""
+
+
+def _address(peer: str) -> str:
+    """A gRPC peer ("ipv4:10.0.0.7:50122", "ipv6:[::1]:50122") without its port."""
+    host, sep, port = peer.rpartition(":")
+    return host if sep and port.isdigit() else peer
 
 
 class Malformed:

@@ -33,6 +33,14 @@ class ServerConfig:
     """Voice used when a request names none (the embedded Piper voice by default)."""
     max_streams: int = 32
     """Calls (either synthesis RPC) served at once; more are refused with RESOURCE_EXHAUSTED."""
+    max_streams_per_peer: int = 0
+    """Calls one client address may have at once; 0: no limit of its own. Behind a balancer
+    every call comes from the balancer's address: limit clients there instead."""
+    max_streams_per_token: int = 0
+    """Calls one bearer token (a tenant) may have at once when tokens are asked for; 0: none."""
+    config_timeout_seconds: float = 10.0
+    """A StreamingSynthesize call must send its config this soon after it opens; until then it
+    holds no slot (DEADLINE_EXCEEDED after it)."""
     admission_wait_seconds: float = 0.25
     """A call that finds the machine at capacity waits this long, in arrival order, for room
     before it is refused with RESOURCE_EXHAUSTED; 0: refused at once."""
@@ -96,6 +104,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-streams", type=int, help=f"concurrent calls (default {d['max_streams'].default})"
+    )
+    p.add_argument(
+        "--max-streams-per-peer", type=int, help="concurrent calls per client address (0: no cap)"
+    )
+    p.add_argument(
+        "--max-streams-per-token", type=int, help="concurrent calls per bearer token (0: no cap)"
+    )
+    p.add_argument(
+        "--config-timeout-seconds",
+        type=float,
+        help="how soon a stream must send its config (default 10)",
     )
     p.add_argument(
         "--admission-wait-seconds",
@@ -191,6 +210,9 @@ def config_from_args(
     converters: dict[str, Callable[[str], object]] = {
         "port": int,
         "max_streams": int,
+        "max_streams_per_peer": int,
+        "max_streams_per_token": int,
+        "config_timeout_seconds": float,
         "max_text_chars": int,
         "workers": int,
         "ort_threads": int,
@@ -242,6 +264,11 @@ def config_from_args(
         parser.error("--admission-wait-seconds must be between 0 (refuse at once) and 10")
     if not 0 <= float(str(values.get("drain_delay_seconds", 0))) <= 60:
         parser.error("--drain-delay-seconds must be between 0 and 60")
+    for key in ("max_streams_per_peer", "max_streams_per_token"):
+        if int(str(values.get(key, 0))) < 0:
+            parser.error(f"--{key.replace('_', '-')} must be >= 0 (0: no cap)")
+    if not 0 < float(str(values.get("config_timeout_seconds", 10))) <= 300:
+        parser.error("--config-timeout-seconds must be more than 0 and at most 300")
     if float(str(values.get("max_connection_age_seconds", 0))) < 0:
         parser.error("--max-connection-age-seconds must be >= 0 (0: never)")
     known = {f.name for f in fields(ServerConfig)}

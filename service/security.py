@@ -82,6 +82,19 @@ class TokenAuth(grpc.aio.ServerInterceptor):
         return None
 
 
+def tenant(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
+    """Who a call's bearer token says it is, as the first 16 hex digits of its SHA-256 (per
+    tenant limits and caches, never the token itself); None without one. Called once
+    TokenAuth has let the call through, so the token is a configured one."""
+    values = [v for k, v in metadata or () if k == "authorization"]
+    if len(values) != 1:
+        return None
+    value = values[0] if isinstance(values[0], str) else values[0].decode("latin-1")
+    if value[: len(_SCHEME)].lower() != _SCHEME:
+        return None
+    return _digest(value[len(_SCHEME) :].strip().encode()).hex()[:16]
+
+
 def _digest(token: bytes) -> bytes:
     return hashlib.sha256(token).digest()
 

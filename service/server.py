@@ -73,6 +73,8 @@ class VoxliteServer:
             load=self.scheduler.load,
             slack=self.scheduler.slack,
             wait=config.admission_wait_seconds,
+            per_peer=config.max_streams_per_peer,
+            per_tenant=config.max_streams_per_token,
         )
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
@@ -110,6 +112,8 @@ class VoxliteServer:
             self.admission,
             max_text_chars=config.max_text_chars,
             idle_timeout=config.idle_timeout_seconds or None,
+            config_wait=config.config_timeout_seconds,
+            tenants=bool(config.auth_tokens),
             cache=self.cache,
         )
         add_to_server(self.servicer, self.grpc)

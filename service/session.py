@@ -128,10 +128,11 @@ class Session:
         """Audio synthesized and not yet sent."""
         return self._out.queued_samples / self.settings.voice.info.native_rate
 
-    def push_text(self, text: str) -> None:
-        """Append a piece of text; complete segments go to synthesis at once."""
+    def push_text(self, text: str) -> int:
+        """Append a piece of text; complete segments go to synthesis at once. Returns how many
+        it completed."""
         if self._ended:
-            return
+            return 0
         held = self._segmenter.buffered_chars + self._queued_chars + len(text)
         if held > self._limits.max_buffered_chars:
             raise Overloaded(
@@ -139,8 +140,10 @@ class Session:
                 f"{self._limits.max_buffered_chars}: send text no faster than it can be spoken, "
                 "or flush and wait for flush_done"
             )
-        for segment in self._segmenter.push(text):
+        segments = self._segmenter.push(text)
+        for segment in segments:
             self._add_segment(segment)
+        return len(segments)
 
     def flush(self, flush_id: int) -> None:
         """Speak everything buffered now; FlushDone(flush_id) follows its audio."""

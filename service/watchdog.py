@@ -25,17 +25,20 @@ class Watchdog:
         self._last = self._loop.time()
         self._working: Callable[[], bool] = lambda: False
         self._task: asyncio.Task[None] | None = None
-        if seconds:
-            handler = asyncio.current_task()
-            assert handler is not None
-            self._task = asyncio.ensure_future(self._watch(handler, seconds))
 
     def touch(self) -> None:
         self._last = self._loop.time()
 
     def watch(self, working: Callable[[], bool]) -> None:
-        """`working`: whether the server is busy producing for the call (not idle then)."""
+        """Start watching the call whose handler runs this, once it has a session (a stream
+        waiting for its config has a deadline of its own). `working`: whether the server is
+        busy producing for the call (not idle then)."""
         self._working = working
+        self.touch()
+        if self._seconds:
+            handler = asyncio.current_task()
+            assert handler is not None
+            self._task = asyncio.ensure_future(self._watch(handler, self._seconds))
 
     async def _watch(self, handler: asyncio.Task[Any], seconds: float) -> None:
         # Sleep until the deadline the latest activity set, as often as activity moves it.
