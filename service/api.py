@@ -46,6 +46,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         config_wait: float = 10.0,
         tenants: bool = False,
         cache: PhraseCache | None = None,
+        shared_cache: bool = False,
     ) -> None:
         self._registry = registry
         self._workers = workers
@@ -56,17 +57,22 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         self._tenants = tenants
         """Calls carry tokens (auth is on): each token is a tenant."""
         self._cache = cache
+        self._shared_cache = shared_cache
 
     # -- requests ------------------------------------------------------------------------------
 
-    def settings(self, config: tts_pb2.SynthesisConfig) -> StreamSettings:
-        """Check a request's config and resolve it against the voice; raises with what to fix."""
+    def settings(
+        self, config: tts_pb2.SynthesisConfig, caller: Caller | None = None
+    ) -> StreamSettings:
+        """Check a request's config and resolve it against the voice; raises with what to fix.
+        With tokens, each tenant has phrase-cache entries of its own unless they are shared."""
         voice = self._registry.get(config.voice)
         request = convert.voice_request(config)
         audio = convert.audio_settings(config.audio)
         params = voice.params(request)
         if self._cache is not None:
-            voice = CachedVoice(voice, self._cache)
+            scope = None if self._shared_cache or caller is None else caller.tenant
+            voice = CachedVoice(voice, self._cache, scope)
         return StreamSettings(voice, params, audio, config.enable_word_timestamps)
 
     def _check_text(self, text: str, *, piece: bool = False) -> None:
@@ -129,7 +135,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             self._check_text(parsed.text)
-            session = self._session(self.settings(parsed.config))
+            session = self._session(self.settings(parsed.config, call.caller))
             session.push_text(parsed.text)
             session.end()
             return session
@@ -162,7 +168,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                     + (first.WhichOneof("request") or "an empty message")
                 )
             await self._admit(context, call)
-            session = self._session(self.settings(first.config))
+            session = self._session(self.settings(first.config, call.caller))
             call.watchdog.touch()
             call.reader = asyncio.ensure_future(self._read(requests, session, call.watchdog))
             return session

@@ -58,9 +58,10 @@ class PhraseCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(voice: str, text: str, params: Hashable) -> Key:
-        """Whitespace is normalised; case and punctuation are kept (they change the speech)."""
-        return (voice, _SPACES.sub(" ", text.strip()), params)
+    def key(voice: str, text: str, params: Hashable, scope: str | None = None) -> Key:
+        """Whitespace is normalised; case and punctuation are kept (they change the speech).
+        `scope`: whose entry it is (a tenant's); None: everyone's."""
+        return (scope, voice, _SPACES.sub(" ", text.strip()), params)
 
     def get(self, key: Key, *, need_words: bool) -> CachedPhrase | None:
         with self._lock:
@@ -94,9 +95,12 @@ class CachedVoice:
     """A voice (engine.Voice) whose segments come from the cache when it has them, else from
     the voice, kept as they are made."""
 
-    def __init__(self, voice: Voice, cache: PhraseCache) -> None:
+    def __init__(self, voice: Voice, cache: PhraseCache, scope: str | None = None) -> None:
+        """`scope`: the tenant whose entries these are, so that no tenant hears (or times) a
+        hit on what another said; None: one cache for every caller."""
         self.voice = voice
         self._cache = cache
+        self._scope = scope
 
     @property
     def info(self) -> VoiceInfo:
@@ -116,7 +120,7 @@ class CachedVoice:
     def segment(
         self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False
     ) -> Segment:
-        key = self._cache.key(self.info.name, text, params)
+        key = self._cache.key(self.info.name, text, params, self._scope)
         phrase = self._cache.get(key, need_words=word_timestamps)
         if phrase is not None:
             return Replay(phrase, word_timestamps)

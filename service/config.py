@@ -69,6 +69,9 @@ class ServerConfig:
     """Run up to this many queued vocoder windows of equal shape as one batch (1: off)."""
     phrase_cache_mb: int = 8
     """Synthesized phrases kept for reuse, in MiB of audio; 0 disables the cache."""
+    shared_phrase_cache: bool = False
+    """With tokens, every tenant's calls share one phrase cache (a tenant could then time a
+    hit on what another said); off: each token's calls have entries of their own."""
     tls_cert: Path | None = None
     """PEM certificate chain the server presents; with `tls_key`, the port speaks TLS only."""
     tls_key: Path | None = None
@@ -152,6 +155,11 @@ def _parser() -> argparse.ArgumentParser:
         "--batch-vocoder", type=int, help="batch up to N vocoder windows (default 1: off)"
     )
     p.add_argument("--phrase-cache-mb", type=int, help="phrase cache size, 0 disables (default 8)")
+    p.add_argument(
+        "--shared-phrase-cache",
+        action=argparse.BooleanOptionalAction,
+        help="with tokens, one phrase cache for every tenant (default: one per token)",
+    )
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument(
         "--reflection", action=argparse.BooleanOptionalAction, help="serve reflection (default on)"
@@ -224,6 +232,7 @@ def config_from_args(
         "batch_vocoder": int,
         "phrase_cache_mb": int,
         "reflection": _bool,
+        "shared_phrase_cache": _bool,
         "reflection_auth": _bool,
         "metrics_port": int,
         "log_format": _log_format,

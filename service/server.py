@@ -115,6 +115,7 @@ class VoxliteServer:
             config_wait=config.config_timeout_seconds,
             tenants=bool(config.auth_tokens),
             cache=self.cache,
+            shared_cache=config.shared_phrase_cache,
         )
         add_to_server(self.servicer, self.grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)

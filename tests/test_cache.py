@@ -240,3 +240,45 @@ def test_a_cache_hit_answers_field_by_field_as_a_fresh_synthesis(
     assert [kind for kind, _ in warm] == [kind for kind, _ in fresh]
     assert warm == fresh
     assert any(kind == "timestamps" for kind, _ in warm) == warm_stamps
+
+
+TENANTS = ("tenant-one-token", "tenant-two-token")
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per-token", "shared"])
+def test_tenants_do_not_hear_each_others_hits(
+    cache_dir: Path, tmp_path: Path, shared: bool
+) -> None:
+    """Bug: a cache hit shows (real_time_factor 0.0, first audio in about a millisecond), and
+    with two tokens one tenant recovered the other's 2-digit code in 100 probes. With tokens
+    each tenant has entries of its own: what one said is a miss for the other, a hit for
+    itself. --shared-phrase-cache shares them."""
+    from voxlite.client import Client, Summary
+
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, auth_tokens=TENANTS, shared_phrase_cache=shared, workers=1)
+    )
+    try:
+        cache = srv.server.cache
+        assert cache is not None
+        text = "Your code is 42."
+        with (
+            Client(srv.address, token=TENANTS[0]) as one,
+            Client(srv.address, token=TENANTS[1]) as two,
+        ):
+
+            def summary(client: Client) -> Summary:
+                last = list(client.synthesize(text, timeout=30))[-1]
+                assert isinstance(last, Summary)
+                return last
+
+            first = summary(one)
+            assert first.real_time_factor > 0
+            hits = cache.stats.hits
+            assert summary(one).real_time_factor == 0.0  # the tenant's own phrase: a hit
+            assert cache.stats.hits == hits + 1
+            other = summary(two)
+            assert (cache.stats.hits == hits + 2) is shared
+            assert (other.real_time_factor == 0.0) is shared
+    finally:
+        srv.close()
