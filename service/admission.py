@@ -103,6 +103,18 @@ class Admission:
         for session in list(self.sessions):
             session.end()
 
+    def shut(self, grace: float) -> None:
+        """The drain's grace is over: end the streams still speaking, each with a status that
+        says why and how much of it was spoken (once what is queued for it is written)."""
+        for session in list(self.sessions):
+            session.fail(
+                Unavailable(
+                    f"the server is shutting down and ended this stream after its {grace:g} s "
+                    f"grace, {session.spoken_seconds:.1f} s of audio in: retry the rest on "
+                    "another replica"
+                )
+            )
+
     @property
     def draining(self) -> bool:
         return self._draining

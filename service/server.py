@@ -30,6 +30,9 @@ from .security import TokenAuth, server_credentials
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _HEALTH_SERVICES = ("", SERVICE_NAME)
+STATUS_GRACE = 5.0
+"""Seconds the streams ended at the close of the drain have for their status (behind the audio
+already queued for them) to reach a client still reading."""
 MAX_CONCURRENT_STREAMS = 100
 """gRPC's limit of streams open at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS)."""
 
@@ -125,6 +128,8 @@ class VoxliteServer:
             self.reflection = reflection.enable(self.grpc, [SERVICE_NAME, health_name])
         self.port = 0
         self.ready = asyncio.Event()
+        self._reload_lock = asyncio.Lock()
+        self._reload_wanted = False
         self.serving = False
         """What gRPC health reports for "" is SERVING (read by /readyz, from another thread)."""
         self._loader: asyncio.Task[None] | None = None
@@ -163,8 +168,17 @@ class VoxliteServer:
         _LOG.info("serving on port %d with %d voice(s)", self.port, len(self.registry.voices()))
 
     async def reload_voices(self) -> list[str]:
-        """Rescan the voices folder (SIGHUP): load new and changed voices; see VoiceRegistry."""
-        loaded = await asyncio.get_running_loop().run_in_executor(None, self.registry.reload)
+        """Rescan the voices folder (SIGHUP): load new and changed voices; see VoiceRegistry.
+        One reload runs at a time, and those asked for while one runs make one more after it
+        (a burst of signals is one rescan, and no reload overwrites a later one's voices).
+        Returns what this call's rescan loaded ([] when another rescan covered it)."""
+        self._reload_wanted = True
+        async with self._reload_lock:
+            if not self._reload_wanted:
+                return []  # a rescan that started after this was asked for covered it
+            self._reload_wanted = False
+            loop = asyncio.get_running_loop()
+            loaded = await loop.run_in_executor(None, self.registry.reload)
         _LOG.info("voices reloaded: %s", ", ".join(loaded) or "nothing new")
         return loaded
 
@@ -192,8 +206,12 @@ class VoxliteServer:
         deadline = loop.time() + grace
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.admission.idle.wait(), timeout=grace)
-        # Whatever still runs past the grace period is cancelled here.
-        await self.grpc.stop(max(0.0, deadline - loop.time()))
+        # Streams still speaking past the grace end with a status that says why; gRPC gives
+        # it time to reach clients still reading, then cancels whatever is left.
+        shut = not self.admission.idle.is_set()
+        if shut:
+            self.admission.shut(grace)
+        await self.grpc.stop(STATUS_GRACE if shut else max(0.0, deadline - loop.time()))
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)

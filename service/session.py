@@ -100,6 +100,7 @@ class Session:
         self._error: BaseException | None = None
         self._stats = _Stats()
         self._producer: asyncio.Future[None] | None = None
+        self._output: Output | None = None
 
     # -- input side --------------------------------------------------------------------------
 
@@ -122,6 +123,12 @@ class Session:
         """The server is producing for the call: it has text to speak and is not waiting for
         the client to read (its queue of unsent audio is not full)."""
         return not self._waiting_for_text and not self.paused and not self.finished
+
+    @property
+    def spoken_seconds(self) -> float:
+        """Audio sent to the client so far."""
+        out = self._output
+        return 0.0 if out is None else out.samples_sent / out.settings.sample_rate_hz
 
     @property
     def queued_seconds(self) -> float:
@@ -290,7 +297,7 @@ class Session:
     async def events(self) -> AsyncGenerator[Event, None]:
         """Everything to send, in order; raises the error given to fail()."""
         voice = self.settings.voice
-        out = Output(
+        out = self._output = Output(
             self.settings.audio,
             voice=voice.info.name,
             native_rate=voice.info.native_rate,

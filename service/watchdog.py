@@ -21,6 +21,7 @@ class Watchdog:
     def __init__(self, seconds: float | None) -> None:
         self._seconds = seconds
         self.error: IdleTimeout | None = None
+        """Set when the watchdog ended the call."""
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._working: Callable[[], bool] = lambda: False

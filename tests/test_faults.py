@@ -311,6 +311,32 @@ def test_voice_files_that_vanish_or_break_keep_their_voice(cache_dir: Path, tmp_
         srv.close()
 
 
+def test_a_burst_of_reloads_is_one_rescan_that_loses_no_voice(
+    cache_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bug: overlapping SIGHUP reloads lost voices (a reload that started later but finished
+    first was overwritten by an older copy), and ten SIGHUPs loaded the same voice six times
+    in parallel. Reloads run one at a time; those asked for meanwhile make one more."""
+    model, config = embedded_voice_files()
+    srv = ServerThread(base_config(cache_dir, tmp_path))
+    try:
+        (tmp_path / "en_AU-burst-medium.onnx").symlink_to(model)
+        shutil.copyfile(config, tmp_path / "en_AU-burst-medium.onnx.json")
+
+        async def burst() -> list[list[str]]:
+            return await asyncio.gather(*(srv.server.reload_voices() for _ in range(10)))
+
+        with caplog.at_level("INFO", logger="voxlite.service.server"):
+            results = srv.call(burst())
+        assert sorted(map(tuple, results)) == [()] * 9 + [("en_AU-burst-medium",)]
+        rescans = [r for r in caplog.records if "voices reloaded" in r.getMessage()]
+        assert len(rescans) == 2  # the first, and one for the nine asked for during it
+        names = [v.info.name for v in srv.server.registry.voices()]
+        assert names == ["en_US-joe-medium", "en_AU-burst-medium"]
+    finally:
+        srv.close()
+
+
 def test_sighup_reloads_the_voices_folder(cache_dir: Path, tmp_path: Path) -> None:
 
     srv = ServerProcess(cache_dir, tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -157,6 +158,36 @@ def test_sigterm_drains_running_streams_and_exits_zero(cache_dir: Path, tmp_path
         assert "stopped" in "".join(srv.log)
     finally:
         stream.close()
+        srv.close()
+
+
+def test_streams_still_speaking_when_the_drain_ends_get_unavailable_and_why(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: at the end of the drain's grace, streams still speaking ended with gRPC's
+    "Cancelling all calls" and no word of voxlite's, and the access log called them CANCELLED.
+    They end with UNAVAILABLE, a message that says the server is shutting down and how much
+    was spoken, and the access log says what the client saw. The text is far longer than any
+    machine speaks in the 1 s grace."""
+    srv = ServerProcess(cache_dir, tmp_path, "--grace-seconds", "1", "--phrase-cache-mb", "0")
+    try:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+        responses = stub.Synthesize(pb.SynthesizeRequest(text=" ".join([LONG_TEXT] * 4)))
+        assert next(responses).WhichOneof("response") == "format"
+        srv.proc.send_signal(signal.SIGTERM)
+        with pytest.raises(grpc.RpcError) as ended:
+            for _ in responses:
+                pass
+        assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+        details = ended.value.details()
+        assert "shutting down" in details
+        assert "after its 1 s grace" in details
+        assert re.search(r"\d+\.\d s of audio in", details), details
+        assert srv.proc.wait(timeout=60) == 0
+        access = [line for line in srv.log if "method=TextToSpeechService/Synthesize" in line]
+        assert access, "".join(srv.log)
+        assert "code=UNAVAILABLE" in access[-1]
+    finally:
         srv.close()
 
 

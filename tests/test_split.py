@@ -39,6 +39,34 @@ def test_split_is_cached_by_content_hash(tmp_path: Path, monkeypatch: pytest.Mon
     assert SplitCache(tmp_path).load(copy) == first
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing"])
+def test_a_damaged_cache_entry_is_split_again_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
+    """Bug: a truncated or garbage file in the split cache (its .json intact) stopped the
+    server from starting, every time, with an error that blamed the model. Each part is now
+    checked against the digest its entry recorded: a damaged one is a miss, named in a
+    warning, and the entry is written again whole."""
+    model, _ = embedded_voice_files()
+    whole = SplitCache(tmp_path).load(model)
+    [tail] = tmp_path.glob("*.vocoder-tail.onnx")
+    if damage == "truncated":
+        tail.write_bytes(tail.read_bytes()[:1000])
+    elif damage == "garbage":
+        tail.write_bytes(b"\0" * tail.stat().st_size)
+    else:
+        tail.unlink()
+    with caplog.at_level("WARNING", logger="voxlite.service.piper.split_cache"):
+        again = SplitCache(tmp_path).load(model)
+    assert again == whole
+    if damage != "missing":
+        assert any(
+            str(tail) in r.getMessage() and "damaged" in r.getMessage() for r in caplog.records
+        )
+    assert tail.read_bytes() == whole.vocoder_tail  # repaired
+    ort.InferenceSession(tail.read_bytes())  # and loadable
+
+
 def test_split_finds_the_flow_and_the_vocoder() -> None:
     model, _ = embedded_voice_files()
     split = split_graph(model.read_bytes(), model)

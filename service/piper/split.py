@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 # The vocoder (HiFi-GAN decoder) starts with the Conv whose weight is this initializer. Tensor and
 # node names differ between exports; initializer names come from the PyTorch module tree and do not.
 VOCODER_FIRST_WEIGHT = "dec.conv_pre.weight"
-# Bump when the split's output changes, so stale cache entries are not reused.
-SPLIT_VERSION = 5
+# Bump when the split's output or the cache entry's form changes: stale entries are not reused.
+SPLIT_VERSION = 6
 _NOISE_OPS = ("RandomNormalLike", "RandomNormal")
 
 
