@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .config import ServerConfig, config_from_args
+from .config import ServerConfig, config_from_args, start_warnings
 from .errors import VoxliteError
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from . import logs  # imports grpc (after quiet_grpc_core)
 
     logs.configure(config.log_level, config.log_format)
+    for warning in start_warnings(config, os.environ):
+        _LOG.warning("%s", warning)
     try:
         asyncio.run(serve(config))
     except VoxliteError as exc:

@@ -21,9 +21,10 @@ from typing import Any, TypeVar
 import grpc
 import numpy as np
 import onnxruntime as ort
+import pytest
 import soundfile
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from voxlite.service.config import ServerConfig
+from voxlite.service.config import ServerConfig, config_from_args
 from voxlite.service.engine import Voice
 from voxlite.service.piper import PiperVoice
 from voxlite.service.server import VoxliteServer, create_server
@@ -32,6 +33,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 T = TypeVar("T")
 pb = tts_pb2
 CLI = [sys.executable, "-m", "voxlite.client.cli"]
+SERVER = str(Path(sys.executable).parent / "voxlite-server")
 LONG_TEXT = " ".join(
     f"This is sentence number {i} of a long answer that keeps going for a while." for i in range(12)
 )
@@ -189,15 +191,20 @@ def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig
 
 
 class ServerProcess:
-    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING."""
+    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING.
 
-    def __init__(self, cache_dir: Path, voices_dir: Path, *args: str) -> None:
+    `env`: variables added to the test's environment."""
+
+    def __init__(
+        self, cache_dir: Path, voices_dir: Path, *args: str, env: dict[str, str] | None = None
+    ) -> None:
         command = [
-            str(Path(sys.executable).parent / "voxlite-server"),
-            "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
+            SERVER, "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
             "--cache-dir", str(cache_dir), *args,
         ]  # fmt: skip
-        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            command, stderr=subprocess.PIPE, text=True, env=environment(**(env or {}))
+        )
         self.log: list[str] = []
         port = None
         assert self.proc.stderr is not None
@@ -255,6 +262,41 @@ def voxlite(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     return subprocess.run(
         [*CLI, *args], capture_output=True, text=True, env=env or environment(), timeout=90
     )
+
+
+def config_error(capsys: pytest.CaptureFixture[str], *argv: str, **env: str) -> str:
+    """The one line config_from_args writes when it refuses `argv` and `env` (exit 2)."""
+    with pytest.raises(SystemExit) as exited:
+        config_from_args(list(argv), env)
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def voxlite_server(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`voxlite-server` run to its end: a start expected to fail (one that serves instead
+    runs into the timeout)."""
+    return subprocess.run(
+        [SERVER, *args],
+        capture_output=True,
+        text=True,
+        env=environment(**(env or {})),
+        timeout=60,
+    )
+
+
+def assert_server_refused(result: subprocess.CompletedProcess[str]) -> str:
+    """A setting the server refuses: exit 2 and exactly one `voxlite-server: error:` line on
+    stderr, no traceback, no usage."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("voxlite-server: error: "), lines
+    return lines[0]
 
 
 def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
