@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from voxlite.client import (
     AsyncClient,
@@ -29,6 +22,7 @@ from voxlite.service.config import config_from_args
 from voxlite.service.security import TokenAuth
 
 from .helpers import (
+    Pki,
     ServerThread,
     assert_one_error_line,
     base_config,
@@ -39,86 +33,6 @@ from .helpers import (
 
 TOKEN = "s3cret-token-1"
 OTHER_TOKEN = "another.token_2"
-
-
-# -- certificates -------------------------------------------------------------------------------
-
-
-@dataclass
-class Issued:
-    cert: Path
-    key: Path
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def _issue(
-    folder: Path,
-    name: str,
-    *,
-    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
-    ca: bool = False,
-    server: bool = False,
-) -> tuple[Issued, x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A certificate for `name`: a self-signed CA, or one signed by `issuer` (server: with
-    localhost and 127.0.0.1 as subject alternative names)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    signer_cert, signer_key = issuer if issuer else (None, key)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(signer_cert.subject if signer_cert else subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )
-    if server:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-    elif not ca:
-        builder = builder.add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-    cert = builder.sign(signer_key, hashes.SHA256())
-    issued = Issued(folder / f"{name}.crt", folder / f"{name}.key")
-    issued.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    issued.key.write_bytes(_pem_key(key))
-    return issued, cert, key
-
-
-@dataclass
-class Pki:
-    ca: Issued
-    server: Issued
-    client: Issued
-    rogue_ca: Issued
-    rogue_client: Issued
-    """Signed by rogue_ca, which the servers do not trust."""
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    folder = tmp_path_factory.mktemp("pki")
-    ca, ca_cert, ca_key = _issue(folder, "test-ca", ca=True)
-    server, _, _ = _issue(folder, "server", issuer=(ca_cert, ca_key), server=True)
-    client, _, _ = _issue(folder, "client", issuer=(ca_cert, ca_key))
-    rogue_ca, rogue_cert, rogue_key = _issue(folder, "rogue-ca", ca=True)
-    rogue_client, _, _ = _issue(folder, "rogue-client", issuer=(rogue_cert, rogue_key))
-    return Pki(ca, server, client, rogue_ca, rogue_client)
 
 
 def _started(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, **changes: Any) -> Any:
