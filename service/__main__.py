@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .config import ServerConfig, config_from_args
+from .config import ServerConfig, config_from_args, start_warnings
 from .errors import VoxliteError
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ _LOG = logging.getLogger("voxlite")
 
 async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
     """Run a server until SIGTERM or SIGINT; `workers`: see VoxliteServer."""
+    from .security import describe_auth
     from .server import create_server
 
     server, port = await create_server(config, workers=workers)
@@ -40,6 +41,7 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
 
     loop.add_signal_handler(signal.SIGHUP, reload)
     _LOG.info("listening on %s:%d; loading voices", config.host, port)
+    _LOG.info("%s", describe_auth(config))
     if server.metrics_port:
         _LOG.info("metrics on http://%s:%d/metrics", config.host, server.metrics_port)
     ready = asyncio.ensure_future(server.wait_ready())
@@ -91,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from . import logs  # imports grpc (after quiet_grpc_core)
 
     logs.configure(config.log_level, config.log_format)
+    for warning in start_warnings(config, os.environ):
+        _LOG.warning("%s", warning)
     try:
         asyncio.run(serve(config))
     except VoxliteError as exc:

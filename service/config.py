@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import NoReturn
 
+from .piper import EMBEDDED_VOICE
 from .runtime import OrtSettings
 
 ENV_PREFIX = "VOXLITE_"
-_LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
 
 
 def _default_cache_dir() -> Path:
@@ -92,238 +97,403 @@ class ServerConfig:
     spread their new calls onto new replicas; calls running then finish first. 0: never."""
 
 
+class Invalid(ValueError):
+    """A value a setting cannot take; the message says what it must be ("must be ...")."""
+
+
+Parse = Callable[[str], object]
+
+
+def _integer(low: int, high: int, zero: str | None = None) -> Parse:
+    """A whole number from `low` to `high`, or 0 when `zero` says what 0 means."""
+    span = f"between {low} and {high}" + (f" (or 0: {zero})" if zero else "")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise Invalid(f"must be a whole number {span}") from None
+        if not (low <= value <= high or (zero is not None and value == 0)):
+            raise Invalid(f"must be {span}")
+        return value
+
+    return parse
+
+
+def _seconds(high: float | None = None, zero: str | None = None) -> Parse:
+    """A finite number of seconds, 0 or more (at most `high`). NaN compares false with
+    everything: `--idle-timeout-seconds nan` woke each stream's watchdog at once, for ever."""
+    span = f" from 0 to {high:.15g}" if high is not None else ", 0 or more"
+    requirement = f"a number of seconds{span}" + (f" (0: {zero})" if zero else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise Invalid(f"must be {requirement}") from None
+        if not (math.isfinite(value) and 0 <= value <= (math.inf if high is None else high)):
+            raise Invalid(f"must be {requirement}")
+        return value
+
+    return parse
+
+
+def _positive_seconds(high: float) -> Parse:
+    """A finite number of seconds above 0, at most `high`."""
+    within = _seconds(high)
+
+    def parse(text: str) -> float:
+        value = within(text)
+        if not isinstance(value, float) or value <= 0:
+            raise Invalid(f"must be a number of seconds above 0, at most {high:g}")
+        return value
+
+    return parse
+
+
+def _choice(*names: str) -> Parse:
+    def parse(text: str) -> str:
+        if text.strip().lower() not in names:
+            raise Invalid(f"must be one of {', '.join(names)}")
+        return text.strip().lower()
+
+    return parse
+
+
+def _switch(text: str) -> bool:
+    """A VOXLITE_* value for an on/off flag."""
+    if text.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise Invalid("must be true or false (or 1/0, yes/no, on/off)")
+
+
+def _text(text: str) -> str:
+    if not text.strip():
+        raise Invalid("must not be empty")
+    return text
+
+
+def _path(text: str) -> Path:
+    if not text.strip():
+        raise Invalid("must be a path")
+    return Path(text)
+
+
+def _cache_dir(text: str) -> Path | None:
+    return None if text == "none" else _path(text)
+
+
+B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*", re.ASCII)
+"""RFC 6750's b64token: what may follow "Bearer " in an authorization header."""
+_B64TOKEN_CHARSET = "letters, digits and - . _ ~ + / only, = at the end (RFC 6750)"
+
+
+def is_b64token(token: str) -> bool:
+    return B64TOKEN.fullmatch(token) is not None
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    """VOXLITE_AUTH_TOKENS: tokens separated by commas. Set but holding no token (",", " , ",
+    "": what a template with an unset variable writes), it is an error, never "no auth"."""
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if not tokens:
+        raise Invalid(
+            "is set but holds no token (only commas or spaces): give comma-separated tokens, "
+            "or unset it to serve without tokens"
+        )
+    for i, token in enumerate(tokens, 1):
+        if not is_b64token(token):
+            raise Invalid(
+                f"has a token (number {i}) that is not a bearer token: {_B64TOKEN_CHARSET}"
+            )
+    return tuple(tokens)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its flag, its VOXLITE_* variable, and how its text becomes a value."""
+
+    name: str
+    """The flag without its dashes, e.g. "idle-timeout-seconds"."""
+    parse: Parse
+    """Text (of the flag or of the variable, the same checks) to value; raises Invalid."""
+    help: str
+    metavar: str | None = None
+    switch: bool = False
+    """--name / --no-name; the variable takes true or false."""
+    strict: bool = False
+    """An empty VOXLITE_* value is an error rather than "unset": a security setting that a
+    template left empty must not turn into plaintext or no tokens."""
+    secret: bool = False
+    """Errors never repeat the value."""
+    flag: bool = True
+    """False: the variable only (tokens do not belong on a command line, which `ps` shows)."""
+
+    @property
+    def key(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.key.upper()
+
+
+MAX_WORKERS = 64
+"""Most model runs at once in one process. Its single event loop encodes every stream's audio
+and serves gRPC, and saturates long before 64 cores of model work would: past that, run more
+replicas."""
+MAX_CONNECTION_AGE = 24 * 86400
+"""gRPC keeps the connection age in milliseconds as a 32-bit number (at most 24.8 days)."""
+
+OPTIONS: tuple[Option, ...] = (
+    Option("host", _text, 'listen address (default "[::]": every interface)'),
+    Option("port", _integer(1, 65535, zero="any free port"), "listen port (default 50051)"),
+    Option("voices-dir", _path, "folder of Piper voices (default ./models)", metavar="FOLDER"),
+    Option("default-voice", _text, "voice for requests that name none (default en_US-joe-medium)"),
+    Option("max-streams", _integer(1, 10000), "synthesis calls at once (default 32)"),
+    Option(
+        "max-streams-per-peer",
+        _integer(1, 10000, zero="no cap"),
+        "synthesis calls at once from one client address (default 0: no cap)",
+    ),
+    Option(
+        "max-streams-per-token",
+        _integer(1, 10000, zero="no cap"),
+        "synthesis calls at once per bearer token (default 0: no cap)",
+    ),
+    Option(
+        "config-timeout-seconds",
+        _positive_seconds(300),
+        "how soon a stream must send its config (default 10)",
+    ),
+    Option(
+        "admission-wait-seconds",
+        _seconds(10, zero="refused at once"),
+        "how long a call may wait for room when the server is at capacity (default 0.25)",
+    ),
+    Option(
+        "max-text-chars",
+        # A request over 1 MiB is refused by gRPC before it is read (server.py).
+        _integer(1, 1_000_000),
+        "longest Synthesize text, most unspoken text of a stream (default 5000)",
+    ),
+    Option(
+        "workers",
+        _integer(1, MAX_WORKERS, zero="cores / --ort-threads"),
+        "model runs at once (default 0: cores / --ort-threads)",
+    ),
+    Option(
+        "ort-threads",
+        _integer(1, 64),
+        "onnxruntime threads per run while runs share the machine (default 1)",
+    ),
+    Option(
+        "wide-threads",
+        _integer(1, 64),
+        "threads of an urgent run that has the machine to itself (default 2; 1: never)",
+    ),
+    Option("batch-vocoder", _integer(1, 64), "batch up to N vocoder windows (default 1: off)"),
+    Option(
+        "phrase-cache-mb", _integer(0, 65536), "phrase cache size in MiB, 0 disables (default 8)"
+    ),
+    Option(
+        "shared-phrase-cache",
+        _switch,
+        "with tokens, one phrase cache for every tenant (default: one per token)",
+        switch=True,
+    ),
+    Option(
+        "idle-timeout-seconds",
+        _seconds(zero="never"),
+        "end streams idle this long (default 300, 0: never)",
+    ),
+    Option(
+        "cache-dir",
+        _cache_dir,
+        "split-graph cache folder; 'none' disables (default ~/.cache/voxlite)",
+        metavar="FOLDER",
+    ),
+    Option("grace-seconds", _seconds(), "drain period on SIGTERM (default 10)"),
+    Option(
+        "drain-delay-seconds",
+        _seconds(60),
+        "on SIGTERM, report NOT_SERVING but keep admitting calls this long, so balancers "
+        "take the replica out first (default 0)",
+    ),
+    Option("reflection", _switch, "serve reflection (default on)", switch=True),
+    Option("log-level", _choice(*LOG_LEVELS), "debug, info (default), warning or error"),
+    Option("log-format", _choice(*LOG_FORMATS), "text (default) or json lines"),
+    Option(
+        "tls-cert",
+        _path,
+        "PEM certificate chain: serve TLS only",
+        metavar="FILE",
+        strict=True,
+    ),
+    Option("tls-key", _path, "PEM private key of --tls-cert", metavar="FILE", strict=True),
+    Option(
+        "tls-client-ca",
+        _path,
+        "PEM CA: require client certificates signed by it (mutual TLS)",
+        metavar="FILE",
+        strict=True,
+    ),
+    Option(
+        "auth-tokens-file",
+        _path,
+        "bearer tokens, one per line (# comments); also the comma-separated "
+        f"{ENV_PREFIX}AUTH_TOKENS; health never needs one",
+        metavar="FILE",
+        strict=True,
+    ),
+    Option("auth-tokens", _tokens, "", strict=True, secret=True, flag=False),
+    Option(
+        "reflection-auth",
+        _switch,
+        "reflection needs a token too (default: open, like health)",
+        switch=True,
+        strict=True,
+    ),
+    Option(
+        "metrics-port",
+        _integer(1, 65535, zero="no metrics"),
+        "Prometheus metrics and /readyz over HTTP on this port (default 0: none)",
+    ),
+    Option(
+        "max-connection-age-seconds",
+        _seconds(MAX_CONNECTION_AGE, zero="never"),
+        "close connections this old so clients rebalance; calls then get --grace-seconds "
+        "(default 300, 0: never)",
+    ),
+)
+"""Every setting, flag and variable alike: the one place a value is checked."""
+
+NOT_SERVER_VARIABLES = frozenset(
+    {
+        *("VOXLITE_SERVER", "VOXLITE_TOKEN"),  # the client's
+        *("VOXLITE_VENV", "VOXLITE_BASE", "VOXLITE_IMAGE", "VOXLITE_DEBIAN_MIRROR"),  # scripts'
+    }
+)
+"""VOXLITE_* variables that the client and the scripts read, not the server."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors in one line, exit 2: the usage of thirty flags would bury the one that is
+    wrong (--help shows them)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="voxlite-server",
         description="Streaming text-to-speech over gRPC. Every flag can also be set as an "
         f"environment variable: {ENV_PREFIX}<FLAG> (e.g. {ENV_PREFIX}PORT=50052).",
     )
-    d = ServerConfig.__dataclass_fields__
-    p.add_argument("--host", help=f"listen address (default {d['host'].default})")
-    p.add_argument("--port", type=int, help=f"listen port, 0 for any (default {d['port'].default})")
-    p.add_argument("--voices-dir", help="folder of Piper voices (default ./models)")
-    p.add_argument(
-        "--default-voice", help="voice for requests that name none (default en_US-joe-medium)"
-    )
-    p.add_argument(
-        "--max-streams", type=int, help=f"concurrent calls (default {d['max_streams'].default})"
-    )
-    p.add_argument(
-        "--max-streams-per-peer", type=int, help="concurrent calls per client address (0: no cap)"
-    )
-    p.add_argument(
-        "--max-streams-per-token", type=int, help="concurrent calls per bearer token (0: no cap)"
-    )
-    p.add_argument(
-        "--config-timeout-seconds",
-        type=float,
-        help="how soon a stream must send its config (default 10)",
-    )
-    p.add_argument(
-        "--admission-wait-seconds",
-        type=float,
-        help="how long a call may wait for room when the server is at capacity (default 0.25)",
-    )
-    p.add_argument(
-        "--max-text-chars", type=int, help=f"text limit (default {d['max_text_chars'].default})"
-    )
-    p.add_argument("--workers", type=int, help="model runs at once (default: cores / ort threads)")
-    p.add_argument(
-        "--cache-dir", help="split-graph cache folder; 'none' disables (default ~/.cache/voxlite)"
-    )
-    p.add_argument("--grace-seconds", type=float, help="drain period on SIGTERM (default 10)")
-    p.add_argument(
-        "--drain-delay-seconds",
-        type=float,
-        help="on SIGTERM, report NOT_SERVING but keep admitting calls this long, so balancers "
-        "take the replica out first (default 0)",
-    )
-    p.add_argument(
-        "--idle-timeout-seconds",
-        type=float,
-        help="end streams idle this long (default 300, 0: never)",
-    )
-    p.add_argument(
-        "--ort-threads", type=int, help="onnxruntime threads per run while runs share (default 1)"
-    )
-    p.add_argument(
-        "--wide-threads",
-        type=int,
-        help="threads of an urgent run that has the machine to itself (default 2; 1: never)",
-    )
-    p.add_argument(
-        "--batch-vocoder", type=int, help="batch up to N vocoder windows (default 1: off)"
-    )
-    p.add_argument("--phrase-cache-mb", type=int, help="phrase cache size, 0 disables (default 8)")
-    p.add_argument(
-        "--shared-phrase-cache",
-        action=argparse.BooleanOptionalAction,
-        help="with tokens, one phrase cache for every tenant (default: one per token)",
-    )
-    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    p.add_argument(
-        "--reflection", action=argparse.BooleanOptionalAction, help="serve reflection (default on)"
-    )
-    p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain: serve TLS only")
-    p.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
-    p.add_argument(
-        "--tls-client-ca",
-        metavar="FILE",
-        help="PEM CA: require client certificates signed by it (mutual TLS)",
-    )
-    p.add_argument(
-        "--auth-tokens-file",
-        metavar="FILE",
-        help="bearer tokens, one per line (# comments); also the comma-separated "
-        f"{ENV_PREFIX}AUTH_TOKENS; health never needs one",
-    )
-    p.add_argument(
-        "--reflection-auth",
-        action=argparse.BooleanOptionalAction,
-        help="reflection needs a token too (default: open, like health)",
-    )
-    p.add_argument("--metrics-port", type=int, help="Prometheus metrics port (default 0: none)")
-    p.add_argument("--log-format", choices=_LOG_FORMATS, help="text (default) or json lines")
-    p.add_argument(
-        "--max-connection-age-seconds",
-        type=float,
-        help="close connections this old so clients rebalance; calls then get --grace-seconds "
-        "(default 300, 0: never)",
-    )
+    for option in OPTIONS:
+        if not option.flag:
+            continue
+        if option.switch:
+            p.add_argument(
+                f"--{option.name}", action=argparse.BooleanOptionalAction, help=option.help
+            )
+        else:
+            p.add_argument(f"--{option.name}", metavar=option.metavar, help=option.help)
     return p
 
 
-def _log_format(text: str) -> str:
-    if text not in _LOG_FORMATS:
-        raise ValueError(text)
-    return text
-
-
-def _bool(text: str) -> bool:
-    if text.lower() in ("1", "true", "yes", "on"):
-        return True
-    if text.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
+def _shown(text: str) -> str:
+    return text if text.isprintable() and text.strip() == text and text else repr(text)
 
 
 def config_from_args(
     argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 ) -> ServerConfig:
-    """Flags win over VOXLITE_* variables, which win over the defaults."""
+    """Flags win over VOXLITE_* variables, which win over the defaults. A value that does not
+    fit ends the process with one line on stderr and exit status 2."""
     env = os.environ if env is None else env
     parser = _parser()
     args = vars(parser.parse_args(argv))
     values: dict[str, object] = {}
-    converters: dict[str, Callable[[str], object]] = {
-        "port": int,
-        "max_streams": int,
-        "max_streams_per_peer": int,
-        "max_streams_per_token": int,
-        "config_timeout_seconds": float,
-        "max_text_chars": int,
-        "workers": int,
-        "ort_threads": int,
-        "wide_threads": int,
-        "grace_seconds": float,
-        "drain_delay_seconds": float,
-        "idle_timeout_seconds": float,
-        "admission_wait_seconds": float,
-        "batch_vocoder": int,
-        "phrase_cache_mb": int,
-        "reflection": _bool,
-        "shared_phrase_cache": _bool,
-        "reflection_auth": _bool,
-        "metrics_port": int,
-        "log_format": _log_format,
-        "max_connection_age_seconds": float,
-    }
-    for key, flag_value in args.items():
-        raw = env.get(ENV_PREFIX + key.upper())
+    given: dict[str, str] = {}  # where each value came from ("--port", "VOXLITE_PORT")
+    for option in OPTIONS:
+        flag_value = args.get(option.key)
+        raw = env.get(option.env)
         if flag_value is not None:
-            values[key] = flag_value
-        elif raw is not None and raw != "":
-            try:
-                values[key] = converters.get(key, str)(raw)
-            except ValueError:
-                parser.error(f"{ENV_PREFIX}{key.upper()}={raw!r} is not valid")
-    if "voices_dir" in values:
-        values["voices_dir"] = Path(str(values["voices_dir"]))
-    if "cache_dir" in values:
-        values["cache_dir"] = (
-            None if values["cache_dir"] == "none" else Path(str(values["cache_dir"]))
-        )
-    if "ort_threads" in values or "wide_threads" in values:
+            text, where = flag_value, f"--{option.name}"
+        elif raw is not None and (raw != "" or option.strict):
+            text, where = raw, option.env
+        else:
+            continue
+        given[option.key] = where
+        if isinstance(text, bool):  # a --switch / --no-switch
+            values[option.key] = text
+            continue
+        try:
+            values[option.key] = option.parse(text)
+        except Invalid as exc:
+            shown = "" if option.secret else f", got {_shown(text)}"
+            parser.error(f"{where} {exc}{shown}")
+    ort_threads = values.pop("ort_threads", None)
+    wide_threads = values.pop("wide_threads", None)
+    if ort_threads is not None or wide_threads is not None:
         default = OrtSettings()
-        ort = OrtSettings(
-            intra_op_threads=int(str(values.pop("ort_threads", default.intra_op_threads))),
-            wide_threads=int(str(values.pop("wide_threads", default.wide_threads))),
+        values["ort"] = OrtSettings(
+            intra_op_threads=int(str(ort_threads or default.intra_op_threads)),
+            wide_threads=int(str(wide_threads or default.wide_threads)),
         )
-        if min(ort.intra_op_threads, ort.wide_threads) < 1:
-            parser.error("--ort-threads and --wide-threads must be >= 1")
-        values["ort"] = ort
-    for key in ("port", "max_streams", "max_text_chars", "workers"):
-        if key in values and int(str(values[key])) < (0 if key in ("port", "workers") else 1):
-            low = ">= 0" if key in ("port", "workers") else ">= 1"
-            parser.error(f"--{key.replace('_', '-')} must be {low}")
-    _check_security(values, env, parser)
-    if not 0 <= int(str(values.get("metrics_port", 0))) <= 65535:
-        parser.error("--metrics-port must be between 0 (no metrics) and 65535")
-    if not 0 <= float(str(values.get("admission_wait_seconds", 0))) <= 10:
-        parser.error("--admission-wait-seconds must be between 0 (refuse at once) and 10")
-    if not 0 <= float(str(values.get("drain_delay_seconds", 0))) <= 60:
-        parser.error("--drain-delay-seconds must be between 0 and 60")
-    for key in ("max_streams_per_peer", "max_streams_per_token"):
-        if int(str(values.get(key, 0))) < 0:
-            parser.error(f"--{key.replace('_', '-')} must be >= 0 (0: no cap)")
-    if not 0 < float(str(values.get("config_timeout_seconds", 10))) <= 300:
-        parser.error("--config-timeout-seconds must be more than 0 and at most 300")
-    if float(str(values.get("max_connection_age_seconds", 0))) < 0:
-        parser.error("--max-connection-age-seconds must be >= 0 (0: never)")
+    port, metrics_port = values.get("port"), values.get("metrics_port")
+    if metrics_port and metrics_port == port:
+        parser.error(f"--metrics-port and --port are both {port}: give metrics a port of its own")
+    _check_security(values, given, parser)
+    _check_voices(values, given, parser)
     known = {f.name for f in fields(ServerConfig)}
     return ServerConfig(**{k: v for k, v in values.items() if k in known})  # type: ignore[arg-type]
 
 
 def _check_security(
-    values: dict[str, object], env: Mapping[str, str], parser: argparse.ArgumentParser
+    values: dict[str, object], given: Mapping[str, str], parser: argparse.ArgumentParser
 ) -> None:
     """TLS files exist and come in the right combinations; tokens are read here, once, so a
     server never starts open because its token file was empty or unreadable."""
     for key in ("tls_cert", "tls_key", "tls_client_ca", "auth_tokens_file"):
         if key in values:
             path = Path(str(values[key]))
+            where = given[key]
             if not path.is_file():
-                parser.error(f"--{key.replace('_', '-')}: no such file: {path}")
+                parser.error(f"{where}: no such file: {path}")
             marker = _PEM_MARKERS.get(key)
             try:
                 pem = path.read_bytes() if marker else b""
             except OSError as exc:
-                parser.error(f"--{key.replace('_', '-')}: cannot read {path}: {exc.strerror}")
+                parser.error(f"{where}: cannot read {path}: {exc.strerror}")
             if marker and marker not in pem:
-                parser.error(f"--{key.replace('_', '-')}: {path} is not PEM (no {marker.decode()})")
-            values[key] = path
+                parser.error(f"{where}: {path} is not PEM (no {marker.decode()})")
     if ("tls_cert" in values) != ("tls_key" in values):
         parser.error("--tls-cert and --tls-key go together: give both, or neither for plaintext")
     if "tls_client_ca" in values and "tls_cert" not in values:
         parser.error("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key")
-    tokens = [t.strip() for t in env.get(ENV_PREFIX + "AUTH_TOKENS", "").split(",") if t.strip()]
-    for i, token in enumerate(tokens, 1):
-        if not _usable_token(token):
-            parser.error(f"{ENV_PREFIX}AUTH_TOKENS: token {i} has spaces or non-ASCII characters")
+    from_env = values.pop("auth_tokens", ())
+    assert isinstance(from_env, tuple)
+    tokens = list(from_env)
     file = values.pop("auth_tokens_file", None)
     if isinstance(file, Path):
+        where = given["auth_tokens_file"]
         try:
             lines = file.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            parser.error(f"--auth-tokens-file: cannot read {file}: {exc}")
+            parser.error(f"{where}: cannot read {file}: {exc}")
         read = [(n, line.strip()) for n, line in enumerate(lines, 1)]
-        for n, token in read:
-            if token and not token.startswith("#") and not _usable_token(token):
-                parser.error(f"--auth-tokens-file: line {n} of {file} is not one token")
-        found = [t for _, t in read if t and not t.startswith("#")]
+        found = [(n, t) for n, t in read if t and not t.startswith("#")]
+        for n, token in found:
+            if not is_b64token(token):
+                parser.error(f"{where}: line {n} of {file} is not one token: {_B64TOKEN_CHARSET}")
         if not found:
-            parser.error(f"--auth-tokens-file: {file} holds no token (one per line)")
-        tokens += found
+            parser.error(f"{where}: {file} holds no token (one per line)")
+        tokens += [t for _, t in found]
     if tokens:
         values["auth_tokens"] = tuple(dict.fromkeys(tokens))
     elif values.get("reflection_auth"):
@@ -339,6 +509,48 @@ _PEM_MARKERS = {
 }
 
 
-def _usable_token(token: str) -> bool:
-    """Printable ASCII without spaces: what fits after "Bearer " in gRPC metadata."""
-    return all("!" <= c <= "~" for c in token)
+def _missing_folder(folder: Path) -> str | None:
+    """Why `folder` cannot hold voices, or None when it is a folder."""
+    if folder.is_dir():
+        return None
+    return "is not a folder" if folder.exists() else "does not exist"
+
+
+def _check_voices(
+    values: dict[str, object], given: Mapping[str, str], parser: argparse.ArgumentParser
+) -> None:
+    """A default voice other than the embedded one can only come from the voices folder:
+    without the folder the server could never serve, so it does not start."""
+    default = ServerConfig()
+    folder = values.get("voices_dir", default.voices_dir)
+    voice = str(values.get("default_voice", default.default_voice))
+    if not isinstance(folder, Path) or voice == EMBEDDED_VOICE:
+        return
+    why = _missing_folder(folder)
+    if why is not None:
+        where = given.get("voices_dir", "the default --voices-dir")
+        parser.error(
+            f"voices folder {folder} ({where}) {why}, and the default voice {voice} can only "
+            f"come from there: point it at the folder with {voice}.onnx, or leave the default "
+            f"voice ({EMBEDDED_VOICE}, embedded)"
+        )
+
+
+def start_warnings(config: ServerConfig, env: Mapping[str, str]) -> list[str]:
+    """What is odd about a configuration the server starts with anyway, one line each."""
+    lines = []
+    if config.voices_dir is not None:
+        why = _missing_folder(config.voices_dir)
+        if why is not None:
+            lines.append(
+                f"voices folder {config.voices_dir} {why} (--voices-dir): only the embedded "
+                f"voice {config.default_voice} is served"
+            )
+    known = {option.env for option in OPTIONS} | NOT_SERVER_VARIABLES
+    unknown = sorted(k for k in env if k.startswith(ENV_PREFIX) and k not in known)
+    if unknown:
+        lines.append(
+            f"{', '.join(unknown)}: no such setting, ignored (voxlite-server --help lists "
+            f"the settings; {ENV_PREFIX}<FLAG>)"
+        )
+    return lines

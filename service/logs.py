@@ -50,6 +50,34 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
+class ClientGoneFilter(logging.Filter):
+    """Demotes grpc.aio's "ExecuteBatchError raised in core" ERROR, and its traceback, to
+    DEBUG. grpc logs it when a response cannot be sent because the client went away (a
+    closed connection, a killed process) and its own notice of the close has not yet arrived:
+    `_handle_exceptions` ignores the failed write only once `client_closed` is set, which a
+    second batch does, in a race with the write. The call is over either way, and its
+    access-log line already says CANCELLED."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("ExecuteBatchError raised in core"):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+GRPC_AIO_LOGGER = "grpc._cython.cygrpc"
+"""Where grpc.aio's server logs what its servicers' calls raise."""
+_CLIENT_GONE = ClientGoneFilter()
+
+
+def quiet_client_gone() -> None:
+    """Put ClientGoneFilter on grpc.aio's logger; once, however often it is called (a
+    logger holds a filter once)."""
+    logging.getLogger(GRPC_AIO_LOGGER).addFilter(_CLIENT_GONE)
+
+
 def configure(level: str, log_format: str) -> None:
     """Send the root logger to stderr at `level`, in `log_format` ("text" or "json")."""
     handler = logging.StreamHandler(sys.stderr)

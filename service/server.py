@@ -13,7 +13,7 @@ from typing import TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from . import reflection, runtime
+from . import logs, reflection, runtime
 from .admission import Admission
 from .api import SERVICE_NAME, TextToSpeechServicer, add_to_server
 from .cache import PhraseCache
@@ -44,6 +44,7 @@ class VoxliteServer:
         """`workers`: what runs the model work (a benchmark's baseline); by default the
         shared earliest-deadline scheduler."""
         self.config = config
+        logs.quiet_client_gone()  # a client gone mid-write is no server error
         if config.ort.cpu_arena:
             runtime.register_shared_arena()
         self.registry = VoiceRegistry(

@@ -15,7 +15,7 @@ from voxlite.service.registry import VoiceRegistry
 from voxlite.service.runtime import OrtSettings
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .helpers import ServerThread, base_config
+from .helpers import Pki, ServerThread, base_config, make_pki
 
 T = TypeVar("T")
 
@@ -46,6 +46,12 @@ def whole_graph() -> ort.InferenceSession:
     """The unsplit voice graph, run in one shot: the reference streamed audio must equal."""
     model, _ = embedded_voice_files()
     return ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    """Certificates made for the run (tests/helpers.py: make_pki)."""
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ polling with a generous deadline, and the texts they speak."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
+import ipaddress
 import os
 import queue
 import re
@@ -14,16 +16,21 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 import numpy as np
 import onnxruntime as ort
+import pytest
 import soundfile
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from voxlite.service.config import ServerConfig
+from voxlite.service.config import ServerConfig, config_from_args
 from voxlite.service.engine import Voice
 from voxlite.service.piper import PiperVoice
 from voxlite.service.server import VoxliteServer, create_server
@@ -32,6 +39,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 T = TypeVar("T")
 pb = tts_pb2
 CLI = [sys.executable, "-m", "voxlite.client.cli"]
+SERVER = str(Path(sys.executable).parent / "voxlite-server")
 LONG_TEXT = " ".join(
     f"This is sentence number {i} of a long answer that keeps going for a while." for i in range(12)
 )
@@ -189,15 +197,26 @@ def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig
 
 
 class ServerProcess:
-    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING."""
+    """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING.
 
-    def __init__(self, cache_dir: Path, voices_dir: Path, *args: str) -> None:
+    `env`: variables added to the test's environment; `credentials`: the channel's, for a
+    server that speaks TLS."""
+
+    def __init__(
+        self,
+        cache_dir: Path,
+        voices_dir: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
         command = [
-            str(Path(sys.executable).parent / "voxlite-server"),
-            "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
+            SERVER, "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
             "--cache-dir", str(cache_dir), *args,
         ]  # fmt: skip
-        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            command, stderr=subprocess.PIPE, text=True, env=environment(**(env or {}))
+        )
         self.log: list[str] = []
         port = None
         assert self.proc.stderr is not None
@@ -212,7 +231,11 @@ class ServerProcess:
         self._reader = threading.Thread(target=self._read_log, daemon=True)
         self._reader.start()
         self.address = f"127.0.0.1:{port}"
-        self.channel = grpc.insecure_channel(self.address)
+        self.channel = (
+            grpc.insecure_channel(self.address)
+            if credentials is None
+            else grpc.secure_channel(self.address, credentials)
+        )
         self.wait_for_health(health_pb2.HealthCheckResponse.SERVING)
 
     def _read_log(self) -> None:
@@ -257,6 +280,41 @@ def voxlite(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+def config_error(capsys: pytest.CaptureFixture[str], *argv: str, **env: str) -> str:
+    """The one line config_from_args writes when it refuses `argv` and `env` (exit 2)."""
+    with pytest.raises(SystemExit) as exited:
+        config_from_args(list(argv), env)
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def voxlite_server(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`voxlite-server` run to its end: a start expected to fail (one that serves instead
+    runs into the timeout)."""
+    return subprocess.run(
+        [SERVER, *args],
+        capture_output=True,
+        text=True,
+        env=environment(**(env or {})),
+        timeout=60,
+    )
+
+
+def assert_server_refused(result: subprocess.CompletedProcess[str]) -> str:
+    """A setting the server refuses: exit 2 and exactly one `voxlite-server: error:` line on
+    stderr, no traceback, no usage."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("voxlite-server: error: "), lines
+    return lines[0]
+
+
 def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 1) -> str:
     """An expected failure: exit code, and one `voxlite: error:` line (the last, for argparse)."""
     assert result.returncode == code, result.stderr
@@ -266,3 +324,82 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], code: int = 
         assert len(lines) == 1, result.stderr
     assert re.match(r"voxlite( \w+)?: error: ", lines[-1]), lines
     return lines[-1]
+
+
+# -- certificates -------------------------------------------------------------------------------
+
+
+@dataclass
+class Issued:
+    cert: Path
+    key: Path
+
+
+def pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def issue(
+    folder: Path,
+    name: str,
+    *,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
+    ca: bool = False,
+    server: bool = False,
+) -> tuple[Issued, x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A certificate for `name`: a self-signed CA, or one signed by `issuer` (server: with
+    localhost and 127.0.0.1 as subject alternative names)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    signer_cert, signer_key = issuer if issuer else (None, key)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(signer_cert.subject if signer_cert else subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if server:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+    elif not ca:
+        builder = builder.add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
+    cert = builder.sign(signer_key, hashes.SHA256())
+    issued = Issued(folder / f"{name}.crt", folder / f"{name}.key")
+    issued.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    issued.key.write_bytes(pem_key(key))
+    return issued, cert, key
+
+
+@dataclass
+class Pki:
+    ca: Issued
+    server: Issued
+    client: Issued
+    rogue_ca: Issued
+    rogue_client: Issued
+    """Signed by rogue_ca, which the servers do not trust."""
+
+
+def make_pki(folder: Path) -> Pki:
+    """A test CA, a server and a client certificate it signed, and a rogue CA with its client."""
+    ca, ca_cert, ca_key = issue(folder, "test-ca", ca=True)
+    server, _, _ = issue(folder, "server", issuer=(ca_cert, ca_key), server=True)
+    client, _, _ = issue(folder, "client", issuer=(ca_cert, ca_key))
+    rogue_ca, rogue_cert, rogue_key = issue(folder, "rogue-ca", ca=True)
+    rogue_client, _, _ = issue(folder, "rogue-client", issuer=(rogue_cert, rogue_key))
+    return Pki(ca, server, client, rogue_ca, rogue_client)

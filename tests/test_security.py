@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from voxlite.client import (
     AsyncClient,
@@ -26,92 +20,26 @@ from voxlite.client import (
     Unavailable,
 )
 from voxlite.service.config import config_from_args
-from voxlite.service.security import TokenAuth
+from voxlite.service.security import TokenAuth, describe_auth
+from voxlite.tts.v1 import tts_pb2 as pb
 
-from .helpers import ServerThread, assert_one_error_line, base_config, environment, voxlite
+from .helpers import (
+    Pki,
+    ServerProcess,
+    ServerThread,
+    assert_one_error_line,
+    assert_server_refused,
+    base_config,
+    config_error,
+    environment,
+    voxlite,
+    voxlite_server,
+)
 
 TOKEN = "s3cret-token-1"
 OTHER_TOKEN = "another.token_2"
-
-
-# -- certificates -------------------------------------------------------------------------------
-
-
-@dataclass
-class Issued:
-    cert: Path
-    key: Path
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def _issue(
-    folder: Path,
-    name: str,
-    *,
-    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
-    ca: bool = False,
-    server: bool = False,
-) -> tuple[Issued, x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A certificate for `name`: a self-signed CA, or one signed by `issuer` (server: with
-    localhost and 127.0.0.1 as subject alternative names)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    signer_cert, signer_key = issuer if issuer else (None, key)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(signer_cert.subject if signer_cert else subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )
-    if server:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-    elif not ca:
-        builder = builder.add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-    cert = builder.sign(signer_key, hashes.SHA256())
-    issued = Issued(folder / f"{name}.crt", folder / f"{name}.key")
-    issued.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    issued.key.write_bytes(_pem_key(key))
-    return issued, cert, key
-
-
-@dataclass
-class Pki:
-    ca: Issued
-    server: Issued
-    client: Issued
-    rogue_ca: Issued
-    rogue_client: Issued
-    """Signed by rogue_ca, which the servers do not trust."""
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    folder = tmp_path_factory.mktemp("pki")
-    ca, ca_cert, ca_key = _issue(folder, "test-ca", ca=True)
-    server, _, _ = _issue(folder, "server", issuer=(ca_cert, ca_key), server=True)
-    client, _, _ = _issue(folder, "client", issuer=(ca_cert, ca_key))
-    rogue_ca, rogue_cert, rogue_key = _issue(folder, "rogue-ca", ca=True)
-    rogue_client, _, _ = _issue(folder, "rogue-client", issuer=(rogue_cert, rogue_key))
-    return Pki(ca, server, client, rogue_ca, rogue_client)
+PADDED_TOKEN = "dG9r/ZW4+Mw=="
+"""Every character RFC 6750's b64token allows: + and / inside, = at the end."""
 
 
 def _started(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, **changes: Any) -> Any:
@@ -146,8 +74,8 @@ def mtls_server(
 def token_server(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerThread]:
-    """Plaintext, two tokens, reflection open (the default)."""
-    yield from _started(cache_dir, tmp_path_factory, auth_tokens=(TOKEN, OTHER_TOKEN))
+    """Plaintext, three tokens, reflection open (the default)."""
+    yield from _started(cache_dir, tmp_path_factory, auth_tokens=(TOKEN, OTHER_TOKEN, PADDED_TOKEN))
 
 
 @pytest.fixture(scope="module")
@@ -268,12 +196,80 @@ def test_a_wrong_token_is_unauthenticated_and_not_echoed(token_server: ServerThr
 
 
 def test_every_configured_token_is_accepted_over_plaintext(token_server: ServerThread) -> None:
-    for token in (TOKEN, OTHER_TOKEN):
+    for token in (TOKEN, OTHER_TOKEN, PADDED_TOKEN):
         with Client(token_server.address, token=token) as client:
             assert speaks(client)
             assert [v.name for v in client.voices()] == ["en_US-joe-medium"]
-    with Client(token_server.address, metadata={"authorization": f"bearer  {TOKEN} "}) as client:
-        assert client.voices()  # the scheme is case-insensitive, spaces around the token ignored
+
+
+def voices_with(server: ServerThread, authorization: str) -> str:
+    """ListVoices with this exact authorization value, through plain gRPC (no client-side
+    checks): "OK", or the code and message the server answers."""
+    with server.channel() as channel:
+        try:
+            server.stub(channel).ListVoices(
+                pb.ListVoicesRequest(), metadata=[("authorization", authorization)], timeout=10
+            )
+        except grpc.RpcError as exc:
+            return f"{exc.code().name}: {exc.details()}"
+    return "OK"
+
+
+ACCEPTED = [
+    f"Bearer {TOKEN}",
+    f"bearer {TOKEN}",
+    f"BEARER {TOKEN}",
+    f"bEaReR {TOKEN}",  # ABNF strings and auth-schemes are case-insensitive
+    f"Bearer   {TOKEN}",  # credentials = "Bearer" 1*SP b64token
+    f"Bearer {PADDED_TOKEN}",
+]
+REFUSED = [
+    TOKEN,  # no scheme
+    "Bearer",
+    "Bearer ",
+    f" Bearer {TOKEN}",
+    f"Bearer {TOKEN} ",  # accepted before: spaces around the token were stripped
+    f"Bearer{TOKEN}",
+    f"Bearer: {TOKEN}",
+    f"Token {TOKEN}",
+    "Basic dXNlcjpwYXNz",
+    f"Bearer {TOKEN} {TOKEN}",
+    f"Bearer {TOKEN},{OTHER_TOKEN}",
+    f"Bearer '{TOKEN}'",
+    f"Bearer {TOKEN}!",  # outside b64token
+    f"Bearer ={TOKEN}",  # = only at the end
+]
+MALFORMED = (
+    "UNAUTHENTICATED: the authorization metadata must be 'Bearer <token>': the scheme Bearer, "
+    "a space, the token and nothing else (RFC 6750)"
+)
+
+
+def test_bearer_credentials_are_read_as_rfc_6750_writes_them(token_server: ServerThread) -> None:
+    """Bug: the token was whatever followed "bearer " with spaces stripped, so "Bearer tok "
+    passed. Now: the scheme in any case, one or more spaces, a b64token, nothing else."""
+    answers = {value: voices_with(token_server, value) for value in ACCEPTED + REFUSED}
+    assert answers == dict.fromkeys(ACCEPTED, "OK") | dict.fromkeys(REFUSED, MALFORMED)
+    # Well formed, but not a configured token: a token is compared whole.
+    for value in (f"Bearer {PADDED_TOKEN.rstrip('=')}", f"Bearer {TOKEN}="):
+        assert "not valid for this server" in voices_with(token_server, value)
+
+
+def test_bearer_forms_grpc_clients_cannot_send_are_refused_too() -> None:
+    """gRPC's own client refuses these metadata values before sending; another HTTP/2 client
+    might not."""
+    auth = TokenAuth([TOKEN, "K" + TOKEN])
+    for value in [
+        f"Bearer\t{TOKEN}",
+        f"Bearer {TOKEN}\t",
+        f"Bearer {TOKEN}\n",
+        f"Bearer {TOKEN}\x00",
+        f"Bearer\u00a0{TOKEN}",  # a no-break space
+        f"Bearer \u212a{TOKEN}",  # the Kelvin sign, K under Unicode case folding
+        f"Bearer {TOKEN}\u00e9",
+    ]:
+        assert auth.problem([("authorization", value)]) is not None, repr(value)
+        assert "RFC 6750" in str(auth.problem([("authorization", value.encode("utf-8"))]))
 
 
 def test_token_over_tls_travels_as_call_credentials(
@@ -342,6 +338,8 @@ def test_tokens_are_compared_by_digest_against_every_token() -> None:
     assert auth.problem([]) is not None
     with pytest.raises(ValueError, match="at least one token"):
         TokenAuth([])
+    with pytest.raises(ValueError, match="b64token"):
+        TokenAuth(["two words"])  # no 'Bearer <token>' could carry it
 
 
 def test_client_security_options_are_checked(pki: Pki) -> None:
@@ -397,13 +395,6 @@ def test_cli_mutual_tls_and_bad_options(mtls_server: ServerThread, pki: Pki) -> 
 # -- server configuration -----------------------------------------------------------------------
 
 
-def config_error(capsys: pytest.CaptureFixture[str], *argv: str, **env: str) -> str:
-    with pytest.raises(SystemExit) as exited:
-        config_from_args(list(argv), env)
-    assert exited.value.code == 2
-    return capsys.readouterr().err.strip().splitlines()[-1]
-
-
 def test_server_security_flags_are_validated(
     pki: Pki, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -454,11 +445,73 @@ def test_thread_flags_set_narrow_and_wide_runs(capsys: pytest.CaptureFixture[str
     assert (old_style.intra_op_threads, old_style.wide) == (2, False)
     never_wide = config_from_args([], {"VOXLITE_WIDE_THREADS": "1"}).ort
     assert (never_wide.intra_op_threads, never_wide.wide) == (1, False)
-    assert ">= 1" in config_error(capsys, "--wide-threads", "0")
+    assert "between 1 and 64" in config_error(capsys, "--wide-threads", "0")
 
 
 def test_admission_wait_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert config_from_args([], {}).admission_wait_seconds == 0.25
     assert config_from_args([], {"VOXLITE_ADMISSION_WAIT_SECONDS": "0"}).admission_wait_seconds == 0
-    assert "between 0" in config_error(capsys, "--admission-wait-seconds", "-1")
-    assert "between 0" in config_error(capsys, "--admission-wait-seconds", "60")
+    assert "from 0 to 10" in config_error(capsys, "--admission-wait-seconds", "-1")
+    assert "from 0 to 10" in config_error(capsys, "--admission-wait-seconds", "60")
+
+
+# -- failing closed -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokens", [",", " , ", "", ",,", " "])
+def test_auth_tokens_of_separators_only_refuse_to_start(tokens: str) -> None:
+    """Bug: VOXLITE_AUTH_TOKENS made only of separators ("," or " , ": what a template whose
+    variable is unset writes) started a server that asked for no token, silently."""
+    result = voxlite_server("--port", "0", env={"VOXLITE_AUTH_TOKENS": tokens})
+    line = assert_server_refused(result)
+    assert "VOXLITE_AUTH_TOKENS is set but holds no token" in line
+
+
+def test_auth_tokens_must_be_bearer_tokens_and_are_never_echoed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for bad in ("ok-token,two words", "ok-token,caf\u00e9", "ok-token,a!b", "ok-token,=x"):
+        error = config_error(capsys, VOXLITE_AUTH_TOKENS=bad)
+        assert "token (number 2) that is not a bearer token" in error
+        assert bad.split(",")[1] not in error
+    file = tmp_path / "tokens"
+    file.write_text(f"{TOKEN}\nsemi;colon\n")
+    error = config_error(capsys, "--auth-tokens-file", str(file))
+    assert "line 2" in error
+    assert "semi;colon" not in error
+    padded = config_from_args([], {"VOXLITE_AUTH_TOKENS": PADDED_TOKEN})
+    assert padded.auth_tokens == (PADDED_TOKEN,)
+
+
+@pytest.mark.slow
+def test_the_start_log_says_whether_auth_is_on_and_for_which_calls(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    tokens = {"VOXLITE_AUTH_TOKENS": f"{TOKEN},{OTHER_TOKEN}"}
+    srv = ServerProcess(cache_dir, tmp_path, "--reflection-auth", env=tokens)
+    srv.close()  # the whole log, read to its end
+    [line] = [line for line in srv.log if ": auth " in line]
+    assert line.split(" voxlite: ", 1)[1].strip() == (
+        "auth on, 2 tokens: a bearer token is needed for voxlite.tts.v1.TextToSpeechService "
+        "and reflection; open to all: grpc.health.v1.Health; over plaintext (tokens readable "
+        "on the network path)"
+    )
+    assert " INFO " in line
+    assert not [line for line in srv.log if TOKEN in line or OTHER_TOKEN in line]
+    open_server = ServerProcess(cache_dir, tmp_path)
+    open_server.close()
+    [line] = [line for line in open_server.log if ": auth " in line]
+    assert "auth off: every call is served without a token, over plaintext" in line
+
+
+def test_the_auth_line_names_what_is_open(pki: Pki) -> None:
+    config = base_config(Path("cache"), Path("voices"), auth_tokens=(TOKEN,))
+    assert describe_auth(config).startswith(
+        "auth on, 1 token: a bearer token is needed for voxlite.tts.v1.TextToSpeechService; "
+        "open to all: grpc.health.v1.Health, reflection (--reflection-auth to protect it); "
+    )
+    no_reflection = describe_auth(replace(config, reflection=False))
+    assert "open to all: grpc.health.v1.Health; " in no_reflection
+    tls = replace(config, tls_cert=pki.server.cert, tls_key=pki.server.key)
+    assert describe_auth(tls).endswith("over TLS")

@@ -1,0 +1,315 @@
+"""Server settings: each flag and its VOXLITE_* variable checked alike, refused in one line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from voxlite.service.config import OPTIONS, config_from_args, start_warnings
+from voxlite.service.piper import embedded_voice_files
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from .helpers import (
+    ServerProcess,
+    ServerThread,
+    assert_server_refused,
+    base_config,
+    config_error,
+    voxlite_server,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PORT = "must be between 1 and 65535 (or 0: any free port)"
+WORKERS = "must be between 1 and 64 (or 0: cores / --ort-threads)"
+IDLE = "must be a number of seconds, 0 or more (0: never)"
+GRACE = "must be a number of seconds, 0 or more"
+AGE = "must be a number of seconds from 0 to 2073600 (0: never)"
+ADMISSION = "must be a number of seconds from 0 to 10 (0: refused at once)"
+BAD = [
+    ("port", "70000", PORT),  # served on 4464 before (70000 - 65536)
+    ("port", "-1", PORT),
+    ("port", "http", "must be a whole number between 1 and 65535 (or 0: any free port)"),
+    ("metrics-port", "65536", "must be between 1 and 65535 (or 0: no metrics)"),
+    ("workers", "100000", WORKERS),
+    ("workers", "-2", WORKERS),
+    ("ort-threads", "0", "must be between 1 and 64"),
+    ("wide-threads", "65", "must be between 1 and 64"),
+    ("max-streams", "0", "must be between 1 and 10000"),
+    ("max-text-chars", "2000000", "must be between 1 and 1000000"),
+    ("batch-vocoder", "0", "must be between 1 and 64"),
+    ("phrase-cache-mb", "-1", "must be between 0 and 65536"),
+    ("idle-timeout-seconds", "nan", IDLE),  # every stream's watchdog spun a core before
+    ("idle-timeout-seconds", "inf", IDLE),
+    ("idle-timeout-seconds", "-1", IDLE),
+    ("grace-seconds", "nan", GRACE),
+    ("grace-seconds", "-5", GRACE),
+    ("drain-delay-seconds", "61", "must be a number of seconds from 0 to 60"),
+    ("admission-wait-seconds", "-inf", ADMISSION),
+    ("max-connection-age-seconds", "inf", AGE),  # a traceback before (OverflowError)
+    ("max-connection-age-seconds", "3e6", AGE),  # gRPC's 32-bit milliseconds overflow
+    ("log-level", "verbose", "must be one of debug, info, warning, error"),
+    ("log-format", "xml", "must be one of text, json"),
+    ("host", " ", "must not be empty"),
+    ("default-voice", " ", "must not be empty"),
+]  # fmt: skip
+
+
+def env_name(flag: str) -> str:
+    return "VOXLITE_" + flag.upper().replace("-", "_")
+
+
+@pytest.mark.parametrize(("name", "value", "requirement"), BAD)
+def test_a_bad_value_is_refused_alike_from_the_flag_and_the_variable(
+    capsys: pytest.CaptureFixture[str], name: str, value: str, requirement: str
+) -> None:
+    shown = value if value.strip() else repr(value)
+    from_flag = config_error(capsys, f"--{name}={value}")
+    assert from_flag == f"voxlite-server: error: --{name} {requirement}, got {shown}"
+    from_env = config_error(capsys, **{env_name(name): value})
+    assert from_env == f"voxlite-server: error: {env_name(name)} {requirement}, got {shown}"
+
+
+def test_switches_take_true_or_false_from_the_environment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert config_error(capsys, VOXLITE_REFLECTION="maybe") == (
+        "voxlite-server: error: VOXLITE_REFLECTION must be true or false (or 1/0, yes/no, "
+        "on/off), got maybe"
+    )
+    for text, value in [("0", False), ("off", False), ("No", False), ("TRUE", True)]:
+        assert config_from_args([], {"VOXLITE_REFLECTION": text}).reflection is value
+    assert config_from_args(["--no-reflection"], {"VOXLITE_REFLECTION": "on"}).reflection is False
+
+
+GOOD: list[tuple[str, str, str, Any]] = [
+    ("port", "0", "port", 0),
+    ("port", "65535", "port", 65535),
+    ("metrics-port", "9090", "metrics_port", 9090),
+    ("workers", "0", "workers", 0),
+    ("workers", "64", "workers", 64),
+    ("idle-timeout-seconds", "0", "idle_timeout_seconds", 0.0),
+    ("idle-timeout-seconds", "1e3", "idle_timeout_seconds", 1000.0),
+    ("grace-seconds", "30", "grace_seconds", 30.0),
+    ("max-connection-age-seconds", "2073600", "max_connection_age_seconds", 2073600.0),
+    ("log-level", "WARNING", "log_level", "warning"),
+    ("log-format", "JSON", "log_format", "json"),
+    ("cache-dir", "none", "cache_dir", None),
+    ("voices-dir", "models", "voices_dir", Path("models")),
+    ("phrase-cache-mb", "0", "phrase_cache_mb", 0),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "field", "value"), GOOD)
+def test_a_good_value_reads_alike_from_the_flag_and_the_variable(
+    name: str, text: str, field: str, value: Any
+) -> None:
+    assert getattr(config_from_args([f"--{name}={text}"], {}), field) == value
+    assert getattr(config_from_args([], {env_name(name): text}), field) == value
+
+
+def test_flags_win_and_an_empty_variable_is_unset_except_for_security(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert config_from_args(["--port=5"], {"VOXLITE_PORT": "6"}).port == 5
+    assert config_from_args([], {"VOXLITE_PORT": "", "VOXLITE_LOG_LEVEL": ""}).port == 50051
+    # A template that left a security setting empty must not turn it off.
+    for name in ("VOXLITE_TLS_CERT", "VOXLITE_TLS_KEY", "VOXLITE_TLS_CLIENT_CA"):
+        assert config_error(capsys, **{name: ""}).endswith(f"{name} must be a path, got ''")
+    assert "VOXLITE_AUTH_TOKENS_FILE must be a path" in config_error(
+        capsys, VOXLITE_AUTH_TOKENS_FILE=""
+    )
+    assert "VOXLITE_REFLECTION_AUTH must be true or false" in config_error(
+        capsys, VOXLITE_REFLECTION_AUTH=""
+    )
+    assert "VOXLITE_AUTH_TOKENS is set but holds no token" in config_error(
+        capsys, VOXLITE_AUTH_TOKENS=""
+    )
+
+
+def test_metrics_need_a_port_of_their_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert config_error(capsys, "--port=9000", VOXLITE_METRICS_PORT="9000") == (
+        "voxlite-server: error: --metrics-port and --port are both 9000: give metrics a port "
+        "of its own"
+    )
+    assert config_from_args(["--port=0", "--metrics-port=0"], {}).metrics_port == 0
+
+
+def test_unknown_flags_and_missing_values_are_one_line_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert config_error(capsys, "--scheduler=deadline") == (
+        "voxlite-server: error: unrecognized arguments: --scheduler=deadline"
+    )
+    assert config_error(capsys, "--port") == (
+        "voxlite-server: error: argument --port: expected one argument"
+    )
+
+
+def test_a_missing_voices_folder_warns_unless_the_default_voice_needs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing, a_file = tmp_path / "missing", tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    config = config_from_args([f"--voices-dir={missing}"], {})
+    assert start_warnings(config, {}) == [
+        f"voices folder {missing} does not exist (--voices-dir): only the embedded voice "
+        "en_US-joe-medium is served"
+    ]
+    config = config_from_args([], {"VOXLITE_VOICES_DIR": str(a_file)})
+    assert start_warnings(config, {}) == [
+        f"voices folder {a_file} is not a folder (--voices-dir): only the embedded voice "
+        "en_US-joe-medium is served"
+    ]
+    assert start_warnings(config_from_args([f"--voices-dir={tmp_path}"], {}), {}) == []
+    # A default voice other than the embedded one can only come from the folder.
+    error = config_error(capsys, f"--voices-dir={missing}", "--default-voice=en_GB-x-medium")
+    assert error == (
+        f"voxlite-server: error: voices folder {missing} (--voices-dir) does not exist, and "
+        "the default voice en_GB-x-medium can only come from there: point it at the folder "
+        "with en_GB-x-medium.onnx, or leave the default voice (en_US-joe-medium, embedded)"
+    )
+    error = config_error(
+        capsys, VOXLITE_VOICES_DIR=str(a_file), VOXLITE_DEFAULT_VOICE="en_GB-x-medium"
+    )
+    assert f"voices folder {a_file} (VOXLITE_VOICES_DIR) is not a folder" in error
+
+
+def test_unknown_variables_are_named_in_one_warning() -> None:
+    """VOXLITE_SCHEDULER (a setting no more) or a misspelt name was ignored in silence."""
+    config = config_from_args([], {})
+    env = {
+        "VOXLITE_SCHEDULER": "thread-per-stream",
+        "VOXLITE_MAX_STREAM": "4",
+        "VOXLITE_PORT": "50051",
+        "VOXLITE_SERVER": "localhost:50051",  # the client's
+        "VOXLITE_TOKEN": "a-token",
+        "PATH": "/bin",
+    }
+    assert start_warnings(config, env) == [
+        "VOXLITE_MAX_STREAM, VOXLITE_SCHEDULER: no such setting, ignored (voxlite-server "
+        "--help lists the settings; VOXLITE_<FLAG>)"
+    ]
+
+
+def test_the_readme_table_lists_every_setting() -> None:
+    """README's configuration table and the options table name the same flags (it still
+    listed --scheduler after the flag was removed)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `--")]
+    listed = {
+        name
+        for row in rows
+        for name in re.findall(r"`--([a-z-]+)`", row.split("|")[1])
+        if not name.startswith("no-")
+    }
+    assert listed == {option.name for option in OPTIONS if option.flag}
+    assert all(option.env in section for option in OPTIONS if not option.flag)
+
+
+# -- real server processes ----------------------------------------------------------------------
+
+PROCESS_CASES = [
+    pytest.param(["--idle-timeout-seconds", "nan"], {}, "--idle-timeout-seconds", id="idle-nan"),
+    pytest.param([], {"VOXLITE_IDLE_TIMEOUT_SECONDS": "inf"}, "VOXLITE_IDLE", id="idle-env"),
+    pytest.param(["--port", "70000"], {}, "--port must be between 1 and 65535", id="port"),
+    pytest.param([], {"VOXLITE_PORT": "70000"}, "VOXLITE_PORT must be", id="port-env"),
+    pytest.param(["--workers", "100000"], {}, "--workers must be between 1 and 64", id="workers"),
+    pytest.param([], {"VOXLITE_LOG_LEVEL": "verbose"}, "VOXLITE_LOG_LEVEL must be", id="log-env"),
+    pytest.param(["--max-connection-age-seconds", "inf"], {}, "--max-connection-age", id="age"),
+    pytest.param(["--grace-seconds", "-5"], {}, "--grace-seconds must be", id="grace"),
+    pytest.param(["--no-such-flag"], {}, "unrecognized arguments", id="unknown-flag"),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("args", "env", "expected"), PROCESS_CASES)
+def test_a_server_with_a_bad_setting_exits_2_with_one_line(
+    cache_dir: Path, args: list[str], env: dict[str, str], expected: str
+) -> None:
+    """Bug: --idle-timeout-seconds nan served (and each call then spun a core for ever),
+    --port 70000 served on 4464, VOXLITE_LOG_LEVEL=verbose and an infinite connection age
+    ended in tracebacks."""
+    port = [] if "VOXLITE_PORT" in env else ["--port", "0"]
+    base = ["--host", "127.0.0.1", *port, "--cache-dir", str(cache_dir)]
+    line = assert_server_refused(voxlite_server(*base, *args, env=env))
+    assert expected in line
+
+
+@pytest.mark.slow
+def test_a_server_with_a_voices_folder_that_cannot_give_its_default_voice_exits_2(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing"
+    result = voxlite_server(
+        "--port", "0", "--cache-dir", str(cache_dir), "--voices-dir", str(missing),
+        "--default-voice", "en_GB-x-medium",
+    )  # fmt: skip
+    assert "the default voice en_GB-x-medium can only come from there" in (
+        assert_server_refused(result)
+    )
+
+
+@pytest.mark.slow
+def test_a_server_without_its_voices_folder_warns_and_serves_the_embedded_voice(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing"
+    srv = ServerProcess(cache_dir, missing, env={"VOXLITE_SCHEDULER": "deadline"})
+    try:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+        listed = stub.ListVoices(pb.ListVoicesRequest(), timeout=10)
+        assert [v.name for v in listed.voices] == ["en_US-joe-medium"]
+    finally:
+        srv.close()
+    warnings = [line.split(" voxlite: ", 1)[1] for line in srv.log if " WARNING " in line]
+    assert warnings == [
+        f"voices folder {missing} does not exist (--voices-dir): only the embedded voice "
+        "en_US-joe-medium is served\n",
+        "VOXLITE_SCHEDULER: no such setting, ignored (voxlite-server --help lists the "
+        "settings; VOXLITE_<FLAG>)\n",
+    ]
+
+
+# -- voice configs ------------------------------------------------------------------------------
+
+
+def test_a_voice_whose_sample_rate_is_not_a_rate_is_reported_and_not_found(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a voice config with sample rate 0 was listed as a voice, then every call naming
+    it failed with UNKNOWN and an exception's text."""
+    model, config = embedded_voice_files()
+    for name, rate in (("en_GB-zero-medium", "0"), ("en_GB-minus-medium", "-22050")):
+        (tmp_path / f"{name}.onnx").symlink_to(model)
+        text = re.sub(r'"sample_rate": *\d+', f'"sample_rate": {rate}', config.read_text())
+        assert f'"sample_rate": {rate}' in text
+        (tmp_path / f"{name}.onnx.json").write_text(text)
+    srv = ServerThread(base_config(cache_dir, tmp_path))
+    try:
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            listed = stub.ListVoices(pb.ListVoicesRequest(), timeout=10)
+            assert [v.name for v in listed.voices] == ["en_US-joe-medium"]
+            assert {Path(f.path).name: f.reason for f in listed.failed} == {
+                "en_GB-minus-medium.onnx.json": "audio.sample_rate -22050 is not a sample rate "
+                "in Hz (1000 to 192000)",
+                "en_GB-zero-medium.onnx.json": "audio.sample_rate 0 is not a sample rate in Hz "
+                "(1000 to 192000)",
+            }
+            request = pb.SynthesizeRequest(
+                text="Hello.", config=pb.SynthesisConfig(voice="en_GB-zero-medium")
+            )
+            with pytest.raises(grpc.RpcError) as refused:
+                list(stub.Synthesize(request, timeout=30))
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            assert refused.value.details().startswith(
+                "voice 'en_GB-zero-medium' not found (its file failed to load: "
+                "audio.sample_rate 0 is not a sample rate in Hz (1000 to 192000))"
+            )
+    finally:
+        srv.close()
