@@ -52,7 +52,9 @@ def test_rapid_reset_at_the_replica_does_not_starve_legitimate_calls(replica: Re
     ended CANCELLED, and wrote an access-log line each (19,588 in 8 s). gRPC's stream limit
     per connection keeps the calls going; the log sums up calls that never had a request."""
     before = unlogged(replica)
-    figures = measure(replica, replica.address, lambda h, p: rapid_reset(h, p, seconds=ATTACK_SECONDS))
+    figures = measure(
+        replica, replica.address, lambda h, p: rapid_reset(h, p, seconds=ATTACK_SECONDS)
+    )
     assert figures["frames_sent"] > 1_000, figures  # the flood really ran
     calls = figures["legit_calls"]
     assert sum(calls.values()) >= 3, figures
@@ -66,7 +68,9 @@ def test_rapid_reset_at_the_replica_does_not_starve_legitimate_calls(replica: Re
 
 
 def test_rapid_reset_through_haproxy(replica: Replica, proxy: HAProxy) -> None:
-    figures = measure(replica, proxy.address, lambda h, p: rapid_reset(h, p, seconds=ATTACK_SECONDS))
+    figures = measure(
+        replica, proxy.address, lambda h, p: rapid_reset(h, p, seconds=ATTACK_SECONDS)
+    )
     assert figures["frames_sent"] > 1_000, figures
     calls = figures["legit_calls"]
     assert sum(calls.values()) >= 3, figures
