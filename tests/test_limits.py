@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,25 +19,11 @@ from voxlite.service import http, reflection
 from voxlite.service.health import MAX_WATCHES
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .helpers import ServerThread, base_config
+from bench._servers import free_port
+
+from .helpers import ServerThread, base_config, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def poll(condition: object, timeout: float = 30.0) -> None:
-    """Until `condition()` holds (a positive condition, generous deadline)."""
-    assert callable(condition)
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +44,7 @@ def test_health_watch_streams_are_capped_and_given_back(limited: ServerThread) -
         watches = [stub.Watch(request, timeout=60) for _ in range(MAX_WATCHES)]
         for watch in watches:
             assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
-        poll(lambda: health.watches == MAX_WATCHES)
+        wait_until(lambda: health.watches == MAX_WATCHES)
         with pytest.raises(grpc.RpcError) as refused:
             next(stub.Watch(request, timeout=10))
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -67,7 +52,7 @@ def test_health_watch_streams_are_capped_and_given_back(limited: ServerThread) -
         assert stub.Check(request, timeout=10).status == health_pb2.HealthCheckResponse.SERVING
         for watch in watches:
             watch.cancel()
-        poll(lambda: health.watches == 0)
+        wait_until(lambda: health.watches == 0)
         again = stub.Watch(request, timeout=10)
         assert next(again).status == health_pb2.HealthCheckResponse.SERVING
         again.cancel()
@@ -75,7 +60,7 @@ def test_health_watch_streams_are_capped_and_given_back(limited: ServerThread) -
         with pytest.raises(grpc.RpcError) as invalid:
             stub.Check(too_long, timeout=10)
         assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    poll(lambda: health.watches == 0)
+    wait_until(lambda: health.watches == 0)
 
 
 def test_reflection_streams_and_requests_are_bounded(limited: ServerThread) -> None:
@@ -113,7 +98,7 @@ def test_reflection_streams_and_requests_are_bounded(limited: ServerThread) -> N
         gate.set()
         for stream in open_streams:
             assert list(stream) == []
-        poll(lambda: servicer.streams == 0)
+        wait_until(lambda: servicer.streams == 0)
         # Given back: a new stream is answered.
         assert next(stub.ServerReflectionInfo(iter([ask]), timeout=10)).HasField(
             "file_descriptor_response"
@@ -128,12 +113,12 @@ def test_metrics_port_bounds_connections_and_closes_silent_ones(limited: ServerT
     before = threading.active_count()
     silent = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(50)]
     try:
-        poll(lambda: threading.active_count() >= before + http.MAX_CONNECTIONS)
+        wait_until(lambda: threading.active_count() >= before + http.MAX_CONNECTIONS)
         assert threading.active_count() <= before + 2 * http.MAX_CONNECTIONS  # and their timers
         # The server closes each silent connection: every socket reads end of file.
         for sock in silent:
             assert sock.recv(1) == b""
-        poll(lambda: threading.active_count() <= before)
+        wait_until(lambda: threading.active_count() <= before)
     finally:
         for sock in silent:
             sock.close()
@@ -159,13 +144,13 @@ def test_readyz_follows_health_and_the_drain_delay_admits_calls(
         assert readyz(srv.server.metrics_port) == 200
         draining = asyncio.run_coroutine_threadsafe(srv.server.stop(10), srv.loop)
         with srv.channel() as channel:
-            poll(lambda: srv.health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING)
+            wait_until(lambda: srv.health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING)
             assert readyz(srv.server.metrics_port) == 503
             # Still admitted: the balancer has yet to notice.
             if not srv.server.admission.draining:
                 responses = list(srv.stub(channel).Synthesize(pb.SynthesizeRequest(text="Hi.")))
                 assert responses[-1].WhichOneof("response") == "summary"
-            poll(lambda: srv.server.admission.draining)
+            wait_until(lambda: srv.server.admission.draining)
             with pytest.raises(grpc.RpcError) as refused:
                 list(srv.stub(channel).Synthesize(pb.SynthesizeRequest(text="Hi."), timeout=10))
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
