@@ -16,6 +16,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 from . import calls, convert
 from .admission import Admission, Caller
 from .cache import CachedVoice, PhraseCache
+from .engine import language_matches
 from .errors import IdleTimeout, InvalidRequest, VoxliteError
 from .events import Event
 from .jobs import Workers
@@ -66,7 +67,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     ) -> StreamSettings:
         """Check a request's config and resolve it against the voice; raises with what to fix.
         With tokens, each tenant has phrase-cache entries of its own unless they are shared."""
-        voice = self._registry.get(config.voice)
+        voice = self._registry.resolve(config.voice, config.language)
         request = convert.voice_request(config)
         audio = convert.audio_settings(config.audio)
         params = voice.params(request)
@@ -113,11 +114,15 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             request = _parsed(request)
         except VoxliteError as exc:
             await abort(context, exc)
-        default = self._registry.default_name
+        registry = self._registry
         voices = [
-            convert.voice_entry(v, default)
-            for v in self._registry.voices()
-            if convert.language_matches(v.info.language, request.language)
+            convert.voice_entry(
+                v,
+                default=v.info.name == registry.default_name,
+                language_default=registry.speaks_for(v),
+            )
+            for v in registry.voices()
+            if language_matches(v.info.language, request.language)
         ]
         failed = [
             tts_pb2.VoiceLoadError(path=f.path, reason=f.reason) for f in self._registry.failures

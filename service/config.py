@@ -35,7 +35,12 @@ class ServerConfig:
     voices_dir: Path | None = Path("models")
     """Folder searched for Piper voices (`*.onnx` with `*.onnx.json`)."""
     default_voice: str = "en_US-joe-medium"
-    """Voice used when a request names none (the embedded Piper voice by default)."""
+    """Voice used when a request names neither a voice nor a language (the embedded Piper
+    voice by default)."""
+    language_voices: tuple[tuple[str, str], ...] = ()
+    """(language range, voice) pairs: the voice a request of that language gets when it names
+    none. Languages not listed get the default voice if it speaks them, else the first voice
+    by name that does."""
     max_streams: int = 32
     """Calls (either synthesis RPC) served at once; more are refused with RESOURCE_EXHAUSTED."""
     max_streams_per_peer: int = 0
@@ -97,6 +102,10 @@ class ServerConfig:
     spread their new calls onto new replicas; calls running then finish first. 0: never."""
 
 
+_LANGUAGE = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
+"""A BCP-47 language range (zh, zh-CN, cmn-Hans-CN), "_" taken for "-"."""
+
+
 class Invalid(ValueError):
     """A value a setting cannot take; the message says what it must be ("must be ...")."""
 
@@ -149,6 +158,19 @@ def _positive_seconds(high: float) -> Parse:
         return value
 
     return parse
+
+
+def _language_voices(text: str) -> tuple[tuple[str, str], ...]:
+    """ "zh=zf_xiaoxiao,ja=jf_alpha": each language range's voice."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        language, sep, voice = (x.strip() for x in item.partition("="))
+        if not sep or not language or not voice or not _LANGUAGE.fullmatch(language):
+            raise Invalid(
+                f"must be LANGUAGE=VOICE pairs separated by commas (zh=zf_xiaoxiao), got {item!r}"
+            )
+        pairs.append((language, voice))
+    return tuple(pairs)
 
 
 def _choice(*names: str) -> Parse:
@@ -252,6 +274,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("port", _integer(1, 65535, zero="any free port"), "listen port (default 50051)"),
     Option("voices-dir", _path, "folder of Piper voices (default ./models)", metavar="FOLDER"),
     Option("default-voice", _text, "voice for requests that name none (default en_US-joe-medium)"),
+    Option(
+        "language-voices",
+        _language_voices,
+        "each language's voice for requests that name none, e.g. zh=zf_xiaoxiao,ja=jf_alpha",
+        metavar="LANG=VOICE,...",
+    ),
     Option("max-streams", _integer(1, 10000), "synthesis calls at once (default 32)"),
     Option(
         "max-streams-per-peer",

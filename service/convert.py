@@ -69,15 +69,7 @@ def audio_settings(audio: tts_pb2.AudioConfig) -> AudioSettings:
         raise InvalidRequest(f"audio.{exc}") from exc  # names the field: audio.sample_rate_hz
 
 
-def language_matches(language: str, wanted: str) -> bool:
-    """Whether a voice's BCP-47 language falls in a request's range (RFC 4647 basic filtering:
-    "zh" takes zh-CN and zh-TW, "en-us" en-US; case and "_" for "-" do not matter; "" takes
-    all)."""
-    language, wanted = language.lower(), wanted.lower().replace("_", "-")
-    return not wanted or language == wanted or language.startswith(wanted + "-")
-
-
-def voice_entry(voice: Voice, default: str) -> tts_pb2.Voice:
+def voice_entry(voice: Voice, *, default: bool, language_default: bool) -> tts_pb2.Voice:
     """How ListVoices describes a voice."""
     info = voice.info
     return tts_pb2.Voice(
@@ -86,7 +78,11 @@ def voice_entry(voice: Voice, default: str) -> tts_pb2.Voice:
         native_sample_rate_hz=info.native_rate,
         speakers=list(info.speakers),
         quality=info.quality,
-        default=info.name == default,
+        default=default,
+        gender=info.gender,
+        family=info.family,
+        word_timestamps=info.word_timestamps,
+        language_default=language_default,
     )
 
 

@@ -21,6 +21,14 @@ class WordTiming:
     end_ms: float
 
 
+def language_matches(language: str, wanted: str) -> bool:
+    """Whether a voice's BCP-47 language falls in a request's range (RFC 4647 basic filtering:
+    "zh" takes zh-CN and zh-TW, "en-us" en-US; case and "_" for "-" do not matter; "" takes
+    all)."""
+    language, wanted = language.lower(), wanted.lower().replace("_", "-")
+    return not wanted or language == wanted or language.startswith(wanted + "-")
+
+
 @dataclass(frozen=True)
 class VoiceInfo:
     """What ListVoices reports about a voice."""

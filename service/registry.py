@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import Family, Voice, VoiceSource
+from .engine import Family, Voice, VoiceSource, language_matches
 from .errors import ModelError, VoiceNotFound
 
 _LOG = logging.getLogger(__name__)
@@ -37,10 +37,18 @@ class VoiceRegistry:
     """Finds, loads and hands out the voices of every family. One per server."""
 
     def __init__(
-        self, families: Sequence[Family], *, voices_dir: Path | None, default_voice: str
+        self,
+        families: Sequence[Family],
+        *,
+        voices_dir: Path | None,
+        default_voice: str,
+        language_voices: Mapping[str, str] | None = None,
     ) -> None:
         self.voices_dir = voices_dir
         self.default_name = default_voice
+        self.language_voices = dict(language_voices or {})
+        """A language range's default voice ("zh": "zf_xiaoxiao"), before the rule of
+        resolve()."""
         self._families = {family.name: family for family in families}
         self._voices: dict[str, Voice] = {}
         self._signatures: dict[str, tuple[int, ...] | None] = {}
@@ -135,6 +143,53 @@ class VoiceRegistry:
         return sorted(
             self._voices.values(), key=lambda v: (v.info.name != self.default_name, v.info.name)
         )
+
+    def resolve(self, name: str, language: str = "") -> Voice:
+        """The voice a request asks for: by name (which must speak `language` when both are
+        given), else the default voice for `language` (language_voices, else the server's
+        default if it speaks it, else the first voice by name that does), else the default."""
+        if name:
+            voice = self.get(name)
+            if not language_matches(voice.info.language, language):
+                raise VoiceNotFound(
+                    f"voice '{voice.info.name}' speaks {voice.info.language}, not {language}: "
+                    "name a voice of that language, or leave voice empty"
+                )
+            return voice
+        if not language:
+            return self.default
+        found = self.for_language(language)
+        if found is None:
+            spoken = sorted({v.info.language for v in self._voices.values()})
+            shown = language if len(language) <= 35 else language[:35] + "..."
+            raise VoiceNotFound(
+                f"no voice speaks language '{shown}': this server has {', '.join(spoken)}"
+            )
+        return found
+
+    def for_language(self, language: str) -> Voice | None:
+        """The default voice of a language range, or None if no voice speaks it."""
+        voices = self._voices
+        for wanted, name in self.language_voices.items():
+            chosen = voices.get(name)
+            if (
+                chosen is not None
+                and language_matches(language, wanted)
+                and language_matches(chosen.info.language, language)
+            ):
+                return chosen
+        default = voices.get(self.default_name)
+        if default is not None and language_matches(default.info.language, language):
+            return default
+        speaking = sorted(
+            (v for v in voices.values() if language_matches(v.info.language, language)),
+            key=lambda v: v.info.name,
+        )
+        return speaking[0] if speaking else None
+
+    def speaks_for(self, voice: Voice) -> bool:
+        """Whether `voice` is what a request of its own language and no voice gets."""
+        return self.for_language(voice.info.language) is voice
 
     def get(self, name: str) -> Voice:
         """The named voice; the default for an empty name."""

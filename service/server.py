@@ -48,7 +48,10 @@ class VoxliteServer:
         if config.ort.cpu_arena:
             runtime.register_shared_arena()
         self.registry = VoiceRegistry(
-            families(config), voices_dir=config.voices_dir, default_voice=config.default_voice
+            families(config),
+            voices_dir=config.voices_dir,
+            default_voice=config.default_voice,
+            language_voices=dict(config.language_voices),
         )
         self.metrics = Metrics()
         """Counters and histograms (served over HTTP with --metrics-port)."""

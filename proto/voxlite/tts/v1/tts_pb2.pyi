@@ -35,8 +35,9 @@ class AudioConfig(_message.Message):
     def __init__(self, encoding: _Optional[_Union[AudioEncoding, str]] = ..., sample_rate_hz: _Optional[int] = ..., bitrate_bps: _Optional[int] = ..., frame_duration_ms: _Optional[int] = ...) -> None: ...
 
 class SynthesisConfig(_message.Message):
-    __slots__ = ("voice", "speaker", "audio", "speaking_rate", "noise_scale", "noise_w", "enable_word_timestamps")
+    __slots__ = ("voice", "language", "speaker", "audio", "speaking_rate", "noise_scale", "noise_w", "enable_word_timestamps")
     VOICE_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     SPEAKER_FIELD_NUMBER: _ClassVar[int]
     AUDIO_FIELD_NUMBER: _ClassVar[int]
     SPEAKING_RATE_FIELD_NUMBER: _ClassVar[int]
@@ -44,13 +45,14 @@ class SynthesisConfig(_message.Message):
     NOISE_W_FIELD_NUMBER: _ClassVar[int]
     ENABLE_WORD_TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
     voice: str
+    language: str
     speaker: str
     audio: AudioConfig
     speaking_rate: float
     noise_scale: float
     noise_w: float
     enable_word_timestamps: bool
-    def __init__(self, voice: _Optional[str] = ..., speaker: _Optional[str] = ..., audio: _Optional[_Union[AudioConfig, _Mapping]] = ..., speaking_rate: _Optional[float] = ..., noise_scale: _Optional[float] = ..., noise_w: _Optional[float] = ..., enable_word_timestamps: _Optional[bool] = ...) -> None: ...
+    def __init__(self, voice: _Optional[str] = ..., language: _Optional[str] = ..., speaker: _Optional[str] = ..., audio: _Optional[_Union[AudioConfig, _Mapping]] = ..., speaking_rate: _Optional[float] = ..., noise_scale: _Optional[float] = ..., noise_w: _Optional[float] = ..., enable_word_timestamps: _Optional[bool] = ...) -> None: ...
 
 class StreamingSynthesizeRequest(_message.Message):
     __slots__ = ("config", "text", "flush", "clear")
@@ -205,20 +207,28 @@ class ListVoicesResponse(_message.Message):
     def __init__(self, voices: _Optional[_Iterable[_Union[Voice, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[VoiceLoadError, _Mapping]]] = ...) -> None: ...
 
 class Voice(_message.Message):
-    __slots__ = ("name", "language", "native_sample_rate_hz", "speakers", "quality", "default")
+    __slots__ = ("name", "language", "native_sample_rate_hz", "speakers", "quality", "default", "gender", "family", "word_timestamps", "language_default")
     NAME_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     NATIVE_SAMPLE_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
     SPEAKERS_FIELD_NUMBER: _ClassVar[int]
     QUALITY_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    GENDER_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    WORD_TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_DEFAULT_FIELD_NUMBER: _ClassVar[int]
     name: str
     language: str
     native_sample_rate_hz: int
     speakers: _containers.RepeatedScalarFieldContainer[str]
     quality: str
     default: bool
-    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., native_sample_rate_hz: _Optional[int] = ..., speakers: _Optional[_Iterable[str]] = ..., quality: _Optional[str] = ..., default: _Optional[bool] = ...) -> None: ...
+    gender: str
+    family: str
+    word_timestamps: bool
+    language_default: bool
+    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., native_sample_rate_hz: _Optional[int] = ..., speakers: _Optional[_Iterable[str]] = ..., quality: _Optional[str] = ..., default: _Optional[bool] = ..., gender: _Optional[str] = ..., family: _Optional[str] = ..., word_timestamps: _Optional[bool] = ..., language_default: _Optional[bool] = ...) -> None: ...
 
 class VoiceLoadError(_message.Message):
     __slots__ = ("path", "reason")

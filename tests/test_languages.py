@@ -1,0 +1,114 @@
+"""Languages: a request may name a language instead of a voice; ListVoices says who speaks what."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from voxlite.service.config import config_from_args
+from voxlite.service.piper import embedded_voice_files
+from voxlite.tts.v1 import tts_pb2 as pb
+
+from .helpers import ServerThread, base_config, config_error
+
+
+def add_voice(folder: Path, name: str, language: str) -> None:
+    """A copy of the embedded voice under `name`, saying it speaks `language`."""
+    model, config = embedded_voice_files()
+    (folder / f"{name}.onnx").symlink_to(model)
+    settings = json.loads(config.read_text())
+    settings["language"]["code"] = language
+    (folder / f"{name}.onnx.json").write_text(json.dumps(settings))
+
+
+@pytest.fixture(scope="module")
+def multilingual(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    folder = tmp_path_factory.mktemp("voices")
+    add_voice(folder, "de_DE-copy-medium", "de_DE")
+    add_voice(folder, "en_GB-copy-medium", "en_GB")
+    add_voice(folder, "en_US-zz-medium", "en_US")
+    config = base_config(
+        cache_dir, folder, language_voices=(("en-GB", "en_GB-copy-medium"),), phrase_cache_mb=0
+    )
+    srv = ServerThread(config)
+    yield srv
+    srv.close()
+
+
+def voice_of(srv: ServerThread, **config: str) -> str:
+    with srv.channel() as channel:
+        request = pb.SynthesizeRequest(text="Hello.", config=pb.SynthesisConfig(**config))
+        first = next(iter(srv.stub(channel).Synthesize(request, timeout=30)))
+        return str(first.format.voice)
+
+
+def error_of(srv: ServerThread, **config: str) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        voice_of(srv, **config)
+    return info.value
+
+
+def test_a_language_without_a_voice_gets_that_languages_default(
+    multilingual: ServerThread,
+) -> None:
+    assert voice_of(multilingual, language="de") == "de_DE-copy-medium"
+    assert voice_of(multilingual, language="de-DE") == "de_DE-copy-medium"
+    assert voice_of(multilingual, language="de_de") == "de_DE-copy-medium"
+    # The server's default speaks en-US: it is the default for en and en-US...
+    assert voice_of(multilingual, language="en") == "en_US-joe-medium"
+    assert voice_of(multilingual, language="en-US") == "en_US-joe-medium"
+    # ...and --language-voices names en-GB's.
+    assert voice_of(multilingual, language="en-GB") == "en_GB-copy-medium"
+    assert voice_of(multilingual) == "en_US-joe-medium"
+
+
+def test_a_language_nobody_speaks_is_not_found_and_lists_the_languages(
+    multilingual: ServerThread,
+) -> None:
+    error = error_of(multilingual, language="ko-KR")
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    assert "no voice speaks language 'ko-KR'" in error.details()
+    assert "de-DE, en-GB, en-US" in error.details()
+
+
+def test_a_voice_that_does_not_speak_the_language_is_not_found(
+    multilingual: ServerThread,
+) -> None:
+    error = error_of(multilingual, voice="en_US-joe-medium", language="de")
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    assert "speaks en-US, not de" in error.details()
+    assert voice_of(multilingual, voice="de_DE-copy-medium", language="de") == "de_DE-copy-medium"
+
+
+def test_list_voices_says_who_speaks_what(multilingual: ServerThread) -> None:
+    with multilingual.channel() as channel:
+        listed = multilingual.stub(channel).ListVoices(pb.ListVoicesRequest(), timeout=10)
+        english = multilingual.stub(channel).ListVoices(
+            pb.ListVoicesRequest(language="en"), timeout=10
+        )
+    voices = {v.name: v for v in listed.voices}
+    assert voices["en_US-joe-medium"].default
+    assert voices["en_US-joe-medium"].language_default
+    assert not voices["en_US-zz-medium"].language_default
+    assert voices["en_GB-copy-medium"].language_default
+    assert voices["de_DE-copy-medium"].language == "de-DE"
+    assert all(v.family == "piper" and v.word_timestamps for v in listed.voices)
+    assert sorted(v.name for v in english.voices) == [
+        "en_GB-copy-medium",
+        "en_US-joe-medium",
+        "en_US-zz-medium",
+    ]
+
+
+def test_language_voices_are_language_voice_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    config = config_from_args(["--language-voices", "zh=zf_xiaoxiao, ja-JP=jf_alpha"], {})
+    assert config.language_voices == (("zh", "zf_xiaoxiao"), ("ja-JP", "jf_alpha"))
+    line = config_error(capsys, "--language-voices", "zf_xiaoxiao")
+    assert "--language-voices must be LANGUAGE=VOICE pairs" in line
+    line = config_error(capsys, VOXLITE_LANGUAGE_VOICES="zh=x,=y")
+    assert "VOXLITE_LANGUAGE_VOICES" in line
