@@ -40,16 +40,17 @@ def multilingual(
     srv.close()
 
 
-def voice_of(srv: ServerThread, **config: str) -> str:
+def voice_of(srv: ServerThread, voice: str = "", language: str = "") -> str:
     with srv.channel() as channel:
-        request = pb.SynthesizeRequest(text="Hello.", config=pb.SynthesisConfig(**config))
+        config = pb.SynthesisConfig(voice=voice, language=language)
+        request = pb.SynthesizeRequest(text="Hello.", config=config)
         first = next(iter(srv.stub(channel).Synthesize(request, timeout=30)))
         return str(first.format.voice)
 
 
-def error_of(srv: ServerThread, **config: str) -> grpc.RpcError:
+def error_of(srv: ServerThread, voice: str = "", language: str = "") -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as info:
-        voice_of(srv, **config)
+        voice_of(srv, voice, language)
     return info.value
 
 
