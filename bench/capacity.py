@@ -23,7 +23,7 @@ from voxlite.tts.v1 import tts_pb2_grpc
 
 from . import _common
 from ._servers import Child, free_port, piper_argv, spawn, voxlite_argv, wait_serving
-from .corpus import REPLIES
+from .corpus import REPLIES, agent_reply
 from .ttfa import wait_http
 
 PLAYOUT = 0.1
@@ -109,13 +109,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+ENCODINGS = {
+    "ogg": pb.AudioConfig(),
+    "pcm16": pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE, sample_rate_hz=16000),
+}
+"""What the callers ask for: Ogg Opus at 24 kHz (the default), or PCM at 16 kHz (telephony)."""
+
+
 def voxlite_call(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, level: Level
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+    text: str,
+    level: Level,
+    output: pb.AudioConfig = ENCODINGS["ogg"],
 ) -> float | None:
     """One reply; returns when its audio has finished playing at the caller, or None if it
     was refused (the caller asks again in RETRY_AFTER seconds)."""
     requests = [
-        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()),
+        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig(audio=output)),
         pb.StreamingSynthesizeRequest(text=text),
     ]
     sent = time.monotonic()
@@ -210,7 +220,7 @@ def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
         rng = random.Random(seed)
         time.sleep(rng.random() * ramp)  # callers do not all start at once
         while time.monotonic() < stop:
-            played = call(rng.choice(REPLIES), level)
+            played = call(agent_reply(rng), level)
             if played is None:
                 played = time.monotonic() + RETRY_AFTER
             time.sleep(max(0.0, played - time.monotonic()))
@@ -263,6 +273,7 @@ def voxlite_ramp(
     seconds: float,
     workdir: Path,
     module: str = "",
+    audio: pb.AudioConfig = ENCODINGS["ogg"],
 ) -> list[Level]:
     port = free_port()
     child = spawn(
@@ -274,10 +285,10 @@ def voxlite_ramp(
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
-            voxlite_call(stub, REPLIES[0], Level(0))  # warm up
+            voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
             return ramp(
                 name,
-                lambda text, level: voxlite_call(stub, text, level),
+                lambda text, level: voxlite_call(stub, text, level, audio),
                 child.proc.pid,
                 levels,
                 seconds,
@@ -324,6 +335,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--skip", default="", help="comma-separated: threads, piper, batch (sides to leave out)"
     )
     p.add_argument(
+        "--encoding",
+        choices=sorted(ENCODINGS),
+        default="ogg",
+        help="what the callers ask for: ogg (Opus, 24 kHz; default) or pcm16 (PCM, 16 kHz)",
+    )
+    p.add_argument(
         "--server-args",
         default="",
         help="extra voxlite-server flags for the scheduler side, e.g. '--workers 2'",
@@ -350,7 +367,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             if side not in skip:
                 label = "voxlite " + (side or "deadline")
                 results[name] = voxlite_ramp(
-                    label, ["--phrase-cache-mb", "0", *extra], levels, seconds, workdir, module
+                    label,
+                    ["--phrase-cache-mb", "0", *extra],
+                    levels,
+                    seconds,
+                    workdir,
+                    module,
+                    ENCODINGS[args.encoding],
                 )
         if "piper" not in skip:
             results["piper http_server"] = piper_ramp(levels, seconds, workdir)

@@ -150,6 +150,9 @@ class Replay:
     def total_samples(self) -> int | None:
         return sum(w.size for w in self.phrase.windows)
 
+    def next_cost(self, ahead: float) -> float:
+        return 0.0
+
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         if self._next >= len(self.phrase.windows):
             return None
@@ -189,6 +192,9 @@ class Recording:
         elif window.size:  # a step with no samples yet (engine.Segment.next_window)
             self._windows.append(window)
         return window
+
+    def next_cost(self, ahead: float) -> float:
+        return self.inner.next_cost(ahead)
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         return self._record(self.inner.next_window(ahead, wide=wide))

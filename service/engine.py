@@ -97,6 +97,12 @@ class Segment(Protocol):
         more threads (OrtSettings.wide_threads)."""
         ...
 
+    def next_cost(self, ahead: float) -> float:
+        """Worker seconds the next next_window() call is likely to take on one thread (0 when
+        there is nothing to go by): the scheduler makes it due that much sooner, so that a
+        long sentence's first step is done before the audio in hand runs out."""
+        ...
+
     def batch(self, ahead: float) -> Batch[np.ndarray] | None:
         """The next window as a job the scheduler may run together with other streams' (it is
         then taken), or None: run next_window() instead. Families that cannot batch always

@@ -36,10 +36,13 @@ class Pacer:
         """Account for audio produced: the listener will be busy with it that much longer."""
         self._heard_by = max(self._heard_by, time.monotonic()) + samples / self._rate
 
-    def run(self, fn: Work[T] | None, batch: Batch[T] | None = None) -> Awaitable[T]:
-        """`fn` (or `batch`) on the runner. Due a little before the listener runs dry, so that
-        it is done by then and a stream about to stall goes before a new stream's first audio;
-        a listener with no audio in hand waits already: due now (None)."""
+    def run(
+        self, fn: Work[T] | None, batch: Batch[T] | None = None, cost: float = 0.0
+    ) -> Awaitable[T]:
+        """`fn` (or `batch`) on the runner. Due a little before the listener runs dry, and
+        `cost` (the job's expected seconds) sooner still, so that it is done by then and a
+        stream about to stall goes before a new stream's first audio; a listener with no audio
+        in hand waits already: due now (None)."""
         work = fn if fn is not None else (batch.alone if batch is not None else None)
 
         def timed(wide: bool) -> T:
@@ -51,5 +54,5 @@ class Pacer:
                 self.busy_seconds += time.perf_counter() - start
 
         in_hand = self._heard_by > time.monotonic()
-        deadline = self._heard_by - DEADLINE_LEAD if in_hand else None
+        deadline = self._heard_by - DEADLINE_LEAD - cost if in_hand else None
         return self._runner.run(timed if work is not None else None, deadline, batch=batch)

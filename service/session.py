@@ -205,11 +205,15 @@ class Session:
     # -- synthesis (producer task) ----------------------------------------------------------
 
     async def _job(
-        self, fn: Work[T] | None, generation: int, batch: Batch[T] | None = None
+        self,
+        fn: Work[T] | None,
+        generation: int,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
     ) -> T | None:
-        """Run `fn` (or `batch`) by the listener's clock. None if a clear dropped it (or made
-        its result stale)."""
-        step = asyncio.ensure_future(self._pacer.run(fn, batch))
+        """Run `fn` (or `batch`, expected to take `cost` seconds) by the listener's clock. None
+        if a clear dropped it (or made its result stale)."""
+        step = asyncio.ensure_future(self._pacer.run(fn, batch, cost))
         self._step = step
         try:
             await asyncio.wait([step])
@@ -287,10 +291,11 @@ class Session:
         ahead = self._pacer.ahead()
         if segment.instant:
             return segment.next_window(ahead)
+        cost = segment.next_cost(ahead)
         batch = segment.batch(ahead)
         if batch is not None:
-            return await self._job(None, gen, batch)
-        return await self._job(lambda wide: segment.next_window(ahead, wide=wide), gen)
+            return await self._job(None, gen, batch, cost)
+        return await self._job(lambda wide: segment.next_window(ahead, wide=wide), gen, cost=cost)
 
     # -- sending (the consumer) ---------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 from voxlite.service.engine import VoiceRequest
 from voxlite.service.piper import PiperVoice
-from voxlite.service.piper.voice import MAX_IDS, cut_phonemes
+from voxlite.service.piper.pieces import MAX_IDS, cut_phonemes
 
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 # Text that espeak expands many-fold: 300 characters of digits gave 2,927 model ids in one

@@ -42,6 +42,44 @@ class Calibration:
     do before its first chunk; one gain per voice keeps loudness steady."""
     cost: float
     """Worker seconds per second of audio on one thread (the calibration text, timed)."""
+    costs: PartCosts
+    """What each part takes, for the scheduler's estimate of a step (PiperSegment.next_cost)."""
+
+
+@dataclass(frozen=True)
+class PartCosts:
+    """Worker seconds on one thread, per unit of each part's input, timed at load."""
+
+    acoustic_per_id: float
+    """The acoustic part, per model id (its cost grows faster, but pieces are capped)."""
+    flow_per_frame: float
+    """The flow, per latent frame."""
+    vocoder_per_frame: float
+    """The vocoder's head and tail, per frame of a window, its context included."""
+
+
+def part_costs(model: PiperModel, text: str, params: PiperParams, margins: Margins) -> PartCosts:
+    """The parts timed on `text`'s sentences, each run once warm (windows of 32 frames)."""
+    ids = frames = vocoded = 0
+    acoustic = flow = vocoder = 0.0
+    for phonemes in model.phonemize(text):
+        sentence_ids = model.phoneme_ids(phonemes)
+        model.acoustic(sentence_ids, params)  # warm: the first run of a shape costs more
+        start = time.perf_counter()
+        sentence = model.sentence(sentence_ids, params, margins)
+        mid = time.perf_counter()
+        sentence.latent()
+        end = time.perf_counter()
+        acoustic, flow, ids = acoustic + mid - start, flow + end - mid, ids + len(sentence_ids)
+        frames += sentence.frames
+        latent, extra = sentence.latent(), sentence.extra
+        for lo in range(0, sentence.frames, 32):
+            window = latent[..., lo : lo + 32 + 2 * margins.vocoder]
+            begin = time.perf_counter()
+            model.stages.vocode(window, extra)
+            vocoder += time.perf_counter() - begin
+            vocoded += window.shape[-1]
+    return PartCosts(acoustic / max(ids, 1), flow / max(frames, 1), vocoder / max(vocoded, 1))
 
 
 def calibrate(model: PiperModel, text: str = CALIBRATION_TEXT) -> Calibration:
@@ -59,7 +97,8 @@ def calibrate(model: PiperModel, text: str = CALIBRATION_TEXT) -> Calibration:
     peak = float(np.abs(samples).max()) if samples.size else 0.0
     gain = float(np.clip(TARGET_PEAK / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
     audio = samples.size / model.info.native_rate
-    return Calibration(margins, gain, seconds / audio if audio else 0.0)
+    costs = part_costs(model, text, params, margins)
+    return Calibration(margins, gain, seconds / audio if audio else 0.0, costs)
 
 
 def synthesize(model: PiperModel, text: str, params: PiperParams, margins: Margins) -> np.ndarray:

@@ -11,12 +11,19 @@ import numpy as np
 
 from ..engine import WordTiming
 from ..jobs import Batch
+from .pieces import MAX_IDS
 from .schedule import VocoderSchedule
-from .stages import Margins, Sentence
+from .stages import FLOW_AHEAD, Margins, Sentence
 from .words import SentenceFrames, align_words
 
 if TYPE_CHECKING:
+    from .calibration import PartCosts
     from .voice import PiperModel, PiperParams
+
+
+IDS_PER_CHARACTER = 2.3
+"""Model ids one character of ordinary English text becomes (espeak phonemes, with Piper's
+padding): 681 ids for 300 characters of prose (bench/costly.py has the pathological kinds)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class PiperSegment:
 
     model: PiperModel
     margins: Margins
+    costs: PartCosts
     schedule: VocoderSchedule
     text: str
     params: PiperParams
@@ -117,6 +125,27 @@ class PiperSegment:
 
     def _take(self, start: int, end: int) -> None:
         self._position, self._size = end, end - start
+
+    def next_cost(self, ahead: float) -> float:
+        """Worker seconds the next step is likely to take: its piece's acoustic part if it
+        runs one, the flow's chunk if the window's latent frames are not computed yet, and the
+        window through the vocoder (from the calibration's part costs)."""
+        costs = self.costs
+        frames_ahead = self._frames_ahead(ahead)
+        found = self._next_range(frames_ahead)
+        seconds = 0.0
+        if self._pending is None:
+            # Not phonemized yet (espeak runs on the worker): go by the text's length.
+            ids = min(MAX_IDS, int(IDS_PER_CHARACTER * len(self.text)))
+            seconds += costs.acoustic_per_id * ids
+        elif self._pending and (found is None or self.word_timestamps):
+            seconds += costs.acoustic_per_id * len(self.model.phoneme_ids(self._pending[0]))
+            if self.word_timestamps and len(self._pending) > 1:
+                return seconds  # a step with no audio yet
+        size = self.schedule.next_size(self._size, frames_ahead)
+        if found is None or not found[0].latent_ready(found[1], found[2]):
+            seconds += costs.flow_per_frame * max(size, FLOW_AHEAD * frames_ahead)
+        return seconds + costs.vocoder_per_frame * (size + 2 * self.margins.vocoder)
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         """One bounded step: the next vocoder window, with the acoustic part of its piece

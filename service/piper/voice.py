@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from ..engine import VoiceInfo, VoiceRequest
 from ..errors import InvalidRequest, ModelError
 from ..runtime import OrtSettings
 from .calibration import Calibration, calibrate
+from .pieces import cut_phonemes
 from .schedule import VocoderSchedule
 from .segment import PiperSegment
 from .split import SplitGraph
@@ -21,40 +22,6 @@ from .stages import Margins, Sentence, StageWork, load_stages
 from .words import phoneme_words
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
-MAX_IDS = 400
-"""Most model ids one acoustic run takes: about 80 ms on one thread, as long as a large vocoder
-window. Its cost grows with the square of the ids (3,200, which 300 characters of digits give,
-took 4 s), so longer sentences are cut (bench/costly.py; docs/reliability.md)."""
-_CLAUSE_PHONEMES = frozenset(",;:")
-
-
-def cut_phonemes(
-    phonemes: list[str], ids: Callable[[Sequence[str]], int], budget: int = MAX_IDS
-) -> list[list[str]]:
-    """`phonemes` (one espeak sentence) in pieces of at most `budget` ids by `ids`, cut at the
-    last clause mark that keeps a piece at least half full, else at the last word gap, else
-    where the budget ends: the listener hears a pause where the text has one if it can."""
-    pieces: list[list[str]] = []
-    rest = phonemes
-    while ids(rest) > budget:
-        fits = 1  # the longest prefix within the budget (ids grow with the prefix)
-        low, high = 1, len(rest)
-        while low <= high:
-            mid = (low + high) // 2
-            if ids(rest[:mid]) <= budget:
-                fits, low = mid, mid + 1
-            else:
-                high = mid - 1
-        spaces = [i for i in range(fits // 2, fits) if rest[i] == " "]
-        clauses = [i for i in spaces if i and rest[i - 1] in _CLAUSE_PHONEMES]
-        at = clauses[-1] if clauses else spaces[-1] if spaces else fits
-        pieces.append(rest[:at])
-        rest = rest[at:]
-        while rest and rest[0] == " ":
-            rest = rest[1:]
-    if rest:
-        pieces.append(rest)
-    return pieces
 
 
 @dataclass(frozen=True)
@@ -233,8 +200,15 @@ class PiperVoice:
         schedule = self.schedule
         if long_first:
             schedule = replace(schedule, first=min(schedule.largest, 2 * schedule.first))
+        calibration = self.calibration
         return PiperSegment(
-            self.model, self.calibration.margins, schedule, text, params, word_timestamps
+            self.model,
+            calibration.margins,
+            calibration.costs,
+            schedule,
+            text,
+            params,
+            word_timestamps,
         )
 
     def stage_work(self) -> list[StageWork]:
