@@ -1,20 +1,4 @@
-"""The exceptions the client raises instead of grpc.RpcError.
-
-Every failed call raises a `VoxliteError` that keeps the gRPC status `.code` and the server's
-message `.details` (which says what to fix). The subclass tells the kind of failure:
-
-    VoxliteError                 any other status (INTERNAL, UNIMPLEMENTED, UNKNOWN, ...)
-    ├── InvalidRequest           INVALID_ARGUMENT: a field is out of range or missing
-    ├── VoiceNotFound            NOT_FOUND: no voice (or speaker) by that name
-    ├── FailedPrecondition       FAILED_PRECONDITION: the voice exists but could not be loaded
-    ├── Overloaded               RESOURCE_EXHAUSTED: a server or stream limit; retry later
-    ├── Unavailable              UNAVAILABLE: cannot connect, or the server starts or drains
-    ├── DeadlineExceeded         DEADLINE_EXCEEDED: the call's `timeout` ran out
-    ├── Cancelled                CANCELLED: the call was cancelled
-    └── Unauthenticated          UNAUTHENTICATED: missing or wrong credentials
-
-They are raised when a call starts and also in the middle of iterating its events.
-"""
+"""The exceptions the client raises instead of grpc.RpcError."""
 
 from __future__ import annotations
 
@@ -24,7 +8,20 @@ import grpc
 
 
 class VoxliteError(Exception):
-    """A call failed; `.code` is the gRPC status code, `.details` the server's message."""
+    """A call failed; `.code` is the gRPC status code, `.details` the server's message
+    (which says what to fix). Raised when a call starts and in the middle of its events; the
+    subclass tells the kind of failure:
+
+        VoxliteError              any other status (INTERNAL, UNIMPLEMENTED, UNKNOWN, ...)
+        ├── InvalidRequest        INVALID_ARGUMENT: a field is out of range or missing
+        ├── VoiceNotFound         NOT_FOUND: no voice (or speaker, or language) by that name
+        ├── FailedPrecondition    FAILED_PRECONDITION: the voice exists but could not load
+        ├── Overloaded            RESOURCE_EXHAUSTED: a server or stream limit; retry later
+        ├── Unavailable           UNAVAILABLE: cannot connect, or the server starts or drains
+        ├── DeadlineExceeded      DEADLINE_EXCEEDED: the call's `timeout` ran out
+        ├── Cancelled             CANCELLED: the call was cancelled
+        └── Unauthenticated       UNAUTHENTICATED: missing or wrong credentials
+    """
 
     status: ClassVar[grpc.StatusCode | None] = None
 

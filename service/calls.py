@@ -1,9 +1,4 @@
-"""Per-call bookkeeping: a request id, the final status code, metrics and one access-log line.
-
-`CallObserver` wraps every handler the server runs (all services). The servicer adds what only
-it knows (the voice, the session's summary) with `note(event)`, which finds the call through a
-context variable: each gRPC call runs in its own task, so the variable is per call.
-"""
+"""Per-call bookkeeping: a request id, the final status code, metrics and one access-log line."""
 
 from __future__ import annotations
 
@@ -199,7 +194,11 @@ _HANDLER_KINDS: dict[tuple[bool, bool], tuple[str, Callable[..., grpc.RpcMethodH
 
 
 class CallObserver(grpc.aio.ServerInterceptor):
-    """Counts, times and logs every call; sends its request id back as initial metadata."""
+    """Counts, times and logs every call; sends its request id back as initial metadata.
+
+    It wraps every handler the server runs (all services). The servicer adds what only it
+    knows (the voice, the session's summary) with `note(event)`, which finds the call through
+    a context variable: each gRPC call runs in its own task, so the variable is per call."""
 
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics

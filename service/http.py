@@ -1,11 +1,4 @@
-"""The metrics port's HTTP server: /metrics for Prometheus, /readyz for balancers.
-
-prometheus_client's own server starts a thread per connection and waits on each without a
-limit, so a few hundred connections that send nothing held as many threads for ever. This one
-bounds both: at most `max_connections` served at once (the rest are closed unanswered), a
-connection silent for `TIMEOUT` seconds is closed, and so is one still unanswered after
-`DEADLINE` (headers trickled a byte at a time); each connection carries one request.
-"""
+"""The metrics port's HTTP server: /metrics for Prometheus, /readyz for balancers."""
 
 from __future__ import annotations
 
@@ -61,7 +54,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class MetricsHTTPServer(ThreadingHTTPServer):
-    """Serves `registry` at /metrics and `ready()` at /readyz (200 or 503), bounded."""
+    """Serves `registry` at /metrics and `ready()` at /readyz (200 or 503), bounded: at most
+    `max_connections` at once (the rest closed unanswered), a connection silent for TIMEOUT
+    seconds closed, one still unanswered after DEADLINE too (headers trickled a byte at a
+    time), one request each. prometheus_client's own server gave every connection a thread
+    with no limit: a few hundred silent connections held as many threads for ever."""
 
     daemon_threads = True
     block_on_close = False

@@ -1,5 +1,4 @@
-"""One scheduler per server: all model work of all streams on a fixed pool of worker threads,
-earliest deadline first."""
+"""Every stream's model work on one pool of workers, earliest deadline first."""
 
 from __future__ import annotations
 

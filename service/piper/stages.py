@@ -1,5 +1,4 @@
-"""Staged execution: the flow and the vocoder run window by window, each stage keeping what the
-next window still needs."""
+"""Staged execution: the flow and vocoder window by window, each stage keeping what is needed."""
 
 from __future__ import annotations
 
