@@ -1,17 +1,4 @@
-"""Targets, channel options and metadata shared by the sync and asyncio clients.
-
-A target is one of:
-
-- "host:port" (or any gRPC target such as "unix:/path"): used as given, one connection;
-- "dns:///name:port": every address the name resolves to, balanced round robin (DNS is
-  re-resolved by gRPC as usual);
-- several "host:port" addresses, as a list/tuple or one comma-separated string: balanced round
-  robin over all of them. IP addresses become an `ipv4:`/`ipv6:` target. Host names among them
-  are resolved once, when the client is created (a static list, so that every listed server is
-  used; gRPC has no resolver for a list of names); for a name whose addresses change, give the
-  single "dns:///name:port" instead. All addresses must share one IP family: IPv4 is used when
-  every entry has an IPv4 address, else IPv6.
-"""
+"""Targets, channel options and metadata shared by the sync and asyncio clients."""
 
 from __future__ import annotations
 
@@ -36,7 +23,16 @@ ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 
 
 def resolve_target(target: Target) -> tuple[str, bool]:
-    """The gRPC target string, and whether it should be balanced round robin."""
+    """The gRPC target string, and whether it should be balanced round robin. A target is:
+
+    - "host:port" (or any gRPC target such as "unix:/path"): used as given, one connection;
+    - "dns:///name:port": every address the name resolves to, balanced round robin (gRPC
+      re-resolves the name as usual);
+    - several "host:port" addresses, as a list or tuple or one comma-separated string: round
+      robin over all of them. IP addresses become an `ipv4:`/`ipv6:` target; host names are
+      resolved once, when the client is made (gRPC has no resolver for a list of names: for
+      a name whose addresses change, give "dns:///name:port"). All must share one IP family:
+      IPv4 when every entry has an IPv4 address, else IPv6."""
     parts = target.split(",") if isinstance(target, str) else list(target)
     parts = [p.strip() for p in parts if p.strip()]
     if not parts:
