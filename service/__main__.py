@@ -59,10 +59,9 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
 
 MALLOC_ARENAS = 2
 """glibc heaps for the whole process. By default glibc opens up to 8 per core, one for each
-thread that allocates while the others hold theirs (gRPC's, the scheduler's, onnxruntime's), and
-each keeps what was freed in it, so resident memory under load stepped by up to 30 MB at random
-(bench/soak.py, 6 callers for 60 s: plateaus of 290, 318 and 336 MB; with 2 heaps: 290 and 290).
-The environment's MALLOC_ARENA_MAX, when set, wins."""
+thread that allocates while the others hold theirs, and each keeps what was freed in it, so
+resident memory under load landed at random plateaus (bench/soak.py; docs/benchmarks.md). The
+environment's MALLOC_ARENA_MAX, when set, wins."""
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
