@@ -4,6 +4,7 @@ encoding a run of tokens, then decoding its frames whole or window by window."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import onnxruntime as ort
@@ -60,6 +61,8 @@ class KokoroModel:
             )
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelError(model_files()[0], f"onnxruntime cannot load it ({exc})") from exc
+        self.decoder_runs = 0
+        """Decoder runs so far (counted without a lock: tests read it with no run going)."""
 
     def encode(self, ids: tuple[int, ...], style: np.ndarray, speed: float) -> Encoded:
         """Durations, features and pitch of one run (`ids` without the pads); `style`: [1, 256]."""
@@ -71,8 +74,13 @@ class KokoroModel:
                 "speed": np.asarray([speed], dtype=np.float32),
             },
         )
+        return Encoded(asr, f0, energy, self.source(f0), style, np.asarray(durations).reshape(-1))
+
+    def source(self, f0: np.ndarray) -> np.ndarray:
+        """The sine source's running phase of a pitch curve (PHASE): cheap, pointwise but for
+        its cumulative sum."""
         (phase,) = self._source.run([PHASE], {F0: f0})
-        return Encoded(asr, f0, energy, phase, style, np.asarray(durations).reshape(-1))
+        return np.asarray(phase, dtype=np.float32)
 
     def decode(
         self, enc: Encoded, lo: int = 0, hi: int | None = None, *, wide: bool = False
@@ -81,6 +89,7 @@ class KokoroModel:
         run; a window is not (the decoder's instance norms average over the frames it sees)."""
         hi = enc.frames if hi is None else hi
         session = self._wide if wide else self._decoder
+        self.decoder_runs += 1
         (audio,) = session.run(
             ["audio"],
             {
@@ -124,10 +133,18 @@ class ChunkSchedule:
         return min(self.largest, max(grown, ahead_frames))
 
 
+class Decoder(Protocol):
+    """What decodes a window of frames (KokoroModel; bench/kokoro_chunks.py's variants)."""
+
+    def decode(
+        self, enc: Encoded, lo: int = 0, hi: int | None = None, *, wide: bool = False
+    ) -> np.ndarray: ...
+
+
 class ChunkedRun:
     """One encoded run decoded window by window, each joined to the last by a crossfade."""
 
-    def __init__(self, model: KokoroModel, enc: Encoded, schedule: ChunkSchedule) -> None:
+    def __init__(self, model: Decoder, enc: Encoded, schedule: ChunkSchedule) -> None:
         self._model, self._enc, self._schedule = model, enc, schedule
         self._position = 0
         self._size = 0

@@ -60,6 +60,25 @@ class KokoroVoice:
         self.cost = 0.0
         """Worker seconds per audio second on one thread, measured by calibrate()."""
 
+    def variant(self, *, token_budget: int, chunks: ChunkSchedule | None) -> KokoroVoice:
+        """The same voice (its model, tables, gain and cost) with other run settings."""
+        voice = KokoroVoice(
+            self.info,
+            self._styles,
+            self._model,
+            self._g2p,
+            self._vocab,
+            token_budget=token_budget,
+            chunks=chunks,
+        )
+        voice.gain, voice.cost = self.gain, self.cost
+        return voice
+
+    @property
+    def model(self) -> KokoroModel:
+        """The family's shared model."""
+        return self._model
+
     def style(self, tokens: int) -> np.ndarray:
         """The style row for a run of `tokens` tokens, [1, 256]."""
         row: np.ndarray = self._styles[min(tokens, len(self._styles)) - 1].reshape(1, -1)

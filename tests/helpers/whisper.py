@@ -83,7 +83,8 @@ def _comparable(text: str, language: str) -> str:
     elif language == "ja":
         import pyopenjtalk
 
-        text = pyopenjtalk.g2p(text, kana=True)
+        # Sudachi's reading model needs sudachidict-core, which the install leaves out.
+        text = str(pyopenjtalk.g2p(text, kana=True, use_sudachi_kanji_yomi=False))
     return "".join(c for c in text if c.isalnum() and not re.match(r"\s", c))
 
 
