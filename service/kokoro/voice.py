@@ -75,6 +75,11 @@ class KokoroVoice:
         return voice
 
     @property
+    def vocab(self) -> Mapping[str, int]:
+        """Phoneme character -> token id."""
+        return self._vocab
+
+    @property
     def model(self) -> KokoroModel:
         """The family's shared model."""
         return self._model
