@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded
+from voxlite.service.kokoro.decode import FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule
 from voxlite.service.kokoro.voice import KokoroParams, KokoroVoice
 from voxlite.service.segmenter import Segmenter
 
@@ -21,38 +22,20 @@ from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
-WHOLE = "whole runs (the default)"
-NO_PHASE = "chunks 12-96, context 16, fade 4, phase restarted"
-SCHEDULES: dict[str, ChunkSchedule | None] = {
-    WHOLE: None,
-    "chunks 12-96, context 8, no fade": ChunkSchedule(12, 2.0, 96, 8, 0),
-    "chunks 12-96, context 16, fade 4": ChunkSchedule(12, 2.0, 96, 16, 4),
-    NO_PHASE: ChunkSchedule(12, 2.0, 96, 16, 4),
-    "chunks 12-96, context 32, fade 8": ChunkSchedule(12, 2.0, 96, 32, 8),
-    "chunks 24-128, context 32, fade 8": ChunkSchedule(24, 2.0, 128, 32, 8),
+WHOLE = "whole runs"
+SCHEDULES: dict[str, dict[str, Any]] = {
+    WHOLE: {"first_window": None},
+    "first window 12 + rest, context 8, fade 4 (default)": {"first_window": FIRST_WINDOW},
+    "first window 12 + rest, context 16, fade 4": {
+        "first_window": ChunkSchedule(first=12, context=16, overlap=4, rest_whole=True)
+    },
+    "first window 8 + rest, context 8, fade 4": {
+        "first_window": ChunkSchedule(first=8, context=8, overlap=4, rest_whole=True)
+    },
+    "chunks 12-96, context 8, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 8, 4)},
+    "chunks 12-96, context 16, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 16, 4)},
+    "chunks 24-128, context 32, fade 8": {"chunks": ChunkSchedule(24, 2.0, 128, 32, 8)},
 }
-
-
-class PhaseRestarted:
-    """A decoder whose windows each compute the sine phase from their own frames, as cutting
-    the whole decoder would: what carrying the phase (the source part) saves."""
-
-    def __init__(self, voice: KokoroVoice) -> None:
-        self._voice = voice
-
-    def decode(
-        self, enc: Encoded, lo: int = 0, hi: int | None = None, *, wide: bool = False
-    ) -> np.ndarray:
-        hi = enc.frames if hi is None else hi
-        f0 = enc.f0[..., 2 * lo : 2 * hi]
-        window = replace(
-            enc,
-            asr=enc.asr[..., lo:hi],
-            f0=f0,
-            energy=enc.energy[..., 2 * lo : 2 * hi],
-            phase=self._voice.model.source(f0),
-        )
-        return self._voice.model.decode(window, wide=wide)
 
 
 @dataclass
@@ -74,33 +57,22 @@ def segments(text: str) -> list[str]:
     return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
 
 
-def speak(voice: KokoroVoice, text: str, name: str) -> Spoken:
-    """`text` through the segmenter, G2P, the encoder and the decoder, on this thread (one
-    ORT thread)."""
-    schedule = SCHEDULES[name]
-    params = KokoroParams(1.0)
+def speak(voice: KokoroVoice, text: str) -> Spoken:
+    """`text` through the segmenter and the voice's segments on this thread (one ORT thread),
+    as to a listener who has nothing in hand before the first window and, after it, always
+    more audio than the next run takes (one stream on an idle machine: RTF about 0.5)."""
     started = time.thread_time()
     first: float | None = None
     parts: list[np.ndarray] = []
     joins: list[int] = []
     done = 0
-    for run in (r for segment in segments(text) for r in voice.runs(segment)):
-        enc = voice.encode(run, params)
-        if schedule is None:
-            parts.append(voice.decode(enc))
-        else:
-            decoder = PhaseRestarted(voice) if name == NO_PHASE else voice.model
-            chunked = ChunkedRun(decoder, enc, schedule)
-            run_start = done
-            while not chunked.done:
-                if done > run_start:
-                    joins.append(done)
-                parts.append(chunked.next_window())
-                first = time.thread_time() - started if first is None else first
-                done += parts[-1].size
-            continue
-        first = time.thread_time() - started if first is None else first
-        done += parts[-1].size
+    for text_segment in segments(text):
+        segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
+        while (window := segment.next_window(0.0 if first is None else 1e9)) is not None:
+            first = time.thread_time() - started if first is None else first
+            parts.append(window)
+        joins += [done + j for j in segment.joins]
+        done = sum(p.size for p in parts)
     assert first is not None
     return Spoken(np.concatenate(parts), joins, first, time.thread_time() - started)
 
@@ -145,12 +117,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("zf_xiaoxiao", "zh", REPLIES_ZH[:count]),
         ("jf_alpha", "ja", REPLIES_JA[:count]),
     ):
-        voice = family.load(sources[voice_name])
+        loaded = family.load(sources[voice_name])
+        variants = {name: loaded.variant(**options) for name, options in SCHEDULES.items()}
+        voice = variants[WHOLE]
         figures = {name: Figures() for name in SCHEDULES}
         for text in texts:
-            whole = speak(voice, text, WHOLE)
-            for name in SCHEDULES:
-                got = whole if name == WHOLE else speak(voice, text, name)
+            whole = speak(voice, text)
+            for name, variant in variants.items():
+                got = whole if name == WHOLE else speak(variant, text)
                 f = figures[name]
                 f.cer.append(whisper.cer(got.audio * voice.gain, SAMPLE_RATE, language, text))
                 f.first.append(got.first)

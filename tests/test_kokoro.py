@@ -54,8 +54,8 @@ def japanese(voices: dict[str, KokoroVoice]) -> KokoroVoice:
     return voices["jf_alpha"]
 
 
-def windows(segment: KokoroSegment) -> Iterator[np.ndarray]:
-    while (window := segment.next_window(0.0)) is not None:
+def windows(segment: KokoroSegment, ahead: float = 0.0) -> Iterator[np.ndarray]:
+    while (window := segment.next_window(ahead)) is not None:
         yield window
 
 
@@ -183,6 +183,25 @@ def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
     assert sizes[0] == schedule.first * HOP
     assert len(sizes) > 2
     assert max(sizes) <= (schedule.largest + schedule.first) * HOP
+
+
+@pytest.mark.slow
+def test_a_run_the_listener_cannot_wait_for_starts_with_a_small_window(
+    mandarin: KokoroVoice,
+) -> None:
+    """With nothing in hand (a reply's start), the first run's first window is small and the
+    rest of the run follows in one; with audio in hand to cover it, the run is decoded whole."""
+    text = "您的订单已经发货了。"
+    first = mandarin.first_window
+    assert first is not None
+    cold = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    sizes = [w.size for w in windows(cold)]
+    assert sizes[0] == first.first * HOP
+    assert len(sizes) == 2
+    assert cold.joins == [sizes[0]]
+    warm = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    assert [w.size for w in windows(warm, ahead=60.0)] == [sum(sizes)]
+    assert warm.joins == []
 
 
 def test_no_voice_tables_means_no_voices(tmp_path: Path, cache_dir: Path) -> None:

@@ -18,6 +18,13 @@ HOP = 600
 """Samples per encoder frame (25 ms)."""
 
 
+# The encoder gives the leading pad 17 to 19 frames (about 450 ms of silence) whatever the text.
+# A run that continues a segment keeps only this many of them: else each cut in a long segment
+# is a gap of the last run's final pause plus 450 ms. The decoder still gets them all: cutting
+# them in the durations loses the first syllable (Whisper base: "今天天气" heard as "言天气").
+LEAD_KEPT = 2
+
+
 @dataclass(frozen=True)
 class Encoded:
     """One run after the encoder (and the sine source), ready to decode in any windows."""
@@ -33,6 +40,11 @@ class Encoded:
     @property
     def frames(self) -> int:
         return int(self.asr.shape[-1])
+
+    @property
+    def lead(self) -> int:
+        """Frames of the leading pad (silence before the first token)."""
+        return int(self.durations[0])
 
 
 class KokoroModel:
@@ -74,7 +86,8 @@ class KokoroModel:
                 "speed": np.asarray([speed], dtype=np.float32),
             },
         )
-        return Encoded(asr, f0, energy, self.source(f0), style, np.asarray(durations).reshape(-1))
+        durations = np.asarray(durations, dtype=np.float32)
+        return Encoded(asr, f0, energy, self.source(f0), style, durations.reshape(-1))
 
     def source(self, f0: np.ndarray) -> np.ndarray:
         """The sine source's running phase of a pitch curve (PHASE): cheap, pointwise but for
@@ -119,6 +132,8 @@ class ChunkSchedule:
     """Frames decoded on each side of a window and thrown away."""
     overlap: int = 4
     """Frames of the right context kept and crossfaded into the next window's start."""
+    rest_whole: bool = False
+    """After the first window, the rest of the run in one window: a single join."""
 
     def __post_init__(self) -> None:
         if not (1 <= self.first <= self.largest and self.growth >= 1):
@@ -129,8 +144,21 @@ class ChunkSchedule:
     def next_size(self, previous: int, ahead_frames: int = 0) -> int:
         """The next window after one of `previous` frames (0: none yet), as large as the audio
         the listener has in hand allows."""
-        grown = self.first if previous == 0 else max(previous + 1, int(previous * self.growth))
+        if previous == 0:
+            return max(self.first, min(self.largest, ahead_frames))
+        if self.rest_whole:
+            return _WHOLE
+        grown = max(previous + 1, int(previous * self.growth))
         return min(self.largest, max(grown, ahead_frames))
+
+
+# The first window of a run the listener cannot wait for: 12 frames (300 ms) and 8 frames of
+# right context take about 250 ms of one thread; the rest of the run follows in one window
+# faded in over 4 frames (bench/kokoro_chunks.py: CER, seams and first audio of each schedule).
+FIRST_WINDOW = ChunkSchedule(first=12, context=8, overlap=4, rest_whole=True)
+
+# Frames "to the end of the run": more than any run has (510 tokens of at most ~50 frames).
+_WHOLE = 1 << 20
 
 
 class Decoder(Protocol):
@@ -144,9 +172,12 @@ class Decoder(Protocol):
 class ChunkedRun:
     """One encoded run decoded window by window, each joined to the last by a crossfade."""
 
-    def __init__(self, model: Decoder, enc: Encoded, schedule: ChunkSchedule) -> None:
+    def __init__(
+        self, model: Decoder, enc: Encoded, schedule: ChunkSchedule, start: int = 0
+    ) -> None:
+        """`start`: the first frame to emit (those before it are only context)."""
         self._model, self._enc, self._schedule = model, enc, schedule
-        self._position = 0
+        self._position = start
         self._size = 0
         self._tail = np.zeros(0, dtype=np.float32)
         """The last window's decoded samples past its end, to fade out under the next one."""

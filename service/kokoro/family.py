@@ -16,7 +16,7 @@ import numpy as np
 from ..engine import VoiceInfo, VoiceSource
 from ..errors import ModelError, VoiceNotFound
 from ..voice import OrtSettings
-from .decode import SAMPLE_RATE, ChunkSchedule, KokoroModel
+from .decode import FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .g2p import G2P, JapaneseG2P, MandarinG2P
 from .graph import GraphCache, model_files
@@ -83,14 +83,18 @@ class KokoroFamily:
         ort_settings: OrtSettings | None = None,
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
+        first_window: ChunkSchedule | None = FIRST_WINDOW,
     ) -> None:
-        """`chunks`: decode each run window by window with this schedule (first audio sooner,
-        audio not equal to a whole decode: docs/kokoro.md); None: each run whole."""
+        """`chunks`: decode every run window by window with this schedule (first audio sooner,
+        audio not equal to a whole decode: docs/kokoro.md). `first_window`: else, the schedule
+        for a run the listener cannot wait for whole (KokoroVoice.first_window); None: every
+        run whole, exact."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = GraphCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
         self.token_budget = token_budget
         self.chunks = chunks
+        self.first_window = first_window
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -160,6 +164,7 @@ class KokoroFamily:
                 shared.vocab,
                 token_budget=self.token_budget,
                 chunks=self.chunks,
+                first_window=self.first_window,
             )
             voice.calibrate(_CALIBRATION[language], cost=shared.cost)
             self._shared = _Shared(shared.model, shared.vocab, voice.cost)

@@ -12,7 +12,7 @@ from ..engine import VoiceInfo, VoiceRequest
 from ..errors import InvalidRequest
 from ..scheduler import Batch
 from ..words import WordTiming
-from .decode import HOP, SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded, KokoroModel
+from .decode import HOP, LEAD_KEPT, SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded, KokoroModel
 from .g2p import G2P
 from .tokens import Run, cut_runs
 
@@ -46,6 +46,7 @@ class KokoroVoice:
         *,
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
+        first_window: ChunkSchedule | None = None,
     ) -> None:
         self.info = info
         self._styles = styles
@@ -54,13 +55,23 @@ class KokoroVoice:
         self._vocab = vocab
         self.token_budget = token_budget
         self.chunks = chunks
-        """None: each run decoded whole (exact); else window by window (sooner, not exact)."""
+        """Every run decoded window by window with this schedule (sooner, not exact)."""
+        self.first_window = first_window
+        """Without `chunks`: the schedule (its first window, then the rest) of a run whose
+        whole decode would take longer than the audio the listener has in hand, as at the
+        start of a reply; other runs are decoded whole (exact). None: every run whole."""
         self.gain = 1.0
         """Fixed output gain set by calibrate(): a stream cannot know its peak in advance."""
         self.cost = 0.0
         """Worker seconds per audio second on one thread, measured by calibrate()."""
 
-    def variant(self, *, token_budget: int, chunks: ChunkSchedule | None) -> KokoroVoice:
+    def variant(
+        self,
+        *,
+        token_budget: int | None = None,
+        chunks: ChunkSchedule | None = None,
+        first_window: ChunkSchedule | None = None,
+    ) -> KokoroVoice:
         """The same voice (its model, tables, gain and cost) with other run settings."""
         voice = KokoroVoice(
             self.info,
@@ -68,8 +79,9 @@ class KokoroVoice:
             self._model,
             self._g2p,
             self._vocab,
-            token_budget=token_budget,
+            token_budget=token_budget or self.token_budget,
             chunks=chunks,
+            first_window=first_window,
         )
         voice.gain, voice.cost = self.gain, self.cost
         return voice
@@ -113,8 +125,8 @@ class KokoroVoice:
     def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
         return self._model.decode(enc, wide=wide)
 
-    def chunked(self, enc: Encoded, schedule: ChunkSchedule) -> ChunkedRun:
-        return ChunkedRun(self._model, enc, schedule)
+    def chunked(self, enc: Encoded, schedule: ChunkSchedule, start: int = 0) -> ChunkedRun:
+        return ChunkedRun(self._model, enc, schedule, start)
 
     def synthesize(self, text: str, params: KokoroParams | None = None) -> np.ndarray:
         """All of `text`, each run decoded whole (before gain)."""
@@ -159,6 +171,10 @@ class KokoroSegment:
         self._words: list[WordTiming] = []
         self.model_runs = 0
         """Decoder runs made so far (tests count them)."""
+        self.joins: list[int] = []
+        """Sample offsets in the segment where two windows of one run meet (a run decoded
+        whole has none): where bench/kokoro_chunks.py looks for seams."""
+        self._emitted = 0
 
     @property
     def words(self) -> Sequence[WordTiming]:
@@ -168,7 +184,9 @@ class KokoroSegment:
     def total_samples(self) -> int | None:
         if self._runs is None or any(e is None for e in self._encoded):
             return None
-        return sum(e.frames for e in self._encoded if e is not None) * HOP
+        return (
+            sum(e.frames - _skip(k, e) for k, e in enumerate(self._encoded) if e is not None) * HOP
+        )
 
     @property
     def runs(self) -> Sequence[Run]:
@@ -197,21 +215,38 @@ class KokoroSegment:
         if self._runs is None:
             self._start()
         assert self._runs is not None
-        schedule = self._voice.chunks
+        voice = self._voice
         if self._chunked is None or self._chunked.done:
             if self._next >= len(self._runs):
                 return None
-            enc = self._encoded_run(self._next)
+            k = self._next
+            enc = self._encoded_run(k)
+            skip = _skip(k, enc)
             self._next += 1
-            if schedule is None:
+            schedule = voice.chunks
+            # A run is split only when its whole decode would outlast the audio in hand.
+            if schedule is None and enc.frames * FRAME_MS / 1000 * voice.cost > ahead:
+                schedule = voice.first_window
+            if schedule is None or enc.frames - skip <= 2 * schedule.first:
                 self.model_runs += 1
-                return self._voice.decode(enc, wide=wide)
-            self._chunked = self._voice.chunked(enc, schedule)
+                return self._emit(voice.decode(enc, wide=wide)[skip * HOP :])
+            self._chunked = voice.chunked(enc, schedule, skip)
+        elif self._emitted:
+            self.joins.append(self._emitted)
         self.model_runs += 1
-        return self._chunked.next_window(int(ahead * 1000 / FRAME_MS), wide=wide)
+        return self._emit(self._chunked.next_window(int(ahead * 1000 / FRAME_MS), wide=wide))
+
+    def _emit(self, window: np.ndarray) -> np.ndarray:
+        self._emitted += window.size
+        return window
 
     def batch(self, ahead: float) -> Batch[np.ndarray] | None:
         return None
+
+
+def _skip(k: int, enc: Encoded) -> int:
+    """Frames of run `k`'s leading silence not emitted: all but LEAD_KEPT after the first run."""
+    return 0 if k == 0 else max(0, enc.lead - LEAD_KEPT)
 
 
 def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
@@ -219,8 +254,9 @@ def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[
     before the first token), the runs one after another."""
     words = []
     offset = 0
-    for run, enc in zip(runs, encoded, strict=True):
+    for k, (run, enc) in enumerate(zip(runs, encoded, strict=True)):
         assert enc is not None
+        offset -= _skip(k, enc)
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
         for piece, (first, end) in zip(run.pieces, run.spans, strict=True):
