@@ -25,12 +25,12 @@ warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 WHOLE = "whole runs"
 SCHEDULES: dict[str, dict[str, Any]] = {
     WHOLE: {"first_window": None},
-    "first window 12 + rest, context 8, fade 4 (default)": {"first_window": FIRST_WINDOW},
+    "first window 8 + rest, context 8, fade 4 (default)": {"first_window": FIRST_WINDOW},
+    "first window 12 + rest, context 8, fade 4": {
+        "first_window": ChunkSchedule(first=12, context=8, overlap=4, rest_whole=True)
+    },
     "first window 12 + rest, context 16, fade 4": {
         "first_window": ChunkSchedule(first=12, context=16, overlap=4, rest_whole=True)
-    },
-    "first window 8 + rest, context 8, fade 4": {
-        "first_window": ChunkSchedule(first=8, context=8, overlap=4, rest_whole=True)
     },
     "chunks 12-96, context 8, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 8, 4)},
     "chunks 12-96, context 16, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 16, 4)},

@@ -108,6 +108,12 @@ def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
     assert numbers.japanese("¥2,500") == "2500円"
 
 
+def test_a_kanji_openjtalk_lacks_does_not_fail(japanese: JapaneseG2P) -> None:
+    """A regression: pyopenjtalk-plus asks Sudachi to read a kanji its dictionary lacks, and
+    Sudachi's dictionary is not installed (ModuleNotFoundError); OpenJTalk alone skips it."""
+    assert "".join(p.phonemes for p in japanese("龘です。")) == "desɨ."
+
+
 def test_japanese_pieces_name_no_words(japanese: JapaneseG2P) -> None:
     pieces = japanese("お電話ありがとうございます。")
     assert not japanese.words

@@ -118,6 +118,11 @@ class JapaneseG2P:
         from .numbers import japanese
 
         self._g2p = JAG2P()
+        # pyopenjtalk-plus asks Sudachi for the reading of a kanji its dictionary lacks, and
+        # Sudachi's dictionary (sudachidict-core) is not installed: such text goes through
+        # OpenJTalk alone (its "vanilla" mode), which reads what it knows and skips the rest.
+        self._vanilla = JAG2P()
+        self._vanilla.tagger = _VanillaTagger()
         self._numbers = japanese
         # OpenJTalk's frontend keeps per-call state in one C object.
         self._lock = threading.Lock()
@@ -126,13 +131,46 @@ class JapaneseG2P:
     def __call__(self, text: str) -> list[Piece]:
         text = self._numbers(_spoken(text))
         with self._lock:
-            phonemes = self._g2p(text)
+            try:
+                phonemes = self._g2p(text)
+            except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji
+                phonemes = self._vanilla(text)
         pieces: list[Piece] = []
         for group in phonemes.split(" "):
             if pieces:
                 pieces.append(Piece("", " "))
             pieces.append(Piece("", group))
         return _strip(pieces)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    pron: str
+    kana: str
+
+
+@dataclass(frozen=True)
+class _Morpheme:
+    """What misaki's Japanese G2P reads of a fugashi word, from one OpenJTalk node."""
+
+    surface: str
+    feature: _Reading
+    char_type: int = 6  # misaki's "ordinary word"
+    is_unk: bool = False
+
+
+class _VanillaTagger:
+    """OpenJTalk's words without pyopenjtalk-plus's post-processing (which may need Sudachi)."""
+
+    def __call__(self, text: str) -> list[_Morpheme]:
+        import pyopenjtalk
+
+        words = []
+        for node in pyopenjtalk.run_frontend(text, use_vanilla=True):
+            # Symbols read as themselves; the pronunciation drops OpenJTalk's accent marks.
+            pron = node["string"] if node["pos"] == "記号" else node["pron"].replace("’", "")
+            words.append(_Morpheme(node["string"], _Reading(pron, pron)))
+        return words
 
 
 def _strip(pieces: list[Piece]) -> list[Piece]:

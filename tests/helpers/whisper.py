@@ -83,8 +83,8 @@ def _comparable(text: str, language: str) -> str:
     elif language == "ja":
         import pyopenjtalk
 
-        # Sudachi's reading model needs sudachidict-core, which the install leaves out.
-        text = str(pyopenjtalk.g2p(text, kana=True, use_sudachi_kanji_yomi=False))
+        # OpenJTalk alone: pyopenjtalk-plus's corrections may ask Sudachi, not installed.
+        text = str(pyopenjtalk.g2p(text, kana=True, use_vanilla=True))
     return "".join(c for c in text if c.isalnum() and not re.match(r"\s", c))
 
 
