@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnxruntime as ort
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import SAMPLE_RATE, ChunkSchedule, Encoded
+from voxlite.service.kokoro.decode import CHUNKS, SAMPLE_RATE, Encoded
 from voxlite.service.kokoro.graph import ASR, ENERGY, F0, PHASE, GraphCache, model_bytes
 from voxlite.service.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
 from voxlite.service.segmenter import Segmenter
@@ -30,8 +30,6 @@ from .kokoro_float import dequantized
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
 VOICES = {"zh-CN": ("zf_xiaoxiao", REPLIES_ZH), "ja-JP": ("jf_alpha", REPLIES_JA)}
-# The chunk schedule bench/kokoro_chunks.py measured best of those it tried.
-CHUNKS = ChunkSchedule(first=12, growth=2.0, largest=96, context=8, overlap=0)
 
 
 @dataclass(frozen=True)

