@@ -72,7 +72,7 @@ class Replica:
         command = [str(script)] if script.exists() else [sys.executable, "-m", "voxlite.service"]
         command += [
             "--host", "127.0.0.1", "--port", str(port), "--metrics-port", str(metrics_port),
-            "--voices-dir", str(voices_dir), "--log-level", log_level,
+            "--voices-dir", str(voices_dir), "--log-level", log_level, "--engines", "piper",
             *(["--cache-dir", str(cache_dir)] if cache_dir else []), *args,
         ]  # fmt: skip
         self.port = port

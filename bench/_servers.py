@@ -52,8 +52,12 @@ def spawn(name: str, argv: list[str], workdir: Path) -> Child:
     return Child(name, proc, log)
 
 
-def voxlite_argv(port: int, voices_dir: Path, *extra: str, module: str = "") -> list[str]:
-    """voxlite-server's command line, or `python -m module`'s with the same flags."""
+def voxlite_argv(
+    port: int, voices_dir: Path, *extra: str, module: str = "", engines: str = "piper"
+) -> list[str]:
+    """voxlite-server's command line, or `python -m module`'s with the same flags; with the
+    Piper voices only unless `engines` says otherwise (Kokoro's load after SERVING would run
+    beside what a benchmark measures)."""
     script = Path(sys.executable).with_name("voxlite-server")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "voxlite.service"]
     if module:
@@ -68,6 +72,8 @@ def voxlite_argv(port: int, voices_dir: Path, *extra: str, module: str = "") -> 
         str(voices_dir),
         "--log-level",
         "warning",
+        "--engines",
+        engines,
         *extra,
     ]
 

@@ -61,7 +61,12 @@ class StreamRunner:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voxlite-stream")
 
     async def run(
-        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+        self,
+        fn: Work[T] | None,
+        deadline: float | None = None,
+        *,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
     ) -> T:
         work = fn or (batch.alone if batch is not None else None)
         assert work is not None, "the baseline runs each window alone"

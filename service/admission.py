@@ -41,6 +41,12 @@ class AdmissionPolicy:
     """...and only while no queued job is due within this many seconds (nobody short of audio)."""
     poll: float = 0.01
     """How often a waiting call looks again, in seconds."""
+    heavy_share: float = 0.9
+    """Calls whose voices have long jobs (Voice.long_jobs: a Kokoro stream takes about half a
+    core) are taken while their costs add up to at most this share of the workers long jobs
+    may hold (all but one: scheduler.LONG_JOB), so that they never crowd out the light
+    streams; one more is refused at once. The first is always taken, whatever its measured
+    cost, so that a busy moment at load cannot make a voice unusable."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,14 @@ class Admission:
         *,
         per_peer: int = 0,
         per_tenant: int = 0,
+        workers: int = 1,
     ) -> None:
         self.max_streams = max_streams
+        self.workers = workers
+        self._heavy = 0.0
+        """What the calls with long jobs admitted cost, together..."""
+        self._heavy_calls = 0
+        """...and how many they are."""
         self.per_peer = per_peer
         self.per_tenant = per_tenant
         self._by_peer: Counter[str] = Counter()
@@ -115,13 +127,21 @@ class Admission:
                 )
             )
 
+    def check_open(self) -> None:
+        """Refuse a call now if the server is starting or draining (before its settings are
+        read: the voices may not be loaded yet)."""
+        if self._draining:
+            raise Unavailable("the server is shutting down: retry on another replica")
+        if not self._open:
+            raise Unavailable("the server is starting (loading voices): retry in a moment")
+
     @property
     def draining(self) -> bool:
         return self._draining
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def admit(self, caller: Caller = Caller()) -> None:
+    async def admit(self, caller: Caller = Caller(), cost: float = 0.0) -> None:
         """enter(), but a call that finds the machine at capacity waits, in arrival order, up
         to `wait` seconds for room before it is refused: a moment's crowd of new calls is
         taken a little later instead of turned away."""
@@ -129,7 +149,7 @@ class Admission:
         give_up = time.monotonic() + self.wait
         if not self._line.locked():
             try:
-                return self.enter(caller=caller)
+                return self.enter(caller=caller, cost=cost)
             except AtCapacity:
                 if self.wait <= 0:
                     raise
@@ -148,7 +168,7 @@ class Admission:
         try:
             while True:
                 try:
-                    return self.enter(policy.waiter_max_load, policy.waiter_slack, caller)
+                    return self.enter(policy.waiter_max_load, policy.waiter_slack, caller, cost)
                 except AtCapacity:
                     if time.monotonic() + policy.poll > give_up:
                         raise
@@ -163,15 +183,17 @@ class Admission:
         return self._line.locked()
 
     def enter(
-        self, max_load: float | None = None, min_slack: float = 0.0, caller: Caller = Caller()
+        self,
+        max_load: float | None = None,
+        min_slack: float = 0.0,
+        caller: Caller = Caller(),
+        cost: float = 0.0,
     ) -> None:
-        """Count a call in, or refuse it now."""
+        """Count a call in, or refuse it now. `cost`: its voice's worker seconds per second
+        of audio."""
         policy = self.policy
         max_load = policy.max_load if max_load is None else max_load
-        if self._draining:
-            raise Unavailable("the server is shutting down: retry on another replica")
-        if not self._open:
-            raise Unavailable("the server is starting (loading voices): retry in a moment")
+        self.check_open()
         if self.active >= self.max_streams:
             raise Overloaded(
                 f"the server is at its limit of {self.max_streams} concurrent streams: retry "
@@ -187,6 +209,14 @@ class Admission:
             raise Overloaded(
                 f"this token already has {self.per_tenant} streams, the most one may have "
                 "here (--max-streams-per-token): end one first"
+            )
+        heavy = cost > 0
+        budget = policy.heavy_share * max(1, self.workers - 1)
+        if heavy and self._heavy_calls and self._heavy + cost > budget:
+            raise AtCapacity(
+                "the server is at capacity for voices of this cost (each takes about "
+                f"{cost:.0%} of a core, and {self._heavy_calls} already speak): retry in "
+                "a moment or on another replica"
             )
         # The streams already here come first: one more would make them all stutter.
         if (late := self._overdue()) > policy.overdue:
@@ -219,13 +249,19 @@ class Admission:
             )
         self._admitted_at = now
         self.active += 1
+        if heavy:
+            self._heavy += cost
+            self._heavy_calls += 1
         self._by_peer[caller.peer] += 1
         if tenant is not None:
             self._by_tenant[tenant] += 1
         self.idle.clear()
 
-    def leave(self, caller: Caller = Caller()) -> None:
+    def leave(self, caller: Caller = Caller(), cost: float = 0.0) -> None:
         self.active -= 1
+        if cost > 0:
+            self._heavy_calls -= 1
+            self._heavy = max(0.0, self._heavy - cost) if self._heavy_calls else 0.0
         self._by_peer[caller.peer] -= 1
         if not self._by_peer[caller.peer]:
             del self._by_peer[caller.peer]

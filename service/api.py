@@ -135,12 +135,12 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.SynthesizeResponse]:
         async def start(call: _Call) -> Session:
-            await self._admit(context, call)
+            self._admission.check_open()
             parsed = _parsed(request)
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             self._check_text(parsed.text)
-            session = self._session(self.settings(parsed.config, call.caller))
+            session = await self._admitted(context, call, parsed.config)
             session.push_text(parsed.text)
             session.end()
             return session
@@ -172,8 +172,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                     "the first message must be config, got "
                     + (first.WhichOneof("request") or "an empty message")
                 )
-            await self._admit(context, call)
-            session = self._session(self.settings(first.config, call.caller))
+            self._admission.check_open()
+            session = await self._admitted(context, call, first.config)
             call.watchdog.touch()
             call.reader = asyncio.ensure_future(self._read(requests, session, call.watchdog))
             return session
@@ -181,11 +181,23 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         async for response in self._speak(context, start, convert.streaming_response):
             yield response
 
-    async def _admit(self, context: grpc.aio.ServicerContext[Any, Any], call: _Call) -> None:
+    async def _admitted(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        call: _Call,
+        config: tts_pb2.SynthesisConfig,
+    ) -> Session:
+        """The call's session, once its settings are checked and the admission takes it (by
+        who calls, and what its voice costs)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
-        await self._admission.admit(caller)
-        call.caller = caller
+        settings = self.settings(config, caller)
+        # Only streams with long jobs are budgeted: the others are weighed by the load.
+        voice = settings.voice
+        cost = voice.cost if voice.long_jobs else 0.0
+        await self._admission.admit(caller, cost)
+        call.caller, call.cost = caller, cost
+        return self._session(settings)
 
     async def _speak(
         self,
@@ -217,7 +229,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             if call.reader is not None:
                 call.reader.cancel()
             if call.caller is not None:
-                self._admission.leave(call.caller)
+                self._admission.leave(call.caller, call.cost)
 
     async def _read(
         self,
@@ -267,6 +279,8 @@ class _Call:
     watchdog: Watchdog
     caller: Caller | None = None
     """Set once the call is admitted (and so must leave)."""
+    cost: float = 0.0
+    """Its voice's cost if its jobs run long (0 otherwise), as the admission counted it."""
     reader: asyncio.Task[None] | None = None
     """The task feeding a stream's requests to its session."""
 

@@ -114,6 +114,10 @@ class CachedVoice:
     def cost(self) -> float:
         return self.voice.cost
 
+    @property
+    def long_jobs(self) -> bool:
+        return self.voice.long_jobs
+
     def params(self, request: VoiceRequest) -> Hashable:
         return self.voice.params(request)
 

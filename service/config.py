@@ -37,6 +37,8 @@ class ServerConfig:
     default_voice: str = "en_US-joe-medium"
     """Voice used when a request names neither a voice nor a language (the embedded Piper
     voice by default)."""
+    engines: tuple[str, ...] = ("piper", "kokoro")
+    """The engine families to load voices from (a family not installed finds none)."""
     language_voices: tuple[tuple[str, str], ...] = ()
     """(language range, voice) pairs: the voice a request of that language gets when it names
     none. Languages not listed get the default voice if it speaks them, else the first voice
@@ -160,6 +162,21 @@ def _positive_seconds(high: float) -> Parse:
     return parse
 
 
+ENGINES = ("piper", "kokoro")
+
+
+def _engines(text: str) -> tuple[str, ...]:
+    """The families to load from "piper,kokoro", each once and in that order."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown or "piper" not in names:
+        raise Invalid(
+            f"must list engines among {', '.join(ENGINES)}, piper included (it speaks the "
+            f"default voice), got {text!r}"
+        )
+    return names
+
+
 def _language_voices(text: str) -> tuple[tuple[str, str], ...]:
     """ "zh=zf_xiaoxiao,ja=jf_alpha": each language range's voice."""
     pairs = []
@@ -274,6 +291,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("port", _integer(1, 65535, zero="any free port"), "listen port (default 50051)"),
     Option("voices-dir", _path, "folder of Piper voices (default ./models)", metavar="FOLDER"),
     Option("default-voice", _text, "voice for requests that name none (default en_US-joe-medium)"),
+    Option(
+        "engines",
+        _engines,
+        "engine families to load voices from, e.g. piper (English only; default piper,kokoro)",
+        metavar="NAME,...",
+    ),
     Option(
         "language-voices",
         _language_voices,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -128,6 +128,12 @@ class Voice(Protocol):
         Piper streams)."""
         ...
 
+    @property
+    def long_jobs(self) -> bool:
+        """Its jobs may each hold a worker for seconds (a Kokoro run is decoded in one go), so
+        admission budgets its streams (AdmissionPolicy.heavy_share); Piper's windows are short."""
+        ...
+
     def params(self, request: VoiceRequest) -> Hashable:
         """The request's settings resolved against this voice (frozen: a phrase-cache key);
         raises InvalidRequest naming the field at fault."""
@@ -156,6 +162,12 @@ class Family(Protocol):
     hold what its voices share (a model, a lock)."""
 
     name: str
+
+    @property
+    def default_voices(self) -> Mapping[str, str]:
+        """The voice the family suggests for each of its languages ("zh-CN": "zf_xiaoxiao"),
+        when a request names a language and no voice; the server's --language-voices win."""
+        ...
 
     def sources(self, folder: Path | None) -> list[VoiceSource]:
         """The voices it ships (registry packages) and those it finds in `folder`."""

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from .config import ServerConfig
 from .engine import Family
+from .kokoro import KokoroFamily
 from .piper import PiperFamily
 from .piper.split_cache import SplitCache
 
 
 def families(config: ServerConfig) -> list[Family]:
     """One object per family for a server built from `config`, in the order voices list."""
-    return [PiperFamily(config.ort, SplitCache(config.cache_dir))]
+    made: dict[str, Family] = {
+        "piper": PiperFamily(config.ort, SplitCache(config.cache_dir)),
+        "kokoro": KokoroFamily(cache_dir=config.cache_dir, ort_settings=config.ort),
+    }
+    return [made[name] for name in config.engines]

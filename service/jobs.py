@@ -32,10 +32,16 @@ class Batch(Generic[T]):
 class Runner(Protocol):
     """How a session runs its model work off the event loop: `run` returns `fn`'s result
     (`fn` takes whether it runs wide). `deadline` (time.monotonic()) is when the result is
-    needed; None means now. A job marked with `batch` may run with others of its key."""
+    needed; None means now. A job marked with `batch` may run with others of its key. `cost`:
+    the seconds it is expected to take (0: unknown)."""
 
     def run(
-        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+        self,
+        fn: Work[T] | None,
+        deadline: float | None = None,
+        *,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
     ) -> Awaitable[T]: ...
 
     def close(self) -> None:

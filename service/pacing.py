@@ -55,4 +55,6 @@ class Pacer:
 
         in_hand = self._heard_by > time.monotonic()
         deadline = self._heard_by - DEADLINE_LEAD - cost if in_hand else None
-        return self._runner.run(timed if work is not None else None, deadline, batch=batch)
+        return self._runner.run(
+            timed if work is not None else None, deadline, batch=batch, cost=cost
+        )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import Family, Voice, VoiceSource, language_matches
-from .errors import ModelError, VoiceNotFound
+from .errors import ModelError, Unavailable, VoiceNotFound
 
 _LOG = logging.getLogger(__name__)
 
@@ -46,13 +46,16 @@ class VoiceRegistry:
     ) -> None:
         self.voices_dir = voices_dir
         self.default_name = default_voice
-        self.language_voices = dict(language_voices or {})
+        suggested = {lang: v for f in families for lang, v in f.default_voices.items()}
+        self.language_voices = suggested | dict(language_voices or {})
         """A language range's default voice ("zh": "zf_xiaoxiao"), before the rule of
         resolve()."""
         self._families = {family.name: family for family in families}
         self._voices: dict[str, Voice] = {}
         self._signatures: dict[str, tuple[int, ...] | None] = {}
         self.failures: list[VoiceFailure] = []
+        self.pending: set[str] = set()
+        """Voices found and not loaded yet (load_rest() loads them)."""
 
     def _scan(self) -> dict[str, VoiceSource]:
         found: dict[str, VoiceSource] = {}
@@ -69,7 +72,9 @@ class VoiceRegistry:
         return found
 
     def load(self) -> None:
-        """Load every voice, the default first. Only the default's failure raises."""
+        """Load the voices a request gets when it names none: the default (whose failure
+        raises), then each language's. The others wait for load_rest(), so that the server
+        serves seconds sooner (each Kokoro voice takes about a second to calibrate)."""
         sources = self._scan()
         if self.default_name not in sources:
             raise VoiceNotFound(
@@ -77,8 +82,20 @@ class VoiceRegistry:
                 f"and {self.default_name}.onnx.json in {self.voices_dir} or choose one of "
                 f"{', '.join(sorted(sources))}"
             )
-        order = [self.default_name, *sorted(n for n in sources if n != self.default_name)]
-        _, self.failures = self._load(order, sources, required=self.default_name)
+        first = [self.default_name]
+        first += sorted({v for v in self.language_voices.values() if v in sources} - {*first})
+        self.pending = {n for n in sources if n not in first}
+        _, self.failures = self._load(first, sources, required=self.default_name)
+
+    def load_rest(self) -> None:
+        """Load the voices load() left out, by name; one that fails is reported in `failures`."""
+        sources = self._scan()
+        names = sorted(n for n in self.pending if n in sources)
+        try:
+            _, failures = self._load(names, sources, required=None)
+        finally:
+            self.pending = set()
+        self.failures = self.failures + failures
 
     def reload(self) -> list[str]:
         """Rescan the voices folder and load voices that are new or whose files changed; returns
@@ -159,6 +176,11 @@ class VoiceRegistry:
         if not language:
             return self.default
         found = self.for_language(language)
+        if found is None and self.pending:
+            raise Unavailable(
+                f"no voice loaded yet speaks language '{language[:35]}', and "
+                f"{len(self.pending)} voice(s) are still loading: retry in a moment"
+            )
         if found is None:
             spoken = sorted({v.info.language for v in self._voices.values()})
             shown = language if len(language) <= 35 else language[:35] + "..."
@@ -194,6 +216,8 @@ class VoiceRegistry:
     def get(self, name: str) -> Voice:
         """The named voice; the default for an empty name."""
         voice = self._voices.get(name or self.default_name)
+        if voice is None and name in self.pending:
+            raise Unavailable(f"voice '{name}' is still loading: retry in a moment")
         if voice is None:
             failed = [f for f in self.failures if Path(f.path).name.startswith(name + ".")]
             why = f" (its file failed to load: {failed[0].reason})" if failed else ""

@@ -22,6 +22,9 @@ T = TypeVar("T")
 
 LOAD_WINDOW = 3.0
 """Seconds over which load() averages the workers' busy time."""
+LONG_JOB = 0.25
+"""Expected seconds over which a job counts as long (a Kokoro run): long jobs may hold at most
+workers - 1 workers at once."""
 START_GRACE = 0.1
 """A job due at once (a stream's first audio) counts as late in overdue() once it has waited
 this long: a new call waits behind a backlog, not just behind the job that is running."""
@@ -43,6 +46,8 @@ class Job:
     future: asyncio.Future[Any] = field(compare=False)
     loop: asyncio.AbstractEventLoop = field(compare=False)
     submitted: float = field(compare=False)
+    cost: float = field(default=0.0, compare=False)
+    """Seconds the job is expected to take (0: unknown, short)."""
     slack: bool = field(default=False, compare=False)
     """It was queued before its deadline: if it is still queued after it, the workers are
     behind. A job due at once (a stream's first audio, or one whose listener was left with
@@ -97,6 +102,8 @@ class Scheduler:
         self._on_wait = on_wait
         self._wide = wide
         self._wide_running = False
+        self._long_running = 0
+        """Long jobs (LONG_JOB) running now."""
         self._heap: list[Job] = []
         # (end, seconds, workers held) of the jobs finished lately, and the running ones: load().
         self._recent: collections.deque[tuple[float, float, int]] = collections.deque()
@@ -114,7 +121,12 @@ class Scheduler:
     # -- submitting ---------------------------------------------------------------------------
 
     def submit(
-        self, fn: Work[T] | None, deadline: float | None, *, batch: Batch[T] | None = None
+        self,
+        fn: Work[T] | None,
+        deadline: float | None,
+        *,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
     ) -> Job:
         """Queue a job; await `job.future` for its result. Called on the event loop.
 
@@ -126,7 +138,9 @@ class Scheduler:
         loop = asyncio.get_running_loop()
         now = self._clock()
         due = now if deadline is None else deadline
-        job = Job(due, next(self._order), fn, batch, loop.create_future(), loop, now, due > now)
+        job = Job(
+            due, next(self._order), fn, batch, loop.create_future(), loop, now, cost, due > now
+        )
         with self._lock:
             if self._closed:
                 raise RuntimeError("the scheduler is shut down")
@@ -135,11 +149,16 @@ class Scheduler:
         return job
 
     async def run(
-        self, fn: Work[T] | None, deadline: float | None = None, *, batch: Batch[T] | None = None
+        self,
+        fn: Work[T] | None,
+        deadline: float | None = None,
+        *,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
     ) -> T:
         """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, deadline, batch=batch)
+        job = self.submit(fn, deadline, batch=batch, cost=cost)
         result: T = await self.wait(job)
         return result
 
@@ -234,26 +253,41 @@ class Scheduler:
 
     # -- the workers --------------------------------------------------------------------------
 
+    def _next(self) -> Job | None:
+        """The queued job due first that may start now (lock held): a long one only while
+        fewer than workers - 1 long ones run, so that one worker is always left to the short
+        jobs (a Piper window must not wait behind a Kokoro run of two seconds)."""
+        while self._heap and self._heap[0].state is not JobState.QUEUED:
+            heapq.heappop(self._heap)
+        if not self._heap or self._wide_running:
+            return None
+        long_cap = max(1, self.workers - 1)
+        if self._long_running < long_cap or self._heap[0].cost <= LONG_JOB:
+            return heapq.heappop(self._heap)
+        short = [j for j in self._heap if j.state is JobState.QUEUED and j.cost <= LONG_JOB]
+        if not short:
+            return None
+        job = min(short)
+        self._heap.remove(job)
+        heapq.heapify(self._heap)
+        return job
+
     def _take(self) -> tuple[list[Job], bool] | None:
         """The next job (and any batchable companions), and whether it runs wide; None when
         shut down."""
         with self._lock:
-            while True:
-                while self._heap and self._heap[0].state is not JobState.QUEUED:
-                    heapq.heappop(self._heap)
-                if self._heap and not self._wide_running:
-                    break
+            while (first := self._next()) is None:
                 if self._closed:
                     return None
-                if self._heap:
+                if self._heap and self._wide_running:
                     self.stats.held_for_wide += 1
                 self._lock.wait()
-            first = heapq.heappop(self._heap)
             jobs = [first]
             if first.batch is not None and self.batch_size > 1:
                 jobs += self._companions(first.batch.key)
             for job in jobs:
                 job.state = JobState.RUNNING
+            self._long_running += first.cost > LONG_JOB
             wide = (
                 self._wide
                 and not first.slack
@@ -303,6 +337,9 @@ class Scheduler:
                 self.stats.running -= 1
                 for job in jobs:
                     job.state = JobState.DONE
+                if jobs[0].cost > LONG_JOB:
+                    self._long_running -= 1
+                    self._lock.notify_all()  # a long job held back may start now
                 if wide:
                     self._wide_running = False
                     self._lock.notify_all()

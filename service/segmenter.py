@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 # Sentence terminators. `…` and the rare double marks behave like `.`/`!`/`?`: they need
 # whitespace after them, because "3.14" and "example.com" must not cut.
 _TERM_LATIN = frozenset(
@@ -10,16 +12,22 @@ _TERM_LATIN = frozenset(
      "\N{EXCLAMATION QUESTION MARK}")
 )  # fmt: skip
 # CJK text has no spaces between sentences, so these cut without waiting for whitespace.
+# A full-width semicolon ends a Chinese sentence as a full stop does.
 _TERM_CJK = frozenset(
     ("\N{IDEOGRAPHIC FULL STOP}", "\N{FULLWIDTH EXCLAMATION MARK}",
-     "\N{FULLWIDTH QUESTION MARK}", "\N{HALFWIDTH IDEOGRAPHIC FULL STOP}")
+     "\N{FULLWIDTH QUESTION MARK}", "\N{HALFWIDTH IDEOGRAPHIC FULL STOP}",
+     "\N{FULLWIDTH SEMICOLON}")
 )  # fmt: skip
 _TERM = _TERM_LATIN | _TERM_CJK
 _CLAUSE_LATIN = frozenset((",", ";", ":"))
 _CLAUSE_CJK = frozenset(
-    ("\N{FULLWIDTH COMMA}", "\N{IDEOGRAPHIC COMMA}", "\N{FULLWIDTH SEMICOLON}",
-     "\N{FULLWIDTH COLON}", "\N{HALFWIDTH IDEOGRAPHIC COMMA}")
+    ("\N{FULLWIDTH COMMA}", "\N{IDEOGRAPHIC COMMA}", "\N{FULLWIDTH COLON}",
+     "\N{HALFWIDTH IDEOGRAPHIC COMMA}")
 )  # fmt: skip
+# An ellipsis between wide (CJK) characters ends the sentence with no space after it: "请稍等…我".
+_ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
+# A CJK character carries the speech of about three Latin ones: clause_min_chars counts them so.
+_WIDE_WEIGHT = 3
 _CLAUSE = _CLAUSE_LATIN | _CLAUSE_CJK
 # Closing quotes/brackets belong to the sentence they close. `*`, `_` and backticks close
 # Markdown emphasis/code, which LLM output is full of ("**Done.** Next").
@@ -85,6 +93,7 @@ class Segmenter:
         self._closing = False  # closers have started: more marks no longer extend the run
         self._cjk = False  # the run ends in a CJK mark, which needs no whitespace after it
         self._abbrev = False  # the run is a single "." ending an abbreviation or initial
+        self._last_mark = ""  # the run's last mark
         self._run_len = 0
         self._digit_before = False
         self._last_ws = -1
@@ -152,6 +161,7 @@ class Segmenter:
             if not self._closing and ch in marks:
                 self._run_len += 1
                 self._abbrev = False
+                self._last_mark = ch
                 # The last mark decides: "?。" ends like "。", "。." like ".".
                 self._cjk = ch in _TERM_CJK or ch in _CLAUSE_CJK
                 return True
@@ -173,7 +183,8 @@ class Segmenter:
             return False
         kind = self._kind
         if kind == _TERM_RUN:
-            return (self._cjk or ch.isspace()) and not self._abbrev
+            wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
+            return (self._cjk or ch.isspace() or wide_next) and not self._abbrev
         if kind == _CLAUSE_RUN:
             ok = self._cjk or ch.isspace()
         elif kind == _DASH_RUN:
@@ -182,7 +193,10 @@ class Segmenter:
         else:
             # "---" is a Markdown rule or a separator, not a dash.
             ok = self._run_len <= 2 and ch.isspace()
-        return ok and (self._first or i - self._first_visible >= self._clause_min)
+        spoken = i - self._first_visible
+        if self._cjk:
+            spoken *= _WIDE_WEIGHT
+        return ok and (self._first or spoken >= self._clause_min)
 
     def _scan_char(self, ch: str, i: int) -> None:
         if ch.isspace():
@@ -209,6 +223,7 @@ class Segmenter:
     def _start_run(self, kind: int, cjk: bool) -> None:
         self._kind = kind
         self._cjk = cjk
+        self._last_mark = self._buf[self._pos] if self._pos < len(self._buf) else ""
         self._closing = False
         self._abbrev = False
         self._run_len = 1
@@ -247,3 +262,8 @@ class Segmenter:
         if self._first and not segment.isspace():
             self._first = False
         self._reset_segment()
+
+
+def _wide(ch: str) -> bool:
+    """A character of a script written without spaces (CJK ideographs, kana, full-width)."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")

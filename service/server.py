@@ -82,6 +82,7 @@ class VoxliteServer:
             wait=config.admission_wait_seconds,
             per_peer=config.max_streams_per_peer,
             per_tenant=config.max_streams_per_token,
+            workers=threads,
         )
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
@@ -170,6 +171,11 @@ class VoxliteServer:
         self.serving = True
         self.ready.set()
         _LOG.info("serving on port %d with %d voice(s)", self.port, len(self.registry.voices()))
+        if self.registry.pending:
+            count = len(self.registry.pending)
+            async with self._reload_lock:  # a SIGHUP's rescan waits for these
+                await asyncio.get_running_loop().run_in_executor(None, self.registry.load_rest)
+            _LOG.info("%d more voice(s) loaded: %d in all", count, len(self.registry.voices()))
 
     async def reload_voices(self) -> list[str]:
         """Rescan the voices folder (SIGHUP): load new and changed voices; see VoiceRegistry.
@@ -188,6 +194,17 @@ class VoxliteServer:
 
     async def wait_ready(self) -> None:
         """Until the default voice is loaded; re-raises a failure to load it."""
+        assert self._loader is not None, "start() first"
+        ready = asyncio.ensure_future(self.ready.wait())
+        try:
+            await asyncio.wait([ready, self._loader], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if not self.ready.is_set():
+            await asyncio.shield(self._loader)  # raises what stopped it
+
+    async def wait_loaded(self) -> None:
+        """Until every voice is loaded, those after SERVING too."""
         assert self._loader is not None, "start() first"
         await asyncio.shield(self._loader)
 

@@ -155,7 +155,8 @@ class ServerThread:
         self._thread.start()
         self.server: VoxliteServer
         self.server, self.port = self.call(create_server(config))
-        self.call(self.server.wait_ready())
+        # Tests name folder voices from the start: wait for those loaded after SERVING too.
+        self.call(self.server.wait_loaded())
         self.address = f"127.0.0.1:{self.port}"
 
     def call(self, coro: Any) -> Any:
@@ -190,8 +191,15 @@ class ServerThread:
 
 
 def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig:
+    """A test server's settings: loopback, any free port, Piper voices only (tests of Kokoro
+    ask for it: its voices take seconds to load)."""
     config = ServerConfig(
-        host="127.0.0.1", port=0, voices_dir=tmp_path, cache_dir=cache_dir, workers=2
+        host="127.0.0.1",
+        port=0,
+        voices_dir=tmp_path,
+        cache_dir=cache_dir,
+        workers=2,
+        engines=("piper",),
     )
     return replace(config, **changes)
 
@@ -210,9 +218,10 @@ class ServerProcess:
         env: dict[str, str] | None = None,
         credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        # Piper voices only, unless `args` name --engines (the later flag wins).
         command = [
             SERVER, "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
-            "--cache-dir", str(cache_dir), *args,
+            "--cache-dir", str(cache_dir), "--engines", "piper", *args,
         ]  # fmt: skip
         self.proc = subprocess.Popen(
             command, stderr=subprocess.PIPE, text=True, env=environment(**(env or {}))

@@ -24,6 +24,7 @@ class Deadlines:
         deadline: float | None = None,
         *,
         batch: Batch[Any] | None = None,
+        cost: float = 0.0,
     ) -> Any:
         self.deadlines.append(deadline)
         assert fn is not None

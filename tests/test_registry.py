@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from voxlite.service.errors import VoiceNotFound
+from voxlite.service.errors import Unavailable, VoiceNotFound
 from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, embedded_voice_files
 from voxlite.service.piper.split_cache import SplitCache
 from voxlite.service.registry import VoiceRegistry
@@ -32,7 +32,17 @@ def test_registry_loads_folder_voices_and_reports_broken_ones(
 
     registry = registry_of(tmp_path, cache_dir)
     registry.load()
+    # The default serves first; the rest wait for load_rest(), which the server runs after
+    # it reports SERVING.
+    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE]
+    assert registry.pending == {"en_GB-copy-medium", "garbage", "badjson", "lonely"}
+    with pytest.raises(Unavailable, match="voice 'en_GB-copy-medium' is still loading: retry"):
+        registry.get("en_GB-copy-medium")
+    with pytest.raises(Unavailable, match=r"no voice loaded yet speaks language 'de'.*4 voice"):
+        registry.resolve("", "de")
+    registry.load_rest()
 
+    assert registry.pending == set()
     assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, "en_GB-copy-medium"]
     reasons = {Path(f.path).name: f.reason for f in registry.failures}
     assert set(reasons) == {"garbage.onnx", "lonely.onnx.json", "badjson.onnx.json"}

@@ -258,7 +258,12 @@ def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperVoice) 
                 self.name = name
 
             async def run(
-                self, fn: Work[T] | None, deadline: float | None = None, *, batch: Any = None
+                self,
+                fn: Work[T] | None,
+                deadline: float | None = None,
+                *,
+                batch: Any = None,
+                cost: float = 0.0,
             ) -> T:
                 assert fn is not None
 
@@ -480,6 +485,29 @@ def test_one_callers_calls_back_to_back_are_never_refused() -> None:
             admission.leave()
 
     asyncio.run(calls())
+
+
+def test_streams_with_long_jobs_share_a_budget_and_the_first_is_always_taken() -> None:
+    """Streams whose voices have long jobs (Kokoro) are taken while their costs fit in 0.9 of
+    the workers their jobs may hold; light streams (cost 0) are not counted. However dear a
+    voice measured at load, one stream of it is taken on an otherwise quiet server."""
+    admission = Admission(10, workers=3)  # long jobs may hold 2 workers: a budget of 1.8
+    admission.open()
+    for _ in range(3):
+        admission.enter(cost=0.5)
+    with pytest.raises(AtCapacity, match=r"voices of this cost .*50% of a core, and 3 already"):
+        admission.enter(cost=0.5)
+    admission.enter()  # a Piper stream is weighed by the load, not this budget
+    admission.leave(cost=0.5)
+    admission.enter(cost=0.5)
+    for _ in range(3):
+        admission.leave(cost=0.5)
+    admission.enter(cost=5.0)
+    with pytest.raises(AtCapacity, match="1 already speak"):
+        admission.enter(cost=0.1)
+    admission.leave(cost=5.0)
+    admission.enter(cost=0.1)
+    assert admission.active == 2
 
 
 def test_a_busy_server_with_nothing_queued_admits_a_call(cache_dir: Path, tmp_path: Path) -> None:

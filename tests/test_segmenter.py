@@ -106,10 +106,12 @@ def test_cjk_cut_waits_for_a_possible_closing_bracket() -> None:
 
 
 def test_cjk_clause_marks_cut_without_whitespace() -> None:
+    """A CJK character counts as three Latin ones towards clause_min_chars: four
+    characters and a clause mark say about as much as fifteen letters."""
     assert segments(f"你好{COMMA}世界。") == [f"你好{COMMA}", "世界。"]
     text = f"好。一二三四{COMMA}五"
-    assert segments(text, clause_min_chars=5) == ["好。", f"一二三四{COMMA}", "五"]
-    assert segments(text, clause_min_chars=6) == ["好。", f"一二三四{COMMA}五"]
+    assert segments(text, clause_min_chars=15) == ["好。", f"一二三四{COMMA}", "五"]
+    assert segments(text, clause_min_chars=16) == ["好。", f"一二三四{COMMA}五"]
 
 
 # --- abbreviations -----------------------------------------------------------------------------

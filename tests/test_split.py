@@ -56,7 +56,7 @@ def test_a_damaged_cache_entry_is_split_again_with_a_warning(
         tail.write_bytes(b"\0" * tail.stat().st_size)
     else:
         tail.unlink()
-    with caplog.at_level("WARNING", logger="voxlite.service.piper.split_cache"):
+    with caplog.at_level("WARNING", logger="voxlite.service.graph_cache"):
         again = SplitCache(tmp_path).load(model)
     assert again == whole
     if damage != "missing":

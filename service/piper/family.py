@@ -36,6 +36,8 @@ class PiperFamily:
     def __init__(self, ort_settings: OrtSettings, cache: SplitCache) -> None:
         self._ort = ort_settings
         self._cache = cache
+        self.default_voices: dict[str, str] = {}
+        """None to suggest: the server's default voice is a Piper voice."""
         # espeak-ng keeps global state in the process and is not thread-safe: every voice
         # phonemizes under this one lock.
         self._espeak_lock = threading.Lock()

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import ModelError
+from ..graph_cache import GraphCache
 from .split import SPLIT_VERSION, SplitGraph, split_graph
 
 _LOG = logging.getLogger(__name__)
@@ -20,6 +18,7 @@ class SplitCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
+        self._entries = GraphCache(directory)
 
     def load(self, model_path: Path) -> SplitGraph:
         """The split of `model_path`, from the cache or freshly made (and then cached)."""
@@ -36,21 +35,11 @@ class SplitCache:
         return split
 
     def _read(self, key: str) -> SplitGraph | None:
-        """The entry under `key` if it is whole: every part's bytes match the digest the entry
-        recorded (a truncated or overwritten part, its .json intact, is a miss, said once)."""
-        if self.directory is None:
+        entry = self._entries.read(key)
+        if entry is None:
             return None
-        meta_path = self.directory / f"{key}.json"
+        meta, parts = entry
         try:
-            meta = json.loads(meta_path.read_text())
-            parts: dict[str, bytes] = {}
-            for suffix, digest in meta["parts"].items():
-                path = self.directory / f"{key}{suffix}"
-                data = path.read_bytes() if path.is_file() else b""
-                if hashlib.sha256(data).hexdigest() != digest:
-                    _LOG.warning("split cache file %s is damaged: splitting the voice again", path)
-                    return None
-                parts[suffix] = data
             staged = bool(meta["vocoder_stride"])
             return SplitGraph(
                 acoustic=parts[".acoustic.onnx"],
@@ -76,24 +65,20 @@ class SplitCache:
                 ),
                 flow_cuts=tuple(meta["flow_cuts"]),
             )
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            _LOG.warning("split cache entry %s is unreadable (%r): splitting again", meta_path, exc)
+        except (KeyError, TypeError) as exc:
+            _LOG.warning("split cache entry %s does not describe a split (%r)", key, exc)
             return None
 
     def _write(self, key: str, split: SplitGraph) -> None:
-        if self.directory is None:
-            return
-        parts = [(".acoustic.onnx", split.acoustic)]
+        parts = {".acoustic.onnx": split.acoustic}
         if split.vocoder:
-            parts.append((".vocoder.onnx", split.vocoder))
+            parts[".vocoder.onnx"] = split.vocoder
         if split.flow:
-            parts.append((".flow.onnx", split.flow))
+            parts[".flow.onnx"] = split.flow
         if split.vocoder_head is not None and split.vocoder_tail is not None:
-            parts.append((".vocoder-head.onnx", split.vocoder_head))
-            parts.append((".vocoder-tail.onnx", split.vocoder_tail))
-        parts += [(f".flow-{i}.onnx", stage) for i, stage in enumerate(split.flow_stages)]
+            parts[".vocoder-head.onnx"] = split.vocoder_head
+            parts[".vocoder-tail.onnx"] = split.vocoder_tail
+        parts.update({f".flow-{i}.onnx": stage for i, stage in enumerate(split.flow_stages)})
         meta = {
             "latent": split.latent,
             "durations": split.durations,
@@ -102,33 +87,5 @@ class SplitCache:
             "vocoder_stride": split.vocoder_stride,
             "vocoder_cut": split.vocoder_cut,
             "flow_cuts": list(split.flow_cuts),
-            "parts": {suffix: hashlib.sha256(data).hexdigest() for suffix, data in parts},
         }
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            # The .json goes last: a reader that finds it finds every part complete.
-            for suffix, data in [*parts, (".json", json.dumps(meta).encode())]:
-                _atomic_write(self.directory / f"{key}{suffix}", data)
-        except OSError as exc:
-            # A read-only cache costs start-up time, never correctness.
-            _LOG.warning("cannot write the split cache in %s: %s", self.directory, exc)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` durably: a temporary file synced to disk, renamed over `path`,
-    then the folder synced, so that a crash leaves the old file or the new one, whole."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+        self._entries.write(key, meta, parts)

