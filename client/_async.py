@@ -132,6 +132,7 @@ class AsyncClient:
         text: str,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -158,6 +159,7 @@ class AsyncClient:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
@@ -169,6 +171,7 @@ class AsyncClient:
         self,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -193,6 +196,7 @@ class AsyncClient:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         return AsyncStreamSession(
             self._stub.StreamingSynthesize,
@@ -208,6 +212,7 @@ class AsyncClient:
         *,
         format: str | None = None,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         sample_rate_hz: int | None = None,
         speaking_rate: float | None = None,
@@ -226,6 +231,7 @@ class AsyncClient:
             async for event in self.synthesize(
                 text,
                 voice=voice,
+                language=language,
                 speaker=speaker,
                 encoding=writer.encoding,
                 sample_rate_hz=sample_rate_hz,

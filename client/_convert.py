@@ -32,6 +32,9 @@ _TO_PROTO = {
 }
 _FROM_PROTO = {v: k for k, v in _TO_PROTO.items()}
 
+HAS_LANGUAGE = "language" in tts_pb2.SynthesisConfig.DESCRIPTOR.fields_by_name
+"""Whether this build's API has SynthesisConfig.language; without it a language is not sent."""
+
 
 def synthesis_config(
     *,
@@ -45,6 +48,7 @@ def synthesis_config(
     bitrate_bps: int | None,
     frame_duration_ms: int | None,
     word_timestamps: bool,
+    language: str | None = None,
 ) -> tts_pb2.SynthesisConfig:
     """The request's SynthesisConfig; None leaves a field unset, so the server's default applies."""
     audio = tts_pb2.AudioConfig(
@@ -65,6 +69,9 @@ def synthesis_config(
         config.noise_scale = noise_scale
     if noise_w is not None:
         config.noise_w = noise_w
+    if language and HAS_LANGUAGE:
+        # setattr: the generated stubs have no `language` until the field is in the proto.
+        setattr(config, "language", language)  # noqa: B010
     return config
 
 

@@ -149,6 +149,7 @@ class Client:
         text: str,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -176,6 +177,7 @@ class Client:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
@@ -187,6 +189,7 @@ class Client:
         self,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -213,6 +216,7 @@ class Client:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         return StreamSession(
             self._stub.StreamingSynthesize,
@@ -228,6 +232,7 @@ class Client:
         *,
         format: str | None = None,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         sample_rate_hz: int | None = None,
         speaking_rate: float | None = None,
@@ -246,6 +251,7 @@ class Client:
             for event in self.synthesize(
                 text,
                 voice=voice,
+                language=language,
                 speaker=speaker,
                 encoding=writer.encoding,
                 sample_rate_hz=sample_rate_hz,
