@@ -6,8 +6,10 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from voxlite.client import AsyncClient, AudioChunk, Encoding
 
 # Word pieces as LLM tokenizers emit them: a word with its leading space, or one mark.
 _TOKEN = re.compile(r"\s*[A-Za-z']+|\s*\d+|\s*[^\sA-Za-z'\d]|\s+")
@@ -53,3 +55,24 @@ def speech_fraction(pcm: bytes, rate: int) -> float:
         return 0.0
     rms = np.sqrt(np.mean(samples[: count * window].reshape(count, window) ** 2, axis=1))
     return float(np.mean(rms > 0.01))
+
+
+async def streamed_seconds(address: str, text: str, rate: int, **options: Any) -> float:
+    """Seconds of audio the plain client gets for `text` streamed in LLM pieces, then flushed
+    (noise 0: the length the plugins must match)."""
+    async with AsyncClient(address) as client:
+        session = client.stream(
+            encoding=Encoding.PCM_S16LE,
+            sample_rate_hz=rate,
+            noise_scale=0.0,
+            noise_w=0.0,
+            timeout=60,
+            **options,
+        )
+        async with session:
+            for piece in llm_pieces(text):
+                await session.send(piece)
+            await session.flush()
+            await session.close()
+            chunks = [e async for e in session if isinstance(e, AudioChunk)]
+    return sum(c.duration_ms for c in chunks) / 1000

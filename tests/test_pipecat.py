@@ -33,12 +33,18 @@ from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.workers.runner import WorkerRunner
-from voxlite.client import AsyncClient, AudioChunk, Encoding
 from voxlite.client._convert import HAS_LANGUAGE
 from voxlite.client.pipecat import VoxliteTTSService
 
 from .conftest import ServerThread, base_config
-from .helpers import llm_pieces, pcm_seconds, speech_fraction, wait_for, words_of
+from .helpers import (
+    llm_pieces,
+    pcm_seconds,
+    speech_fraction,
+    streamed_seconds,
+    wait_for,
+    words_of,
+)
 
 RATE = 16000
 REPLY = "Sure, I can help with that. Your table for two is booked for seven tonight."
@@ -145,25 +151,6 @@ async def agent_for(server: ServerThread) -> AsyncIterator[Any]:
         await asyncio.wait_for(task, timeout=60)
 
 
-async def reference(server: ServerThread, text: str, **options: Any) -> float:
-    """Seconds of audio the plain client gets for `text` streamed the same way."""
-    async with AsyncClient(server.address) as client:
-        session = client.stream(
-            encoding=Encoding.PCM_S16LE,
-            sample_rate_hz=RATE,
-            noise_scale=0.0,
-            noise_w=0.0,
-            timeout=60,
-            **options,
-        )
-        async with session:
-            for piece in llm_pieces(text):
-                await session.send(piece)
-            await session.flush()
-            await session.close()
-            return sum([e.duration_ms async for e in session if isinstance(e, AudioChunk)]) / 1000
-
-
 def spoken_words(agent: Agent, context_id: str) -> list[str]:
     return words_of(" ".join(f.text for f in agent.of(TTSTextFrame) if f.context_id == context_id))
 
@@ -185,7 +172,7 @@ async def test_a_streamed_turn_speaks_before_its_text_ends_with_word_timestamps(
 
     pcm = agent.audio(context)
     assert all(f.sample_rate == RATE and f.num_channels == 1 for f in agent.of(TTSAudioRawFrame))
-    expected = await reference(server, REPLY)
+    expected = await streamed_seconds(server.address, REPLY, RATE)
     assert pcm_seconds(pcm, RATE) == pytest.approx(expected, abs=0.05)
     assert speech_fraction(pcm, RATE) > 0.6
     # Every word, in order, each with its time: the context aggregator learns what was said.
@@ -217,7 +204,7 @@ async def test_an_interruption_clears_the_server_and_the_next_turn_plays_cleanly
     server: ServerThread, agent_for: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     second_text = "Okay, what else can I do for you?"
-    expected = await reference(server, second_text)
+    expected = await streamed_seconds(server.address, second_text, RATE)
     caplog.set_level(logging.INFO, logger="voxlite.access")
     agent = await agent_for()
     await agent.say_at_once(LONG_REPLY)
