@@ -178,6 +178,8 @@ async def test_a_streamed_turn_speaks_before_its_text_ends_with_word_timestamps(
     # Every word, in order, each with its time: the context aggregator learns what was said.
     await wait_for(lambda: len(spoken_words(agent, context)) == len(words_of(REPLY)), "words")
     assert spoken_words(agent, context) == words_of(REPLY)
+    # What the assistant context records: the LLM's own text, marks included.
+    assert " ".join(f.raw_text for f in agent.of(TTSTextFrame)) == REPLY
     times = [f.pts for f in agent.of(TTSTextFrame)]
     assert all(t is not None for t in times)
     assert times == sorted(times)
