@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,3 +227,23 @@ async def test_the_language_reaches_the_server(server: ServerThread) -> None:
         with pytest.raises(APIStatusError) as info:
             await voice.synthesize("Hello there.", conn_options=NO_RETRY).collect()
     assert info.value.status_code == 404
+
+
+def test_the_public_signature() -> None:
+    """`TTS(server, voice=None, language=None, ...)`: every other argument keyword-only and
+    optional (users and outside tests rely on it), the client's connection options among them."""
+    params = list(inspect.signature(TTS).parameters.values())
+    first = [(p.name, p.kind, p.default) for p in params[:3]]
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert first == [
+        ("server", positional, "localhost:50051"),
+        ("voice", positional, None),
+        ("language", positional, None),
+    ]
+    rest = params[3:]
+    keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+    assert all(p.kind in keyword for p in rest)
+    assert all(p.default is not inspect.Parameter.empty for p in rest if p.kind != p.VAR_KEYWORD)
+    assert {"credentials", "tls", "token", "metadata", "timeout"} <= {p.name for p in rest}
+    with pytest.raises(ValueError, match="token"):
+        TTS("localhost:50051", token="not a token")

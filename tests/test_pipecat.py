@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -316,3 +317,23 @@ async def test_the_language_reaches_the_server(agent_for: Any) -> None:
     await nobody.say("Hello there.")
     await nobody.queue(LLMFullResponseEndFrame())
     await wait_for(lambda: bool(nobody.errors()), "no voice speaks xx-XX: an error frame")
+
+
+def test_the_public_signature() -> None:
+    """`VoxliteTTSService(server, voice=None, language=None, ...)`: every other argument
+    keyword-only and optional (users and outside tests rely on it), the client's options."""
+    params = list(inspect.signature(VoxliteTTSService).parameters.values())
+    first = [(p.name, p.kind, p.default) for p in params[:3]]
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert first == [
+        ("server", positional, "localhost:50051"),
+        ("voice", positional, None),
+        ("language", positional, None),
+    ]
+    rest = params[3:]
+    keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+    assert all(p.kind in keyword for p in rest)
+    assert all(p.default is not inspect.Parameter.empty for p in rest if p.kind != p.VAR_KEYWORD)
+    assert {"credentials", "tls", "token", "metadata", "timeout"} <= {p.name for p in rest}
+    with pytest.raises(ValueError, match="token"):
+        VoxliteTTSService("localhost:50051", token="not a token")
