@@ -329,6 +329,14 @@ class VoxliteTTSService(TTSService):
             await call.flush(context_id)
         await self._finish_if_done(context_id)
 
+    async def on_turn_context_completed(self) -> None:
+        turn = self._turn_context_id
+        await super().on_turn_context_completed()  # flushes only a context Pipecat still has
+        if turn:
+            # The server holds the turn's last words until a flush, even when Pipecat has
+            # closed the audio context meanwhile (stop_frame_timeout_s without audio).
+            await self.flush_audio(turn)
+
     async def on_audio_context_interrupted(self, context_id: str) -> None:
         await self.stop_all_metrics()
         self._flushed.discard(context_id)
@@ -396,6 +404,11 @@ class VoxliteTTSService(TTSService):
                 if isinstance(event, AudioChunk):
                     run = call.audio(event)
                     if run is not None:
+                        if not self.audio_context_available(run.context_id):
+                            # Pipecat closed it after stop_frame_timeout_s without audio (a
+                            # stalled server or client, an LLM pausing): it is still owed
+                            # this audio, as Pipecat itself reopens the current turn's.
+                            await self.create_audio_context(run.context_id)
                         audio = TTSAudioRawFrame(
                             event.audio, self.sample_rate, 1, context_id=run.context_id
                         )

@@ -188,6 +188,26 @@ async def test_a_streamed_turn_speaks_before_its_text_ends_with_word_timestamps(
 
 
 @pytest.mark.asyncio
+async def test_a_turn_outlasts_pipecats_audio_context_timeout(
+    server: ServerThread, agent_for: Any
+) -> None:
+    """Pipecat closes an audio context that gets nothing for `stop_frame_timeout_s` (3 s by
+    default; here so short that it closes between sentences). Audio the call still owes it
+    reopens it, and the end of the turn is flushed all the same: a stall of the machine once
+    lost a reply's last sentence (the server held it unflushed) and the turn never ended."""
+    agent = await agent_for(stop_frame_timeout_s=0.05)
+    await agent.say(REPLY)
+    await agent.queue(LLMFullResponseEndFrame())
+    await wait_for(lambda: bool(agent.contexts()), "the first audio")
+    [context] = agent.contexts()
+    await wait_for(lambda: agent.stopped(context), "the end of the turn")
+    expected = await streamed_seconds(server.address, REPLY, RATE)
+    assert pcm_seconds(agent.audio(context), RATE) == pytest.approx(expected, abs=0.05)
+    # (Pipecat itself reports the reopened contexts that closed again with no audio.)
+    assert not [e for e in agent.errors() if "voxlite" in e.error]
+
+
+@pytest.mark.asyncio
 async def test_time_to_first_byte_is_reported_as_pipecat_metrics(agent_for: Any) -> None:
     agent = await agent_for()
     await agent.say("Metrics, please.")
