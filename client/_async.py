@@ -136,6 +136,7 @@ class AsyncClient:
         text: str,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -162,6 +163,7 @@ class AsyncClient:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
@@ -173,6 +175,7 @@ class AsyncClient:
         self,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -197,6 +200,7 @@ class AsyncClient:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         return AsyncStreamSession(
             self._stub.StreamingSynthesize,
@@ -212,6 +216,7 @@ class AsyncClient:
         *,
         format: str | None = None,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         sample_rate_hz: int | None = None,
         speaking_rate: float | None = None,
@@ -230,6 +235,7 @@ class AsyncClient:
             async for event in self.synthesize(
                 text,
                 voice=voice,
+                language=language,
                 speaker=speaker,
                 encoding=writer.encoding,
                 sample_rate_hz=sample_rate_hz,

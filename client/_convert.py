@@ -45,6 +45,7 @@ def synthesis_config(
     bitrate_bps: int | None,
     frame_duration_ms: int | None,
     word_timestamps: bool,
+    language: str | None = None,
 ) -> tts_pb2.SynthesisConfig:
     """The request's SynthesisConfig; None leaves a field unset, so the server's default applies."""
     audio = tts_pb2.AudioConfig(
@@ -59,6 +60,7 @@ def synthesis_config(
         audio=audio,
         speaking_rate=speaking_rate or 0.0,
         enable_word_timestamps=word_timestamps,
+        language=language or "",
     )
     # optional fields: unset means the voice's default, which differs from an explicit 0.
     if noise_scale is not None:

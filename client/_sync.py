@@ -153,6 +153,7 @@ class Client:
         text: str,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -180,6 +181,7 @@ class Client:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
@@ -191,6 +193,7 @@ class Client:
         self,
         *,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         encoding: Encoding | str = Encoding.OGG_OPUS,
         sample_rate_hz: int | None = None,
@@ -217,6 +220,7 @@ class Client:
             bitrate_bps=bitrate_bps,
             frame_duration_ms=frame_duration_ms,
             word_timestamps=word_timestamps,
+            language=language,
         )
         return StreamSession(
             self._stub.StreamingSynthesize,
@@ -232,6 +236,7 @@ class Client:
         *,
         format: str | None = None,
         voice: str | None = None,
+        language: str | None = None,
         speaker: str | None = None,
         sample_rate_hz: int | None = None,
         speaking_rate: float | None = None,
@@ -250,6 +255,7 @@ class Client:
             for event in self.synthesize(
                 text,
                 voice=voice,
+                language=language,
                 speaker=speaker,
                 encoding=writer.encoding,
                 sample_rate_hz=sample_rate_hz,

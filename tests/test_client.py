@@ -9,6 +9,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -45,6 +46,7 @@ from voxlite.client import (
     VoiceNotFound,
     VoxliteError,
     WordTimestamp,
+    _convert,
 )
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
@@ -111,6 +113,33 @@ def test_public_names_are_pinned() -> None:
     ]
     for name in voxlite.client.__all__:
         assert getattr(voxlite.client, name) is not None
+
+
+def test_the_client_imports_no_framework() -> None:
+    """The plugins are extras: `import voxlite.client` must work without Pipecat or LiveKit."""
+    code = (
+        "import sys, voxlite.client; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pipecat', 'livekit')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_language_goes_into_the_config() -> None:
+    config = _convert.synthesis_config(
+        voice=None,
+        speaker=None,
+        encoding=Encoding.PCM_S16LE,
+        sample_rate_hz=None,
+        speaking_rate=None,
+        noise_scale=None,
+        noise_w=None,
+        bitrate_bps=None,
+        frame_duration_ms=None,
+        word_timestamps=False,
+        language="de-DE",
+    )
+    assert getattr(config, "language") == "de-DE"  # noqa: B009 (not in the stubs yet)
 
 
 # -- synthesize and stream ----------------------------------------------------------------------

@@ -5,7 +5,7 @@ import warnings
 
 from voxlite.tts.v1 import tts_pb2 as voxlite_dot_tts_dot_v1_dot_tts__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.81.1'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 

@@ -1,0 +1,109 @@
+"""What the voice-agent framework plugins share: their connection and voice options, PCM calls."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+
+import grpc
+
+from ._async import AsyncClient, AsyncStreamSession
+from ._channel import Metadata, Target, resolve_target, security
+from ._events import Encoding, SynthesisEvent
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where the server is and how to reach it: the options `AsyncClient` takes."""
+
+    server: Target = "localhost:50051"
+    credentials: grpc.ChannelCredentials | None = None
+    tls: bool = False
+    token: str | None = None
+    metadata: Metadata | None = None
+    timeout: float | None = None
+    """Deadline of each call in seconds (None: none)."""
+
+    def __post_init__(self) -> None:
+        # Checked now, so that a wrong option fails where the plugin is made, not at its
+        # first call deep inside the framework.
+        resolve_target(self.server)
+        security(
+            credentials=self.credentials,
+            tls=self.tls,
+            root_certificates=None,
+            certificate_chain=None,
+            private_key=None,
+            token=self.token,
+        )
+
+    def client(self) -> AsyncClient:
+        """A new client (one channel); call it in the event loop that will use it."""
+        return AsyncClient(
+            self.server,
+            credentials=self.credentials,
+            tls=self.tls,
+            token=self.token,
+            metadata=self.metadata,
+        )
+
+
+@dataclass(frozen=True)
+class VoiceOptions:
+    """How to speak; None leaves a choice to the server (its default voice, normal rate...)."""
+
+    voice: str | None = None
+    language: str | None = None
+    """BCP-47 code; with no voice, the server's default voice for that language."""
+    speaker: str | None = None
+    speaking_rate: float | None = None
+    noise_scale: float | None = None
+    noise_w: float | None = None
+
+
+def pcm_stream(
+    client: AsyncClient,
+    voice: VoiceOptions,
+    *,
+    sample_rate_hz: int,
+    word_timestamps: bool,
+    timeout: float | None,
+) -> AsyncStreamSession:
+    """A StreamingSynthesize call answering in 16-bit PCM at the framework's rate."""
+    return client.stream(
+        encoding=Encoding.PCM_S16LE,
+        sample_rate_hz=sample_rate_hz,
+        word_timestamps=word_timestamps,
+        timeout=timeout,
+        voice=voice.voice,
+        language=voice.language,
+        speaker=voice.speaker,
+        speaking_rate=voice.speaking_rate,
+        noise_scale=voice.noise_scale,
+        noise_w=voice.noise_w,
+    )
+
+
+def pcm_synthesize(
+    client: AsyncClient,
+    text: str,
+    voice: VoiceOptions,
+    *,
+    sample_rate_hz: int,
+    word_timestamps: bool,
+    timeout: float | None,
+) -> AsyncGenerator[SynthesisEvent, None]:
+    """A Synthesize call answering in 16-bit PCM at the framework's rate."""
+    return client.synthesize(
+        text,
+        encoding=Encoding.PCM_S16LE,
+        sample_rate_hz=sample_rate_hz,
+        word_timestamps=word_timestamps,
+        timeout=timeout,
+        voice=voice.voice,
+        language=voice.language,
+        speaker=voice.speaker,
+        speaking_rate=voice.speaking_rate,
+        noise_scale=voice.noise_scale,
+        noise_w=voice.noise_w,
+    )

@@ -1,0 +1,457 @@
+"""voxlite as a Pipecat text-to-speech service: `VoxliteTTSService` (extra `voxlite[pipecat]`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+from loguru import logger
+from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
+    ErrorFrame,
+    Frame,
+    StartFrame,
+    TTSAudioRawFrame,
+    TTSStoppedFrame,
+)
+from pipecat.services.settings import TTSSettings
+from pipecat.services.tts_service import TextAggregationMode, TTSService
+from pipecat.transcriptions.language import Language
+from pipecat.utils.errors import ErrorCategory
+from pipecat.utils.types import NOT_GIVEN, NotGiven, is_given
+
+from ._async import AsyncClient, AsyncStreamSession
+from ._channel import Metadata, Target
+from ._errors import (
+    Cancelled,
+    DeadlineExceeded,
+    FailedPrecondition,
+    InvalidRequest,
+    Overloaded,
+    Unauthenticated,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+)
+from ._events import AudioChunk, AudioFormat, ClearDone, FlushDone, Summary, Timestamps
+from ._plugin import Connection, VoiceOptions, pcm_stream
+
+__all__ = ["VoxliteTTSService", "VoxliteTTSSettings"]
+
+T = TypeVar("T")
+
+_CATEGORY: dict[type[VoxliteError], ErrorCategory] = {
+    InvalidRequest: ErrorCategory.INVALID_REQUEST,
+    VoiceNotFound: ErrorCategory.INVALID_REQUEST,
+    Unauthenticated: ErrorCategory.AUTHENTICATION,
+    Overloaded: ErrorCategory.RATE_LIMIT,
+    Unavailable: ErrorCategory.CONNECTIVITY,
+    DeadlineExceeded: ErrorCategory.CONNECTIVITY,
+    Cancelled: ErrorCategory.CONNECTIVITY,
+    FailedPrecondition: ErrorCategory.SERVER,
+}
+# How a call can end while nothing is pending on it, which is no error of the session's.
+_IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled)
+# Settings that a call's config fixes: changing one moves the text that follows to a new call.
+_CALL_SETTINGS = frozenset({"voice", "language", "speaking_rate"})
+# How long a graceful stop waits for the server to finish a call before cancelling it.
+_CLOSE_TIMEOUT_S = 5.0
+
+
+@dataclass
+class VoxliteTTSSettings(TTSSettings):
+    """What a `TTSUpdateSettingsFrame` can change at run time: `voice`, `language` and
+    `speaking_rate` (1.0 is the voice's normal pace; None the server's default)."""
+
+    speaking_rate: float | NotGiven | None = field(default_factory=lambda: NOT_GIVEN)
+
+
+@dataclass
+class _Run:
+    """Text sent in a row for one audio context; its audio and words come back in that order."""
+
+    context_id: str
+    flush_id: int | None = None
+    """The flush that ends the run, once sent; its FlushDone follows the run's last audio."""
+    clear_id: int | None = None
+    """Set on the mark a clear leaves: what comes before its ClearDone belongs to no context."""
+    dropped: bool = False
+    """Its context was interrupted: the audio still coming for it is not played."""
+    offset_ms: float = 0.0
+    """Audio of the context that came before this run (its words are timed from the context's
+    first audio)."""
+
+
+class _Call:
+    """One StreamingSynthesize call, and which audio context each part of its answer is for.
+
+    The server answers in the order it was asked, so the answers before a flush's FlushDone
+    belong to the run that the flush ended."""
+
+    def __init__(self, session: AsyncStreamSession) -> None:
+        self.session = session
+        self.runs: deque[_Run] = deque()
+        self.half_closed = False
+        self.cancelled = False
+        self.base_ms = 0.0
+        """Where the first run's audio starts in the call's output (its words count from 0)."""
+        self.end_ms = 0.0
+        self.context_ms: dict[str, float] = {}
+        """Audio received so far for each context."""
+        self.task: asyncio.Task[None] | None = None
+
+    def head(self) -> _Run | None:
+        """The run the next answers are for, unless they are to be dropped."""
+        run = self.runs[0] if self.runs else None
+        return None if run is None or run.dropped else run
+
+    def pending(self, context_id: str) -> bool:
+        return any(r.context_id == context_id and not r.dropped for r in self.runs)
+
+    def live_contexts(self) -> list[str]:
+        return list(dict.fromkeys(r.context_id for r in self.runs if not r.dropped))
+
+    async def send(self, context_id: str, text: str) -> None:
+        last = self.runs[-1] if self.runs else None
+        if last is None or last.context_id != context_id or not self._open(last):
+            if last is not None and self._open(last):
+                # Another context's text follows: the flush marks where this one's audio ends.
+                last.flush_id = await self.session.flush()
+            offset = 0.0 if self.runs else self.context_ms.get(context_id, 0.0)
+            self.runs.append(_Run(context_id, offset_ms=offset))
+        await self.session.send(text)
+
+    async def flush(self, context_id: str) -> None:
+        last = self.runs[-1] if self.runs else None
+        if last is not None and last.context_id == context_id and self._open(last):
+            last.flush_id = await self.session.flush()
+
+    async def drop(self, context_id: str) -> None:
+        """Play none of the context's audio still to come; stop the server's work for it when
+        nothing else is pending on this call."""
+        for run in self.runs:
+            if run.context_id == context_id:
+                run.dropped = True
+        if not self.runs or not all(r.dropped for r in self.runs):
+            return
+        if all(r.clear_id is not None for r in self.runs):
+            return  # cleared already
+        if self.half_closed:
+            self.cancelled = True
+            await self.session.cancel()
+        else:
+            # Barge-in: the server drops its text and unsent audio and stops within a window.
+            self.runs = deque([_Run("", clear_id=await self.session.clear(), dropped=True)])
+
+    def audio(self, chunk: AudioChunk) -> _Run | None:
+        self.end_ms = max(self.end_ms, chunk.start_ms + chunk.duration_ms)
+        run = self.head()
+        if run is not None:
+            ms = self.context_ms.get(run.context_id, 0.0)
+            self.context_ms[run.context_id] = ms + chunk.duration_ms
+        return run
+
+    def words(self, timestamps: Timestamps) -> tuple[_Run, list[tuple[str, float]]] | None:
+        """The words' start times in seconds from their context's first audio."""
+        run = self.head()
+        if run is None:
+            return None
+        shift = run.offset_ms - self.base_ms
+        return run, [(w.word, (w.start_ms + shift) / 1000.0) for w in timestamps.words]
+
+    def acknowledge(self, event: FlushDone | ClearDone) -> _Run | None:
+        """The run that the ack ends, if it ended one."""
+        run = self.runs[0] if self.runs else None
+        if isinstance(event, ClearDone):
+            if run is None or run.clear_id != event.id:
+                return None
+        elif run is None or run.flush_id != event.id:
+            return None  # a flush of text that a clear dropped: acked just before the clear
+        self.runs.popleft()
+        # All audio before the ack has arrived: the next run's audio starts here.
+        self.base_ms = self.end_ms
+        if self.runs:
+            nxt = self.runs[0]
+            nxt.offset_ms = self.context_ms.get(nxt.context_id, 0.0)
+        return run
+
+    @staticmethod
+    def _open(run: _Run) -> bool:
+        return run.flush_id is None and run.clear_id is None
+
+
+class VoxliteTTSService(TTSService):
+    """Speech from a voxlite server, streamed as the LLM writes, with word timestamps.
+
+    One StreamingSynthesize call serves the whole session (a conversation keeps its place on
+    a busy server): LLM text goes out piece by piece (token aggregation by default: voxlite
+    cuts sentences and clauses itself), the end of each turn is a flush, an interruption a
+    clear. Audio comes back as 16-bit PCM at the pipeline's output rate. A call that ends
+    (the server restarted, went idle) is replaced at the next text.
+
+    `server`, `credentials`, `tls`, `token`, `metadata` and `timeout` are those of
+    `voxlite.client.AsyncClient` (`timeout`: deadline of each call; None, the default, suits
+    a call that lasts the session). `voice`, `language` and `speaking_rate` can change at run
+    time with `TTSUpdateSettingsFrame(delta=VoxliteTTSService.Settings(...))`.
+    """
+
+    Settings = VoxliteTTSSettings
+    _settings: VoxliteTTSSettings
+
+    def __init__(
+        self,
+        server: Target = "localhost:50051",
+        voice: str | None = None,
+        language: Language | str | None = None,
+        *,
+        speaking_rate: float | None = None,
+        speaker: str | None = None,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        sample_rate: int | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        tls: bool = False,
+        token: str | None = None,
+        metadata: Metadata | None = None,
+        timeout: float | None = None,
+        text_aggregation_mode: TextAggregationMode | None = TextAggregationMode.TOKEN,
+        settings: VoxliteTTSSettings | None = None,
+        **kwargs: Any,
+    ) -> None:
+        store = self.Settings(
+            model=None, voice=voice, language=language, speaking_rate=speaking_rate
+        )
+        if settings is not None:
+            store.apply_update(settings)
+        super().__init__(
+            text_aggregation_mode=text_aggregation_mode,
+            push_text_frames=False,  # TTSTextFrames come from the word timestamps
+            push_start_frame=True,
+            sample_rate=sample_rate,
+            settings=store,
+            **kwargs,
+        )
+        self._connection = Connection(
+            server,
+            credentials=credentials,
+            tls=tls,
+            token=token,
+            metadata=metadata,
+            timeout=timeout,
+        )
+        self._fixed = VoiceOptions(speaker=speaker, noise_scale=noise_scale, noise_w=noise_w)
+        self._client: AsyncClient | None = None
+        self._calls: list[_Call] = []
+        """Live calls in the order they were opened; the last takes new text unless it is
+        half-closed."""
+        self._flushed: set[str] = set()
+        """Contexts whose text has all been sent."""
+
+    def can_generate_metrics(self) -> bool:
+        return True
+
+    @property
+    def supports_processing_metrics(self) -> bool:
+        # run_tts hands the text over and returns; TTFB carries the latency.
+        return False
+
+    def language_to_service_language(self, language: Language) -> str | None:
+        return language.value  # BCP-47 already, as voxlite takes it
+
+    def _classify_error(self, exception: Exception) -> ErrorCategory | None:
+        if isinstance(exception, VoxliteError):
+            return _CATEGORY.get(type(exception), ErrorCategory.SERVER)
+        return None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        self._client = self._connection.client()
+        self._current_call()  # opened now, so the first turn does not wait for it
+
+    async def stop(self, frame: EndFrame) -> None:
+        await super().stop(frame)  # plays out what is queued first
+        await self._close(cancel=False)
+
+    async def cancel(self, frame: CancelFrame) -> None:
+        await super().cancel(frame)
+        await self._close(cancel=True)
+
+    async def cleanup(self) -> None:
+        await super().cleanup()
+        await self._close(cancel=True)
+
+    async def _close(self, *, cancel: bool) -> None:
+        calls = list(self._calls)
+        for call in calls:
+            if cancel:
+                call.cancelled = True
+                await call.session.cancel()
+            elif not call.half_closed:
+                call.half_closed = True
+                await call.session.close()
+        tasks = [c.task for c in calls if c.task is not None]
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=_CLOSE_TIMEOUT_S)
+            for call in calls:
+                if call.task in late:
+                    call.cancelled = True
+                    await call.session.cancel()
+            await asyncio.wait(tasks)
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    # -- the subclass interface of TTSService --------------------------------------------------
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
+        try:
+            await self._current_call().send(context_id, text)
+            await self.start_tts_usage_metrics(text)
+        except (VoxliteError, ValueError) as exc:
+            yield ErrorFrame(error=f"voxlite: {exc}", exception=exc)
+            return
+        yield None  # the audio comes on the call's receive task
+
+    async def flush_audio(self, context_id: str | None = None) -> None:
+        context_id = context_id or self.get_active_audio_context_id()
+        if not context_id:
+            return
+        self._flushed.add(context_id)
+        for call in self._calls:
+            await call.flush(context_id)
+        await self._finish_if_done(context_id)
+
+    async def on_turn_context_completed(self) -> None:
+        turn = self._turn_context_id
+        await super().on_turn_context_completed()  # flushes only a context Pipecat still has
+        if turn:
+            # The server holds the turn's last words until a flush, even when Pipecat has
+            # closed the audio context meanwhile (stop_frame_timeout_s without audio).
+            await self.flush_audio(turn)
+
+    async def on_audio_context_interrupted(self, context_id: str) -> None:
+        await self.stop_all_metrics()
+        self._flushed.discard(context_id)
+        for call in list(self._calls):
+            await call.drop(context_id)
+        await super().on_audio_context_interrupted(context_id)
+
+    # TTSService itself narrows AIService's ServiceSettings to TTSSettings here.
+    async def _update_settings(self, delta: TTSSettings) -> dict[str, Any]:  # type: ignore[override]
+        changed = await super()._update_settings(delta)
+        if not changed.keys() & _CALL_SETTINGS or not self._calls:
+            return changed
+        turn = self._turn_context_id
+        if turn and self.audio_context_available(turn):
+            # The turn goes on in a new context on the new call; what was said so far ends
+            # its own (as TTSService's other call-bound services do on such a change).
+            await self._push_sequencer_frames(
+                await self._aggregated_frame_sequencer.finalize(turn), turn
+            )
+            await self.flush_audio(turn)
+            self._turn_context_id = None
+            self._turn_context_id = self.create_context_id()
+        call = self._calls[-1]
+        if not call.half_closed:
+            call.half_closed = True  # speaks what it holds, then ends with its summary
+            await call.session.close()
+        return changed
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _voice_options(self) -> VoiceOptions:
+        s = self._settings
+        return VoiceOptions(
+            voice=_given(s.voice),
+            language=_given(s.language),
+            speaker=self._fixed.speaker,
+            speaking_rate=_given(s.speaking_rate),
+            noise_scale=self._fixed.noise_scale,
+            noise_w=self._fixed.noise_w,
+        )
+
+    def _current_call(self) -> _Call:
+        if self._calls and not self._calls[-1].half_closed:
+            return self._calls[-1]
+        if self._client is None:
+            raise ValueError("the service has not started (or has stopped): no StartFrame")
+        session = pcm_stream(
+            self._client,
+            self._voice_options(),
+            sample_rate_hz=self.sample_rate,
+            word_timestamps=True,
+            timeout=self._connection.timeout,
+        )
+        call = _Call(session)
+        call.task = self.create_task(self._receive(call), name="voxlite-receive")
+        self._calls.append(call)
+        return call
+
+    async def _receive(self, call: _Call) -> None:
+        """Route the call's answers to their audio contexts until it ends."""
+        try:
+            async for event in call.session:
+                if isinstance(event, AudioChunk):
+                    run = call.audio(event)
+                    if run is not None:
+                        if not self.audio_context_available(run.context_id):
+                            # Pipecat closed it after stop_frame_timeout_s without audio (a
+                            # stalled server or client, an LLM pausing): it is still owed
+                            # this audio, as Pipecat itself reopens the current turn's.
+                            await self.create_audio_context(run.context_id)
+                        audio = TTSAudioRawFrame(
+                            event.audio, self.sample_rate, 1, context_id=run.context_id
+                        )
+                        await self.append_to_audio_context(run.context_id, audio)
+                elif isinstance(event, Timestamps):
+                    timed = call.words(event)
+                    if timed is not None and timed[1]:
+                        await self.add_word_timestamps(timed[1], timed[0].context_id)
+                elif isinstance(event, FlushDone | ClearDone):
+                    run = call.acknowledge(event)
+                    if run is not None and not run.dropped:
+                        await self._finish_if_done(run.context_id)
+                elif isinstance(event, AudioFormat):
+                    if event.sample_rate_hz != self.sample_rate:
+                        raise VoxliteError(
+                            f"the server answered at {event.sample_rate_hz} Hz, "
+                            f"not the {self.sample_rate} Hz asked for"
+                        )
+                elif isinstance(event, Summary):
+                    break
+        except VoxliteError as exc:
+            idle = not call.live_contexts() and isinstance(exc, _IDLE_ENDINGS)
+            if call.cancelled or idle:
+                # Nothing was waiting on it: we cancelled it, or it ended while idle (the
+                # server's idle timeout, a restart); the next text opens another.
+                logger.debug(f"{self}: voxlite call ended: {exc!r}")
+            else:
+                await self.push_error(f"voxlite: {exc.details}", exception=exc)
+        finally:
+            # Ends the request stream too (gRPC's task reading it would wait forever).
+            await call.session.cancel()
+            self._calls.remove(call)
+            # What the call still owed will not come: end those contexts, not leave them
+            # hanging until the playback timeout.
+            for context_id in call.live_contexts():
+                self._flushed.add(context_id)
+                await self._finish_if_done(context_id)
+
+    async def _finish_if_done(self, context_id: str) -> None:
+        if context_id not in self._flushed or any(c.pending(context_id) for c in self._calls):
+            return
+        self._flushed.discard(context_id)
+        if self.audio_context_available(context_id):
+            await self.append_to_audio_context(context_id, TTSStoppedFrame(context_id=context_id))
+            await self.remove_audio_context(context_id)
+
+
+def _given(value: T | NotGiven) -> T | None:
+    return value if is_given(value) else None

@@ -1,0 +1,109 @@
+"""A Pipecat agent that speaks through voxlite: scripted LLM replies in, a WAV file out.
+
+With a voxlite server running (`scripts/serve`) and the extra installed
+(`pip install "voxlite[pipecat]"`, or `pip install ".[pipecat]"` in a checkout):
+
+    python examples/pipecat_agent.py -o pipecat_agent.wav [--server localhost:50051]
+
+The replies stream in token by token as an LLM's would; a transport would play the audio,
+this writes it to the file and prints each word as the service times it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+import wave
+
+from loguru import logger
+from pipecat.frames.frames import (
+    EndFrame,
+    Frame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
+    MetricsFrame,
+    TTSAudioRawFrame,
+    TTSTextFrame,
+)
+from pipecat.metrics.metrics import TTFBMetricsData
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.workers.runner import WorkerRunner
+from voxlite.client.pipecat import VoxliteTTSService
+
+RATE = 24000
+REPLIES = [
+    "Sure, I can help with that. Your next meeting is at 3:30 with the design team.",
+    "Okay, I've set a timer for ten minutes. Anything else?",
+]
+
+
+class WavWriter(FrameProcessor):
+    """Stands where an output transport would: the audio goes to a WAV file."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.wav = wave.open(path, "wb")  # noqa: SIM115 (closed at the end of main)
+        self.wav.setnchannels(1)
+        self.wav.setsampwidth(2)
+        self.wav.setframerate(RATE)
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TTSAudioRawFrame):
+            self.wav.writeframes(frame.audio)
+        elif isinstance(frame, TTSTextFrame):
+            print(frame.text, end=" ", flush=True)
+        elif isinstance(frame, MetricsFrame):
+            for data in frame.data:
+                if isinstance(data, TTFBMetricsData) and data.value > 0:
+                    print(f"\n[first audio {1000 * data.value:.0f} ms after the first token]")
+        await self.push_frame(frame, direction)
+
+
+async def llm(worker: PipelineWorker, started: asyncio.Event) -> None:
+    """Streams the replies like an LLM: a token every 30 ms, then the end of its turn."""
+    await started.wait()
+    for reply in REPLIES:
+        await worker.queue_frame(LLMFullResponseStartFrame())
+        for token in re.findall(r"\s*\S+", reply):
+            await worker.queue_frame(LLMTextFrame(token))
+            await asyncio.sleep(0.03)
+        await worker.queue_frame(LLMFullResponseEndFrame())
+    await worker.queue_frame(EndFrame())  # ends the pipeline once everything is spoken
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default="localhost:50051")
+    parser.add_argument("--voice", help="a voice the server has (default: its default voice)")
+    parser.add_argument("-o", "--output", default="pipecat_agent.wav")
+    args = parser.parse_args()
+    logger.remove()  # Pipecat logs every frame at DEBUG
+    logger.add(sys.stderr, level="WARNING")
+
+    tts = VoxliteTTSService(args.server, voice=args.voice)
+    writer = WavWriter(args.output)
+    worker = PipelineWorker(
+        Pipeline([tts, writer]),
+        params=PipelineParams(audio_out_sample_rate=RATE, enable_metrics=True),
+    )
+    started = asyncio.Event()
+
+    async def on_started(worker: PipelineWorker, frame: Frame) -> None:
+        started.set()
+
+    worker.add_event_handler("on_pipeline_started", on_started)
+    runner = WorkerRunner()
+    await runner.add_workers(worker)
+    await asyncio.gather(runner.run(), llm(worker, started))
+    writer.wav.close()
+    print(f"\nwrote {args.output}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
