@@ -83,7 +83,9 @@ def live_level(
         voxlite_call(stub, REPLIES[0], Level(0))
         others = [cpu_seconds(p) for p in pids[1:]]
         start = time.monotonic()
-        level = run_level(lambda text, lv: voxlite_call(stub, text, lv), callers, seconds, pids[0])
+        level = run_level(
+            lambda _language, text, lv: voxlite_call(stub, text, lv), callers, seconds, pids[0]
+        )
         wall = time.monotonic() - start
         extra = sum(cpu_seconds(p) - c for p, c in zip(pids[1:], others, strict=True))
     return level, extra / wall / (os.cpu_count() or 1)

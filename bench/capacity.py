@@ -1,6 +1,7 @@
 """Capacity: how many live voices one server carries. N callers each hear reply after reply at
 real-time pace; at each N: time to first audio, underruns, real-time factor and CPU use. The
-same ramp with the scheduler replaced by one thread per stream, and Piper's HTTP server."""
+same ramp with the scheduler replaced by one thread per stream, and Piper's HTTP server. A level
+"12+2" adds two Mandarin callers (a Kokoro voice) to twelve English ones."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from voxlite.tts.v1 import tts_pb2_grpc
 from . import _common
 from ._servers import Child, free_port, piper_argv, spawn, voxlite_argv, wait_serving
 from .corpus import REPLIES, agent_reply
+from .kokoro_corpus import REPLIES_ZH
 from .ttfa import wait_http
 
 PLAYOUT = 0.1
@@ -45,6 +47,8 @@ TTFA_LIMIT = 0.300
 @dataclass
 class Level:
     callers: int
+    mandarin: int = 0
+    """How many of the callers speak Mandarin (a Kokoro voice); the rest English (Piper)."""
     ttfa: list[float] = field(default_factory=list)
     calls: int = 0
     underrun_calls: int = 0
@@ -73,6 +77,18 @@ class Level:
     """The server's CPU seconds over the whole level, start to last call, per second of audio
     received: what a voice costs, its share of the gRPC path and the encoder included."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    parts: dict[str, Level] = field(default_factory=dict)
+    """A mixed level's figures by language as well ("en", "zh")."""
+
+    @property
+    def name(self) -> str:
+        english = self.callers - self.mandarin
+        return f"{english}+{self.mandarin}" if self.mandarin else str(self.callers)
+
+    def part(self, language: str) -> Level:
+        """Where a call in `language` is counted besides the level itself."""
+        with self.lock:
+            return self.parts.setdefault(language, Level(0, start=self.start, burst=self.burst))
 
     def in_time(self) -> bool:
         """Every call it answered played without a gap, first audio under the limit at p95."""
@@ -121,11 +137,39 @@ def voxlite_call(
     text: str,
     level: Level,
     output: pb.AudioConfig = ENCODINGS["ogg"],
+    language: str = "",
 ) -> float | None:
     """One reply; returns when its audio has finished playing at the caller, or None if it
     was refused (the caller asks again in RETRY_AFTER seconds)."""
+    if level.mandarin:
+        end = _call(stub, text, level.part(language or "en"), output, language)
+        _merge(level, level.part(language or "en"))
+        return end
+    return _call(stub, text, level, output, language)
+
+
+def _merge(level: Level, part: Level) -> None:
+    """A mixed level's totals: the sum of its parts so far."""
+    with level.lock:
+        parts = list(level.parts.values())
+        level.ttfa = [t for p in parts for t in p.ttfa]
+        level.rtf = [r for p in parts for r in p.rtf]
+        level.errors = [e for p in parts for e in p.errors]
+        level.refused_at = [t for p in parts for t in p.refused_at]
+        level.refusals = sum((p.refusals for p in parts), collections.Counter())
+        for name in ("calls", "underrun_calls", "underrun_seconds", "refused", "audio_seconds"):
+            setattr(level, name, sum(getattr(p, name) for p in parts))
+
+
+def _call(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+    text: str,
+    level: Level,
+    output: pb.AudioConfig,
+    language: str,
+) -> float | None:
     requests = [
-        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig(audio=output)),
+        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig(audio=output, language=language)),
         pb.StreamingSynthesizeRequest(text=text),
     ]
     sent = time.monotonic()
@@ -201,8 +245,9 @@ def piper_call(port: int, text: str, level: Level) -> float:
     return arrived + seconds
 
 
-Call = Callable[[str, Level], float | None]
-"""One reply for one caller: when its audio has played, or None if it was refused."""
+Call = Callable[[str, str, Level], float | None]
+"""One reply (language, text) for one caller: when its audio has played, or None if it was
+refused."""
 
 
 def ramp_seconds(seconds: float) -> float:
@@ -210,22 +255,28 @@ def ramp_seconds(seconds: float) -> float:
     return min(2.0, seconds / 4)
 
 
-def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
+def run_level(call: Call, callers: int, seconds: float, pid: int, mandarin: int = 0) -> Level:
     start, cpu_at_start = time.monotonic(), cpu_seconds(pid)
     ramp = ramp_seconds(seconds)
-    level = Level(callers, start=start, burst=ramp + SETTLE)
+    level = Level(callers + mandarin, mandarin, start=start, burst=ramp + SETTLE)
     stop = start + seconds
 
     def caller(seed: int) -> None:
         rng = random.Random(seed)
+        zh = seed >= callers
         time.sleep(rng.random() * ramp)  # callers do not all start at once
         while time.monotonic() < stop:
-            played = call(agent_reply(rng), level)
+            if zh:
+                played = call("zh", rng.choice(REPLIES_ZH), level)
+            else:
+                played = call("", agent_reply(rng), level)
             if played is None:
                 played = time.monotonic() + RETRY_AFTER
             time.sleep(max(0.0, played - time.monotonic()))
 
-    threads = [threading.Thread(target=caller, args=(i,), daemon=True) for i in range(callers)]
+    threads = [
+        threading.Thread(target=caller, args=(i,), daemon=True) for i in range(callers + mandarin)
+    ]
     for t in threads:
         t.start()
     # CPU while every caller is in: after the ramp, until the level's end (the last calls
@@ -243,14 +294,22 @@ def run_level(call: Call, callers: int, seconds: float, pid: int) -> Level:
     return level
 
 
-def ramp(name: str, call: Call, pid: int, levels: Sequence[int], seconds: float) -> list[Level]:
+def ramp(
+    name: str, call: Call, pid: int, levels: Sequence[tuple[int, int]], seconds: float
+) -> list[Level]:
     results = []
     failed = 0
-    for n in levels:
-        level = run_level(call, n, seconds, pid)
+    for english, mandarin in levels:
+        level = run_level(call, english, seconds, pid, mandarin)
         results.append(level)
         t = _common.Stats.of([1000 * x for x in level.ttfa])
-        print(f"  {name}: {n:3d} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "
+        for language, part in sorted(level.parts.items()):
+            pt = _common.Stats.of([1000 * x for x in part.ttfa])
+            print(f"  {name}: {level.name:>5} callers, {language}: ttfa p50 {pt.p50:6.1f} ms "
+                  f"p95 {pt.p95:6.1f} ms underrun calls {part.underrun_calls}/{part.calls} "
+                  f"refused {part.refused} ({part.refused_in_burst} in the burst)",
+                  flush=True)  # fmt: skip
+        print(f"  {name}: {level.name:>5} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "
               f"underrun calls {level.underrun_calls}/{level.calls} "
               f"({level.underrun_seconds:.2f} s)  refused {level.refused} "
               f"({level.refused_in_burst} in the burst) "
@@ -269,26 +328,30 @@ def ramp(name: str, call: Call, pid: int, levels: Sequence[int], seconds: float)
 def voxlite_ramp(
     name: str,
     extra: list[str],
-    levels: Sequence[int],
+    levels: Sequence[tuple[int, int]],
     seconds: float,
     workdir: Path,
     module: str = "",
     audio: pb.AudioConfig = ENCODINGS["ogg"],
 ) -> list[Level]:
     port = free_port()
-    child = spawn(
-        name.replace(" ", "-"),
-        voxlite_argv(port, workdir / "voices", "--max-streams", "256", *extra, module=module),
-        workdir,
+    # Kokoro only when a level has Mandarin callers (it costs memory and start-up time).
+    engines = "piper,kokoro" if any(m for _, m in levels) else "piper"
+    argv = voxlite_argv(
+        port, workdir / "voices", "--max-streams", "256", *extra, module=module, engines=engines
     )
+    child = spawn(name.replace(" ", "-"), argv, workdir)
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
             voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
+            if engines != "piper":
+                wait_all_voices(stub)
+                voxlite_call(stub, REPLIES_ZH[0], Level(0), audio, "zh")
             return ramp(
                 name,
-                lambda text, level: voxlite_call(stub, text, level, audio),
+                lambda language, text, level: voxlite_call(stub, text, level, audio, language),
                 child.proc.pid,
                 levels,
                 seconds,
@@ -297,7 +360,20 @@ def voxlite_ramp(
         child.stop()
 
 
-def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Level]:
+def wait_all_voices(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    """Until the voices loaded after SERVING are in too (they would run beside a level)."""
+    deadline = time.monotonic() + 300
+    count = -1
+    while time.monotonic() < deadline:
+        voices = len(stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices)
+        if voices == count:
+            return
+        count = voices
+        time.sleep(5)
+    raise TimeoutError("the server's voices kept loading for 300 s")
+
+
+def piper_ramp(levels: Sequence[tuple[int, int]], seconds: float, workdir: Path) -> list[Level]:
     port = free_port()
     argv = piper_argv(port)
     child: Child = spawn("piper-http", argv, workdir)
@@ -306,7 +382,7 @@ def piper_ramp(levels: Sequence[int], seconds: float, workdir: Path) -> list[Lev
         piper_call(port, REPLIES[0], Level(0))
         return ramp(
             "piper http",
-            lambda text, level: piper_call(port, text, level),
+            lambda _language, text, level: piper_call(port, text, level),
             child.proc.pid,
             levels,
             seconds,
@@ -329,7 +405,11 @@ def in_time(levels: list[Level]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="levels 1, 4, 8 and 16, 10 s each")
-    p.add_argument("--levels", help="comma-separated caller counts (default 1,4,8,12,16,20,24,28)")
+    p.add_argument(
+        "--levels",
+        help="comma-separated caller counts (default 1,4,8,12,16,20,24,28); N+M: N English "
+        "callers and M Mandarin ones, e.g. 0+2,12+2",
+    )
     p.add_argument("--seconds", type=float, help="seconds per level (default 25; quick 10)")
     p.add_argument(
         "--skip", default="", help="comma-separated: threads, piper, batch (sides to leave out)"
@@ -347,8 +427,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = p.parse_args(argv)
     levels = [
-        int(x)
-        for x in (args.levels or ("1,4,8,16" if args.quick else "1,4,8,12,16,20,24,28")).split(",")
+        (int(english), int(mandarin or 0))
+        for english, _, mandarin in (
+            x.partition("+")
+            for x in (args.levels or ("1,4,8,16" if args.quick else "1,4,8,12,16,20,24,28")).split(
+                ","
+            )
+        )
     ]
     seconds = args.seconds or (10.0 if args.quick else 25.0)
     skip = set(filter(None, args.skip.split(",")))
@@ -383,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for lv in lvls:
             t = _common.Stats.of([1000 * x for x in lv.ttfa])
             rtf = _common.Stats.of(lv.rtf)
-            rows.append([name, lv.callers, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
+            rows.append([name, lv.name, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
                          f"{lv.refused} ({lv.refused_in_burst})", lv.calls / seconds, rtf.p50,
                          100 * lv.cpu, 100 * lv.client_cpu, 1000 * lv.cpu_per_audio,
                          len(lv.errors)])  # fmt: skip
@@ -410,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "seconds_per_level": seconds,
             "results": {
                 name: [
-                    {"callers": lv.callers,
+                    {"callers": lv.callers, "mandarin": lv.mandarin,
                      "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
