@@ -11,6 +11,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 START_TIMEOUT = 120.0
 
@@ -103,3 +104,14 @@ def wait_serving(child: Child, channel: grpc.Channel) -> None:
             if exc.code() not in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE):
                 raise
     raise TimeoutError(f"{child.name} not SERVING after {START_TIMEOUT:g} s (log: {child.log})")
+
+
+def wait_all_voices(channel: grpc.Channel) -> None:
+    """Until the voices loaded after SERVING are in too (their loading would run beside what a
+    benchmark measures): ListVoices names those still loading."""
+    stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+    deadline = time.monotonic() + START_TIMEOUT
+    while stub.ListVoices(tts_pb2.ListVoicesRequest(), timeout=10).loading:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"voices still loading after {START_TIMEOUT:g} s")
+        time.sleep(0.5)

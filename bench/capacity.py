@@ -23,7 +23,15 @@ from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
 from . import _common
-from ._servers import Child, free_port, piper_argv, spawn, voxlite_argv, wait_serving
+from ._servers import (
+    Child,
+    free_port,
+    piper_argv,
+    spawn,
+    voxlite_argv,
+    wait_all_voices,
+    wait_serving,
+)
 from .corpus import REPLIES, agent_reply
 from .kokoro_corpus import REPLIES_ZH
 from .ttfa import wait_http
@@ -347,7 +355,7 @@ def voxlite_ramp(
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
             voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
             if engines != "piper":
-                wait_all_voices(stub)
+                wait_all_voices(channel)
                 voxlite_call(stub, REPLIES_ZH[0], Level(0), audio, "zh")
             return ramp(
                 name,
@@ -358,19 +366,6 @@ def voxlite_ramp(
             )
     finally:
         child.stop()
-
-
-def wait_all_voices(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
-    """Until the voices loaded after SERVING are in too (they would run beside a level)."""
-    deadline = time.monotonic() + 300
-    count = -1
-    while time.monotonic() < deadline:
-        voices = len(stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices)
-        if voices == count:
-            return
-        count = voices
-        time.sleep(5)
-    raise TimeoutError("the server's voices kept loading for 300 s")
 
 
 def piper_ramp(levels: Sequence[tuple[int, int]], seconds: float, workdir: Path) -> list[Level]:

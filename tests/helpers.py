@@ -152,15 +152,33 @@ async def eventually(
 class ServerThread:
     """A real voxlite server running on its own event loop in a background thread."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, *, hold_rest: bool = False) -> None:
+        """Serving, with every voice loaded; `hold_rest`: only those loaded before SERVING,
+        the others held back until release_rest()."""
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
         self.server: VoxliteServer
-        self.server, self.port = self.call(create_server(config))
-        # Tests name folder voices from the start: wait for those loaded after SERVING too.
-        self.call(self.server.wait_loaded())
+        self.server, self.port = self.call(self._start(config, hold_rest))
+        self.call(self.server.wait_ready())
+        if not hold_rest:
+            # Tests name folder voices from the start: wait for those loaded after SERVING too.
+            self.call(self.server.wait_loaded())
         self.address = f"127.0.0.1:{self.port}"
+
+    @staticmethod
+    async def _start(config: ServerConfig, hold_rest: bool) -> tuple[VoxliteServer, int]:
+        server, port = await create_server(config)
+        if hold_rest:
+            # Taken before the loading task first runs: the voices after SERVING wait for the
+            # reload lock (as a SIGHUP's rescan does) until release_rest().
+            await server._reload_lock.acquire()
+        return server, port
+
+    def release_rest(self) -> None:
+        """Let the voices held back by `hold_rest` load, and wait until they have."""
+        self.loop.call_soon_threadsafe(self.server._reload_lock.release)
+        self.call(self.server.wait_loaded())
 
     def call(self, coro: Any) -> Any:
         """Run a coroutine on the server's loop and wait for its result."""

@@ -86,6 +86,30 @@ def test_a_voice_that_does_not_speak_the_language_is_not_found(
     assert voice_of(multilingual, voice="de_DE-copy-medium", language="de") == "de_DE-copy-medium"
 
 
+def test_voices_after_serving_are_listed_as_loading_until_they_are_in(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """SERVING comes once the voices a request naming none gets are in; the others load just
+    after. Meanwhile ListVoices names them in `loading`, and a call naming one is told to retry."""
+    add_voice(tmp_path, "de_DE-copy-medium", "de_DE")
+    srv = ServerThread(base_config(cache_dir, tmp_path), hold_rest=True)
+    try:
+        with srv.channel() as channel:
+            listed = srv.stub(channel).ListVoices(pb.ListVoicesRequest(), timeout=10)
+            assert list(listed.loading) == ["de_DE-copy-medium"]
+            assert [v.name for v in listed.voices] == ["en_US-joe-medium"]
+            early = error_of(srv, voice="de_DE-copy-medium")
+            assert early.code() == grpc.StatusCode.UNAVAILABLE
+            assert "voice 'de_DE-copy-medium' is still loading: retry" in str(early.details())
+            assert voice_of(srv) == "en_US-joe-medium"
+            srv.release_rest()
+            listed = srv.stub(channel).ListVoices(pb.ListVoicesRequest(), timeout=10)
+            assert list(listed.loading) == []
+            assert voice_of(srv, voice="de_DE-copy-medium") == "de_DE-copy-medium"
+    finally:
+        srv.close()
+
+
 def test_list_voices_says_who_speaks_what(multilingual: ServerThread) -> None:
     with multilingual.channel() as channel:
         listed = multilingual.stub(channel).ListVoices(pb.ListVoicesRequest(), timeout=10)

@@ -36,6 +36,7 @@ def test_registry_loads_folder_voices_and_reports_broken_ones(
     # it reports SERVING.
     assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE]
     assert registry.pending == {"en_GB-copy-medium", "garbage", "badjson", "lonely"}
+    assert registry.loading() == ["badjson", "en_GB-copy-medium", "garbage", "lonely"]
     with pytest.raises(Unavailable, match="voice 'en_GB-copy-medium' is still loading: retry"):
         registry.get("en_GB-copy-medium")
     with pytest.raises(Unavailable, match=r"no voice loaded yet speaks language 'de'.*4 voice"):
@@ -43,6 +44,7 @@ def test_registry_loads_folder_voices_and_reports_broken_ones(
     registry.load_rest()
 
     assert registry.pending == set()
+    assert registry.loading() == []
     assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, "en_GB-copy-medium"]
     reasons = {Path(f.path).name: f.reason for f in registry.failures}
     assert set(reasons) == {"garbage.onnx", "lonely.onnx.json", "badjson.onnx.json"}

@@ -199,12 +199,14 @@ class ListVoicesRequest(_message.Message):
     def __init__(self, language: _Optional[str] = ...) -> None: ...
 
 class ListVoicesResponse(_message.Message):
-    __slots__ = ("voices", "failed")
+    __slots__ = ("voices", "failed", "loading")
     VOICES_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
+    LOADING_FIELD_NUMBER: _ClassVar[int]
     voices: _containers.RepeatedCompositeFieldContainer[Voice]
     failed: _containers.RepeatedCompositeFieldContainer[VoiceLoadError]
-    def __init__(self, voices: _Optional[_Iterable[_Union[Voice, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[VoiceLoadError, _Mapping]]] = ...) -> None: ...
+    loading: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, voices: _Optional[_Iterable[_Union[Voice, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[VoiceLoadError, _Mapping]]] = ..., loading: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Voice(_message.Message):
     __slots__ = ("name", "language", "native_sample_rate_hz", "speakers", "quality", "default", "gender", "family", "word_timestamps", "language_default")
