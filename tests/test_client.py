@@ -50,6 +50,7 @@ from voxlite.client import (
 )
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
+from voxlite.tts.v1 import tts_pb2
 
 from .helpers import QUIET, ServerThread, base_config, wait_until
 
@@ -126,20 +127,33 @@ def test_the_client_imports_no_framework() -> None:
 
 
 def test_language_goes_into_the_config() -> None:
-    config = _convert.synthesis_config(
-        voice=None,
-        speaker=None,
-        encoding=Encoding.PCM_S16LE,
-        sample_rate_hz=None,
-        speaking_rate=None,
-        noise_scale=None,
-        noise_w=None,
-        bitrate_bps=None,
-        frame_duration_ms=None,
-        word_timestamps=False,
-        language="de-DE",
-    )
+    config = _convert.synthesis_config(encoding=Encoding.PCM_S16LE, language="de-DE")
     assert getattr(config, "language") == "de-DE"  # noqa: B009 (not in the stubs yet)
+
+
+def test_options_left_out_leave_the_servers_defaults() -> None:
+    config = _convert.synthesis_config()
+    assert config.audio.encoding == tts_pb2.AUDIO_ENCODING_OGG_OPUS
+    assert (config.voice, config.speaker, config.speaking_rate) == ("", "", 0.0)
+    assert not config.HasField("noise_scale")
+    assert not config.HasField("noise_w")
+    assert not config.enable_word_timestamps
+    quiet = _convert.synthesis_config(voice=None, noise_scale=0.0, noise_w=0.0)
+    assert quiet.HasField("noise_scale")
+    assert (quiet.noise_scale, quiet.noise_w) == (0.0, 0.0)
+
+
+def test_a_misspelt_option_is_refused_as_python_would(refused_address: str, tmp_path: Path) -> None:
+    path = tmp_path / "a.opus"
+    with Client(refused_address) as client:  # never connects: the options are checked first
+        with pytest.raises(TypeError, match="unexpected option 'voise'"):
+            client.synthesize(TEXT, voise="en_US-joe-medium")  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="unexpected option 'rate'"):
+            client.stream(rate=2.0)  # type: ignore[call-arg]
+        # The file's format sets the encoding, and a file keeps no word timestamps.
+        with pytest.raises(TypeError, match="unexpected option 'word_timestamps'"):
+            client.synthesize_to_file(TEXT, path, word_timestamps=True)  # type: ignore[call-arg]
+    assert not path.exists()
 
 
 # -- synthesize and stream ----------------------------------------------------------------------
