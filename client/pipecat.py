@@ -39,7 +39,8 @@ from ._errors import (
     VoxliteError,
 )
 from ._events import AudioChunk, AudioFormat, ClearDone, FlushDone, Summary, Timestamps
-from ._plugin import Connection, VoiceOptions, pcm_stream
+from ._options import VoiceOptions
+from ._plugin import Connection, pcm_stream
 
 __all__ = ["VoxliteTTSService", "VoxliteTTSSettings"]
 
@@ -244,7 +245,11 @@ class VoxliteTTSService(TTSService):
             metadata=metadata,
             timeout=timeout,
         )
-        self._fixed = VoiceOptions(speaker=speaker, noise_scale=noise_scale, noise_w=noise_w)
+        self._fixed: VoiceOptions = {
+            "speaker": speaker,
+            "noise_scale": noise_scale,
+            "noise_w": noise_w,
+        }
         self._client: AsyncClient | None = None
         self._calls: list[_Call] = []
         """Live calls in the order they were opened; the last takes new text unless it is
@@ -368,14 +373,12 @@ class VoxliteTTSService(TTSService):
 
     def _voice_options(self) -> VoiceOptions:
         s = self._settings
-        return VoiceOptions(
-            voice=_given(s.voice),
-            language=_given(s.language),
-            speaker=self._fixed.speaker,
-            speaking_rate=_given(s.speaking_rate),
-            noise_scale=self._fixed.noise_scale,
-            noise_w=self._fixed.noise_w,
-        )
+        return {
+            **self._fixed,
+            "voice": _given(s.voice),
+            "language": _given(s.language),
+            "speaking_rate": _given(s.speaking_rate),
+        }
 
     def _current_call(self) -> _Call:
         if self._calls and not self._calls[-1].half_closed:
