@@ -150,7 +150,7 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
             changes["language"] = language
         if is_given(speaking_rate):
             changes["speaking_rate"] = speaking_rate
-        # A new dict: the streams and syntheses made before keep the options they had.
+        # A new dict: the streams and syntheses already made keep theirs.
         self._voice = self._voice | changes
 
     def synthesize(
