@@ -12,8 +12,7 @@ from typing import TypeVar
 
 from voxlite.service.__main__ import limit_malloc_arenas, quiet_grpc_core, serve
 from voxlite.service.config import config_from_args
-from voxlite.service.jobs import Batch, Work
-from voxlite.service.scheduler import SchedulerStats
+from voxlite.service.jobs import Batch, SchedulerStats, Work
 
 T = TypeVar("T")
 

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from typing_extensions import Unpack
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import _convert
@@ -25,8 +26,9 @@ from ._channel import (
     security,
 )
 from ._errors import ended_after_summary, from_rpc_error
-from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
+from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
+from ._options import FileOptions, SynthesisOptions, check
 
 
 class AsyncStreamSession:
@@ -135,36 +137,14 @@ class AsyncClient:
         self,
         text: str,
         *,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        encoding: Encoding | str = Encoding.OGG_OPUS,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
-        word_timestamps: bool = False,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[SynthesisOptions],
     ) -> AsyncGenerator[SynthesisEvent, None]:
         """Speak one text: yields AudioFormat, then AudioChunk (and Timestamps), then Summary.
 
         `await aclose()` on the generator cancels the call."""
-        config = _convert.synthesis_config(
-            voice=voice,
-            speaker=speaker,
-            encoding=encoding,
-            sample_rate_hz=sample_rate_hz,
-            speaking_rate=speaking_rate,
-            noise_scale=noise_scale,
-            noise_w=noise_w,
-            bitrate_bps=bitrate_bps,
-            frame_duration_ms=frame_duration_ms,
-            word_timestamps=word_timestamps,
-            language=language,
-        )
+        config = _convert.synthesis_config(**options)
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
             request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
@@ -174,34 +154,12 @@ class AsyncClient:
     def stream(
         self,
         *,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        encoding: Encoding | str = Encoding.OGG_OPUS,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
-        word_timestamps: bool = False,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[SynthesisOptions],
     ) -> AsyncStreamSession:
         """Open a bidirectional session; `timeout` bounds the whole session."""
-        config = _convert.synthesis_config(
-            voice=voice,
-            speaker=speaker,
-            encoding=encoding,
-            sample_rate_hz=sample_rate_hz,
-            speaking_rate=speaking_rate,
-            noise_scale=noise_scale,
-            noise_w=noise_w,
-            bitrate_bps=bitrate_bps,
-            frame_duration_ms=frame_duration_ms,
-            word_timestamps=word_timestamps,
-            language=language,
-        )
+        config = _convert.synthesis_config(**options)
         return AsyncStreamSession(
             self._stub.StreamingSynthesize,
             config,
@@ -215,37 +173,18 @@ class AsyncClient:
         file: str | os.PathLike[str] | BinaryIO,
         *,
         format: str | None = None,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[FileOptions],
     ) -> Summary:
         """Speak `text` into a file, written chunk by chunk as audio arrives.
 
         Writes are small and local, so they run on the event loop."""
+        check(options, FileOptions)  # before the file is made
         summary: Summary | None = None
         with AudioFileWriter(file, format=format) as writer:
             async for event in self.synthesize(
-                text,
-                voice=voice,
-                language=language,
-                speaker=speaker,
-                encoding=writer.encoding,
-                sample_rate_hz=sample_rate_hz,
-                speaking_rate=speaking_rate,
-                noise_scale=noise_scale,
-                noise_w=noise_w,
-                bitrate_bps=bitrate_bps,
-                frame_duration_ms=frame_duration_ms,
-                timeout=timeout,
-                metadata=metadata,
+                text, encoding=writer.encoding, timeout=timeout, metadata=metadata, **options
             ):
                 writer.write(event)
                 if isinstance(event, Summary):

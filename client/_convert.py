@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import Unpack
 from voxlite.tts.v1 import tts_pb2
 
 from ._errors import VoxliteError
@@ -22,6 +23,7 @@ from ._events import (
     VoiceLoadFailure,
     WordTimestamp,
 )
+from ._options import SynthesisOptions, check
 
 _TO_PROTO = {
     Encoding.OGG_OPUS: tts_pb2.AUDIO_ENCODING_OGG_OPUS,
@@ -33,39 +35,28 @@ _TO_PROTO = {
 _FROM_PROTO = {v: k for k, v in _TO_PROTO.items()}
 
 
-def synthesis_config(
-    *,
-    voice: str | None,
-    speaker: str | None,
-    encoding: Encoding | str,
-    sample_rate_hz: int | None,
-    speaking_rate: float | None,
-    noise_scale: float | None,
-    noise_w: float | None,
-    bitrate_bps: int | None,
-    frame_duration_ms: int | None,
-    word_timestamps: bool,
-    language: str | None = None,
-) -> tts_pb2.SynthesisConfig:
-    """The request's SynthesisConfig; None leaves a field unset, so the server's default applies."""
+def synthesis_config(**options: Unpack[SynthesisOptions]) -> tts_pb2.SynthesisConfig:
+    """The request's SynthesisConfig; an option left out or None leaves its field unset, so the
+    server's default applies."""
+    check(options, SynthesisOptions)
     audio = tts_pb2.AudioConfig(
-        encoding=_TO_PROTO[Encoding(encoding)],
-        sample_rate_hz=sample_rate_hz or 0,
-        bitrate_bps=bitrate_bps or 0,
-        frame_duration_ms=frame_duration_ms or 0,
+        encoding=_TO_PROTO[Encoding(options.get("encoding", Encoding.OGG_OPUS))],
+        sample_rate_hz=options.get("sample_rate_hz") or 0,
+        bitrate_bps=options.get("bitrate_bps") or 0,
+        frame_duration_ms=options.get("frame_duration_ms") or 0,
     )
     config = tts_pb2.SynthesisConfig(
-        voice=voice or "",
-        speaker=speaker or "",
+        voice=options.get("voice") or "",
+        speaker=options.get("speaker") or "",
         audio=audio,
-        speaking_rate=speaking_rate or 0.0,
-        enable_word_timestamps=word_timestamps,
-        language=language or "",
+        speaking_rate=options.get("speaking_rate") or 0.0,
+        enable_word_timestamps=options.get("word_timestamps", False),
+        language=options.get("language") or "",
     )
     # optional fields: unset means the voice's default, which differs from an explicit 0.
-    if noise_scale is not None:
+    if (noise_scale := options.get("noise_scale")) is not None:
         config.noise_scale = noise_scale
-    if noise_w is not None:
+    if (noise_w := options.get("noise_w")) is not None:
         config.noise_w = noise_w
     return config
 

@@ -1,4 +1,4 @@
-"""What the voice-agent framework plugins share: their connection and voice options, PCM calls."""
+"""What the voice-agent framework plugins share: their connection options and PCM calls."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import grpc
 from ._async import AsyncClient, AsyncStreamSession
 from ._channel import Metadata, Target, resolve_target, security
 from ._events import Encoding, SynthesisEvent
+from ._options import VoiceOptions
 
 
 @dataclass(frozen=True)
@@ -48,19 +49,6 @@ class Connection:
         )
 
 
-@dataclass(frozen=True)
-class VoiceOptions:
-    """How to speak; None leaves a choice to the server (its default voice, normal rate...)."""
-
-    voice: str | None = None
-    language: str | None = None
-    """BCP-47 code; with no voice, the server's default voice for that language."""
-    speaker: str | None = None
-    speaking_rate: float | None = None
-    noise_scale: float | None = None
-    noise_w: float | None = None
-
-
 def pcm_stream(
     client: AsyncClient,
     voice: VoiceOptions,
@@ -75,12 +63,7 @@ def pcm_stream(
         sample_rate_hz=sample_rate_hz,
         word_timestamps=word_timestamps,
         timeout=timeout,
-        voice=voice.voice,
-        language=voice.language,
-        speaker=voice.speaker,
-        speaking_rate=voice.speaking_rate,
-        noise_scale=voice.noise_scale,
-        noise_w=voice.noise_w,
+        **voice,
     )
 
 
@@ -100,10 +83,5 @@ def pcm_synthesize(
         sample_rate_hz=sample_rate_hz,
         word_timestamps=word_timestamps,
         timeout=timeout,
-        voice=voice.voice,
-        language=voice.language,
-        speaker=voice.speaker,
-        speaking_rate=voice.speaking_rate,
-        noise_scale=voice.noise_scale,
-        noise_w=voice.noise_w,
+        **voice,
     )

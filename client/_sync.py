@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from typing_extensions import Unpack
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import _convert
@@ -25,8 +26,9 @@ from ._channel import (
     security,
 )
 from ._errors import ended_after_summary, from_rpc_error
-from ._events import Encoding, HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
+from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
+from ._options import FileOptions, SynthesisOptions, check
 
 _END = object()
 
@@ -108,6 +110,11 @@ class Client:
     among them are resolved once, here). `metadata` is sent with every call, before the call's
     own; `options` are gRPC channel arguments. Use it as a context manager, or call `close()`.
 
+    `synthesize()`, `stream()` and `synthesize_to_file()` take the synthesis options (voice,
+    language, encoding, ...) as keywords, each documented in `SynthesisOptions`
+    (voxlite.client._options); `timeout` bounds a call in seconds; `metadata` is sent with it,
+    after the client's.
+
     TLS: `tls=True` trusts the system's CAs; `root_certificates` (PEM) trusts those instead;
     `certificate_chain` with `private_key` (PEM) present a client certificate (mutual TLS).
     Any of them turns TLS on. Or pass ready `credentials` (grpc.ssl_channel_credentials(...),
@@ -152,37 +159,15 @@ class Client:
         self,
         text: str,
         *,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        encoding: Encoding | str = Encoding.OGG_OPUS,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
-        word_timestamps: bool = False,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[SynthesisOptions],
     ) -> Generator[SynthesisEvent, None, None]:
         """Speak one text: yields AudioFormat, then AudioChunk (and Timestamps), then Summary.
 
         Events are yielded as they arrive; `close()` on the generator (or dropping it) cancels the
         call."""
-        config = _convert.synthesis_config(
-            voice=voice,
-            speaker=speaker,
-            encoding=encoding,
-            sample_rate_hz=sample_rate_hz,
-            speaking_rate=speaking_rate,
-            noise_scale=noise_scale,
-            noise_w=noise_w,
-            bitrate_bps=bitrate_bps,
-            frame_duration_ms=frame_duration_ms,
-            word_timestamps=word_timestamps,
-            language=language,
-        )
+        config = _convert.synthesis_config(**options)
         request = tts_pb2.SynthesizeRequest(text=text, config=config)
         call = self._stub.Synthesize(
             request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
@@ -192,36 +177,14 @@ class Client:
     def stream(
         self,
         *,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        encoding: Encoding | str = Encoding.OGG_OPUS,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
-        word_timestamps: bool = False,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[SynthesisOptions],
     ) -> StreamSession:
         """Open a bidirectional session: `send()` text pieces as they come, iterate the events.
 
         `timeout` bounds the whole session."""
-        config = _convert.synthesis_config(
-            voice=voice,
-            speaker=speaker,
-            encoding=encoding,
-            sample_rate_hz=sample_rate_hz,
-            speaking_rate=speaking_rate,
-            noise_scale=noise_scale,
-            noise_w=noise_w,
-            bitrate_bps=bitrate_bps,
-            frame_duration_ms=frame_duration_ms,
-            word_timestamps=word_timestamps,
-            language=language,
-        )
+        config = _convert.synthesis_config(**options)
         return StreamSession(
             self._stub.StreamingSynthesize,
             config,
@@ -235,37 +198,18 @@ class Client:
         file: str | os.PathLike[str] | BinaryIO,
         *,
         format: str | None = None,
-        voice: str | None = None,
-        language: str | None = None,
-        speaker: str | None = None,
-        sample_rate_hz: int | None = None,
-        speaking_rate: float | None = None,
-        noise_scale: float | None = None,
-        noise_w: float | None = None,
-        bitrate_bps: int | None = None,
-        frame_duration_ms: int | None = None,
         timeout: float | None = None,
         metadata: Metadata | None = None,
+        **options: Unpack[FileOptions],
     ) -> Summary:
         """Speak `text` into a file, written chunk by chunk as audio arrives.
 
         The format comes from the extension (see `AudioFileWriter`) unless `format` is given."""
+        check(options, FileOptions)  # before the file is made
         summary: Summary | None = None
         with AudioFileWriter(file, format=format) as writer:
             for event in self.synthesize(
-                text,
-                voice=voice,
-                language=language,
-                speaker=speaker,
-                encoding=writer.encoding,
-                sample_rate_hz=sample_rate_hz,
-                speaking_rate=speaking_rate,
-                noise_scale=noise_scale,
-                noise_w=noise_w,
-                bitrate_bps=bitrate_bps,
-                frame_duration_ms=frame_duration_ms,
-                timeout=timeout,
-                metadata=metadata,
+                text, encoding=writer.encoding, timeout=timeout, metadata=metadata, **options
             ):
                 writer.write(event)
                 if isinstance(event, Summary):

@@ -10,11 +10,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ._errors import DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary, VoiceList
 from ._files import FORMATS, AudioFileWriter, format_for_path
+from ._options import SynthesisOptions
 from ._player import NoPlayer, Player
 from ._subtitles import TimestampsWriter
 from ._sync import Client, StreamSession
@@ -65,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     speak.add_argument("--format", choices=list(FORMATS), help="force the audio file format")
     speak.add_argument("--play", action="store_true", help="play through a local audio player")
     speak.add_argument("--voice", help="voice name (see `voxlite voices`)")
+    speak.add_argument(
+        "--language",
+        help='BCP-47 language of the text, e.g. "zh" or "en-US": without --voice, the server '
+        "speaks it with its voice for that language",
+    )
     speak.add_argument("--speaker", help="speaker of a multi-speaker voice")
     speak.add_argument("--rate", type=float, help="speaking rate, 1.0 is normal (0.25 to 4)")
     speak.add_argument("--sample-rate", type=int, metavar="HZ", help="output sample rate")
@@ -150,23 +156,23 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except ValueError as exc:
             parser.error(f"{exc} (or --format)")
     player = Player() if args.play else None  # before connecting: says what to install
-    options: dict[str, Any] = {
+    options: SynthesisOptions = {
         "voice": args.voice,
+        "language": args.language,
         "speaker": args.speaker,
         "encoding": FORMATS[file_format],
         "sample_rate_hz": args.sample_rate,
         "speaking_rate": args.rate,
         "word_timestamps": bool(args.timestamps),
-        "timeout": args.timeout,
     }
     progress = _Progress(sys.stderr) if not args.play and sys.stderr.isatty() else None
     sink: AudioFileWriter | Player | None = player
     timestamps: TimestampsWriter | None = None
     with _client(args, parser) as client:
         events = (
-            _stdin_events(client, options)
+            _stdin_events(client, args.timeout, options)
             if args.text == "-"
-            else client.synthesize(args.text, **options)
+            else client.synthesize(args.text, timeout=args.timeout, **options)
         )
         started = False
         try:
@@ -191,9 +197,11 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _stdin_events(client: Client, options: dict[str, Any]) -> Iterator[StreamEvent]:
+def _stdin_events(
+    client: Client, timeout: float | None, options: SynthesisOptions
+) -> Iterator[StreamEvent]:
     """Stream each line of stdin as it arrives, flushed so it never waits for the next line."""
-    session = client.stream(**options)
+    session = client.stream(timeout=timeout, **options)
     window = _LineWindow()
     if isinstance(sys.stdin, io.TextIOWrapper):
         sys.stdin.reconfigure(errors="replace")  # a stray byte must not end the stream

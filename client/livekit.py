@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import grpc
@@ -26,7 +26,8 @@ from ._async import AsyncClient, AsyncStreamSession
 from ._channel import Metadata, Target
 from ._errors import Cancelled, DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, AudioFormat, FlushDone, StreamEvent, Timestamps
-from ._plugin import Connection, VoiceOptions, pcm_stream, pcm_synthesize
+from ._options import VoiceOptions
+from ._plugin import Connection, pcm_stream, pcm_synthesize
 
 __all__ = ["TTS", "ChunkedStream", "SynthesizeStream"]
 
@@ -111,14 +112,14 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
             metadata=metadata,
             timeout=timeout,
         )
-        self._voice = VoiceOptions(
-            voice=voice,
-            language=language,
-            speaker=speaker,
-            speaking_rate=speaking_rate,
-            noise_scale=noise_scale,
-            noise_w=noise_w,
-        )
+        self._voice: VoiceOptions = {
+            "voice": voice,
+            "language": language,
+            "speaker": speaker,
+            "speaking_rate": speaking_rate,
+            "noise_scale": noise_scale,
+            "noise_w": noise_w,
+        }
         self._word_timestamps = word_timestamps
         self._client: AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -128,7 +129,7 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
 
     @property
     def model(self) -> str:
-        return self._voice.voice or "default"
+        return self._voice.get("voice") or "default"
 
     @property
     def provider(self) -> str:
@@ -142,12 +143,15 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
         speaking_rate: NotGivenOr[float | None] = NOT_GIVEN,
     ) -> None:
         """Change the voice, language or rate of the streams and syntheses made from now on."""
+        changes: VoiceOptions = {}
         if is_given(voice):
-            self._voice = replace(self._voice, voice=voice)
+            changes["voice"] = voice
         if is_given(language):
-            self._voice = replace(self._voice, language=language)
+            changes["language"] = language
         if is_given(speaking_rate):
-            self._voice = replace(self._voice, speaking_rate=speaking_rate)
+            changes["speaking_rate"] = speaking_rate
+        # A new dict: the streams and syntheses already made keep theirs.
+        self._voice = self._voice | changes
 
     def synthesize(
         self, text: str, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS

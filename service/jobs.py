@@ -29,6 +29,21 @@ class Batch(Generic[T]):
     """How the item runs when no other job joins it (None: as a batch of one)."""
 
 
+@dataclass
+class SchedulerStats:
+    """What a runner has done, for tests, logs and metrics."""
+
+    jobs_run: int = 0
+    jobs_dropped: int = 0
+    batches: int = 0
+    batched_jobs: int = 0
+    running: int = 0
+    wide_runs: int = 0
+    """Jobs run with the machine to themselves (Scheduler's `wide`)."""
+    held_for_wide: int = 0
+    """Times a worker found a job queued but waited, because a wide run had the machine."""
+
+
 class Runner(Protocol):
     """How a session runs its model work off the event loop: `run` returns `fn`'s result
     (`fn` takes whether it runs wide). `deadline` (time.monotonic()) is when the result is

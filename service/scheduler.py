@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .jobs import Batch, JobDropped, Work
+from .jobs import Batch, JobDropped, SchedulerStats, Work
 
 T = TypeVar("T")
 
@@ -53,21 +53,6 @@ class Job:
     behind. A job due at once (a stream's first audio, or one whose listener was left with
     little audio by design: after the small first window) says nothing about the load."""
     state: JobState = field(default=JobState.QUEUED, compare=False)
-
-
-@dataclass
-class SchedulerStats:
-    """What the scheduler has done, for tests, logs and metrics."""
-
-    jobs_run: int = 0
-    jobs_dropped: int = 0
-    batches: int = 0
-    batched_jobs: int = 0
-    running: int = 0
-    wide_runs: int = 0
-    """Jobs run with the machine to themselves (Scheduler's `wide`)."""
-    held_for_wide: int = 0
-    """Times a worker found a job queued but waited, because a wide run had the machine."""
 
 
 class Scheduler:

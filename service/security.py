@@ -10,7 +10,8 @@ from typing import Any, NoReturn
 
 import grpc
 
-from .config import B64TOKEN, ServerConfig, is_b64token
+from .config import ServerConfig
+from .options import B64TOKEN, is_b64token
 
 HEALTH_PREFIX = "/grpc.health.v1.Health/"
 REFLECTION_PREFIXES = (

@@ -87,6 +87,39 @@ def test_format_flag_wins_over_the_extension(server: ServerThread, tmp_path: Pat
     assert soundfile.info(str(path)).format == "WAV"
 
 
+def test_speak_asks_for_a_language(server: ServerThread, tmp_path: Path) -> None:
+    """--language reaches the server from one text (Synthesize) and from stdin (streaming)."""
+    path = tmp_path / "en.wav"
+    result = voxlite(
+        "speak", "Hello.", "-o", str(path), "--language", "en-US", "--server", server.address
+    )
+    assert result.returncode == 0, result.stderr
+    assert soundfile.info(str(path)).duration > 0.3
+    refused = tmp_path / "de.wav"
+    for text, stdin in (("Hallo.", ""), ("-", "Hallo.\n")):
+        result = subprocess.run(
+            [
+                *CLI,
+                "speak",
+                text,
+                "-o",
+                str(refused),
+                "--language",
+                "de",
+                "--server",
+                server.address,
+            ],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=environment(),
+            timeout=90,
+        )
+        message = "no voice speaks language 'de': this server has en-US"
+        assert message in assert_one_error_line(result)
+    assert not refused.exists()
+
+
 def test_speak_to_standard_output(server: ServerThread) -> None:
     wav = subprocess.run(
         [*CLI, "speak", "Hello there.", "-o", "-", "--format", "wav", "--server", server.address],
@@ -337,6 +370,11 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
     ("args", "code", "message"),
     [
         (["--voice", "xx_XX-nobody"], 1, "voice 'xx_XX-nobody' not found: choose one of"),
+        (
+            ["--voice", "en_US-joe-medium", "--language", "de"],
+            1,
+            "voice 'en_US-joe-medium' speaks en-US, not de: name a voice of that language",
+        ),
         (["--rate", "10"], 1, "speaking_rate must be between 0.25 and 4, got 10"),
         (["--sample-rate", "22050"], 1, "sample_rate_hz 22050 cannot be carried by Opus"),
         (["--rate", "fast"], 2, "argument --rate: invalid float value: 'fast'"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import re
@@ -50,6 +49,7 @@ from voxlite.client import (
 )
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
+from voxlite.tts.v1 import tts_pb2
 
 from .helpers import QUIET, ServerThread, base_config, wait_until
 
@@ -126,20 +126,33 @@ def test_the_client_imports_no_framework() -> None:
 
 
 def test_language_goes_into_the_config() -> None:
-    config = _convert.synthesis_config(
-        voice=None,
-        speaker=None,
-        encoding=Encoding.PCM_S16LE,
-        sample_rate_hz=None,
-        speaking_rate=None,
-        noise_scale=None,
-        noise_w=None,
-        bitrate_bps=None,
-        frame_duration_ms=None,
-        word_timestamps=False,
-        language="de-DE",
-    )
+    config = _convert.synthesis_config(encoding=Encoding.PCM_S16LE, language="de-DE")
     assert getattr(config, "language") == "de-DE"  # noqa: B009 (not in the stubs yet)
+
+
+def test_options_left_out_leave_the_servers_defaults() -> None:
+    config = _convert.synthesis_config()
+    assert config.audio.encoding == tts_pb2.AUDIO_ENCODING_OGG_OPUS
+    assert (config.voice, config.speaker, config.speaking_rate) == ("", "", 0.0)
+    assert not config.HasField("noise_scale")
+    assert not config.HasField("noise_w")
+    assert not config.enable_word_timestamps
+    quiet = _convert.synthesis_config(voice=None, noise_scale=0.0, noise_w=0.0)
+    assert quiet.HasField("noise_scale")
+    assert (quiet.noise_scale, quiet.noise_w) == (0.0, 0.0)
+
+
+def test_a_misspelt_option_is_refused_as_python_would(refused_address: str, tmp_path: Path) -> None:
+    path = tmp_path / "a.opus"
+    with Client(refused_address) as client:  # never connects: the options are checked first
+        with pytest.raises(TypeError, match="unexpected option 'voise'"):
+            client.synthesize(TEXT, voise="en_US-joe-medium")  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="unexpected option 'rate'"):
+            client.stream(rate=2.0)  # type: ignore[call-arg]
+        # The file's format sets the encoding, and a file keeps no word timestamps.
+        with pytest.raises(TypeError, match="unexpected option 'word_timestamps'"):
+            client.synthesize_to_file(TEXT, path, word_timestamps=True)  # type: ignore[call-arg]
+    assert not path.exists()
 
 
 # -- synthesize and stream ----------------------------------------------------------------------
@@ -165,7 +178,8 @@ def test_synthesize_yields_typed_events_as_they_arrive(client: Client) -> None:
     assert {type(e) for e in events} == {AudioFormat, AudioChunk, Timestamps, Summary}
 
 
-def test_sync_and_async_clients_produce_the_same_audio(
+@pytest.mark.asyncio
+async def test_sync_and_async_clients_produce_the_same_audio(
     client: Client, server: ServerThread
 ) -> None:
     sync_once = audio_of(list(client.synthesize(TEXT, **PCM)))
@@ -173,17 +187,12 @@ def test_sync_and_async_clients_produce_the_same_audio(
         session.send(TEXT)
         session.close()
         sync_stream = audio_of(list(session))
-
-    async def with_asyncio() -> tuple[bytes, bytes]:
-        async with AsyncClient(server.address) as aclient:
-            once = audio_of([e async for e in aclient.synthesize(TEXT, **PCM)])
-            async with aclient.stream(**PCM) as asession:
-                await asession.send(TEXT)
-                await asession.close()
-                streamed = audio_of([e async for e in asession])
-        return once, streamed
-
-    async_once, async_stream = asyncio.run(with_asyncio())
+    async with AsyncClient(server.address) as aclient:
+        async_once = audio_of([e async for e in aclient.synthesize(TEXT, **PCM)])
+        async with aclient.stream(**PCM) as asession:
+            await asession.send(TEXT)
+            await asession.close()
+            async_stream = audio_of([e async for e in asession])
     assert len(sync_once) > 24000 * 2  # over a second of 24 kHz PCM
     assert async_once == sync_once
     assert sync_stream == sync_once
@@ -263,7 +272,8 @@ def test_closing_the_iterator_early_cancels_the_call(client: Client, server: Ser
 # -- voices, health -----------------------------------------------------------------------------
 
 
-def test_voices_and_health(client: Client, server: ServerThread) -> None:
+@pytest.mark.asyncio
+async def test_voices_and_health(client: Client, server: ServerThread) -> None:
     voices = client.voices()
     [voice] = voices
     assert voice.name == "en_US-joe-medium"
@@ -277,18 +287,16 @@ def test_voices_and_health(client: Client, server: ServerThread) -> None:
     assert voices.failed == ()
     assert len(client.voices(language="de")) == 0
     assert client.health() is HealthStatus.SERVING
-
-    async def with_asyncio() -> tuple[int, HealthStatus]:
-        async with AsyncClient(server.address) as aclient:
-            return len(await aclient.voices(language="en")), await aclient.health()
-
-    assert asyncio.run(with_asyncio()) == (1, HealthStatus.SERVING)
+    async with AsyncClient(server.address) as aclient:
+        assert len(await aclient.voices(language="en")) == 1
+        assert await aclient.health() is HealthStatus.SERVING
 
 
 # -- errors -------------------------------------------------------------------------------------
 
 
-def test_unknown_voice_is_voice_not_found(client: Client, server: ServerThread) -> None:
+@pytest.mark.asyncio
+async def test_unknown_voice_is_voice_not_found(client: Client, server: ServerThread) -> None:
     with pytest.raises(VoiceNotFound) as info:
         list(client.synthesize("Hello.", voice="xx_XX-nobody"))
     assert info.value.code == grpc.StatusCode.NOT_FOUND
@@ -296,14 +304,10 @@ def test_unknown_voice_is_voice_not_found(client: Client, server: ServerThread) 
     assert str(info.value) == info.value.details
     with client.stream(voice="xx_XX-nobody") as session, pytest.raises(VoiceNotFound):
         list(session)
-
-    async def with_asyncio() -> VoxliteError:
-        async with AsyncClient(server.address) as aclient:
-            with pytest.raises(VoiceNotFound) as ainfo:
-                [e async for e in aclient.synthesize("Hello.", voice="xx_XX-nobody")]
-            return ainfo.value
-
-    assert asyncio.run(with_asyncio()).code == grpc.StatusCode.NOT_FOUND
+    async with AsyncClient(server.address) as aclient:
+        with pytest.raises(VoiceNotFound) as ainfo:
+            [e async for e in aclient.synthesize("Hello.", voice="xx_XX-nobody")]
+    assert ainfo.value.code == grpc.StatusCode.NOT_FOUND
 
 
 def test_bad_values_are_invalid_request(client: Client) -> None:
@@ -430,7 +434,8 @@ class Unseekable(io.BytesIO):
         return False
 
 
-def test_wav_to_a_stream_that_cannot_seek_marks_its_size_unknown(
+@pytest.mark.asyncio
+async def test_wav_to_a_stream_that_cannot_seek_marks_its_size_unknown(
     client: Client, server: ServerThread
 ) -> None:
     out = Unseekable()
@@ -439,14 +444,10 @@ def test_wav_to_a_stream_that_cannot_seek_marks_its_size_unknown(
     assert data[4:8] == data[40:44] == b"\xff\xff\xff\xff"
     samples, rate = soundfile.read(io.BytesIO(data), dtype="int16")
     assert (len(samples), rate) == ((len(data) - 44) // 2, 24000)
-
-    async def with_asyncio() -> bytes:
-        aout = Unseekable()
-        async with AsyncClient(server.address) as aclient:
-            await aclient.synthesize_to_file("Hello there.", aout, format="wav")
-        return aout.getvalue()
-
-    assert asyncio.run(with_asyncio())[:44] == data[:44]
+    aout = Unseekable()
+    async with AsyncClient(server.address) as aclient:
+        await aclient.synthesize_to_file("Hello there.", aout, format="wav")
+    assert aout.getvalue()[:44] == data[:44]
 
 
 def test_file_writer_writes_each_chunk_as_it_arrives(client: Client, tmp_path: Path) -> None:
@@ -594,7 +595,9 @@ class RecordingHealth(health.HealthServicer):
         return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
 
 
-def test_tls_credentials_options_and_metadata(tmp_path: Path) -> None:
+@pytest.fixture
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A key and a certificate for tts.test, made by the openssl command."""
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
@@ -607,6 +610,12 @@ def test_tls_credentials_options_and_metadata(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
+    return key, cert
+
+
+@pytest.mark.asyncio
+async def test_tls_credentials_options_and_metadata(self_signed: tuple[Path, Path]) -> None:
+    key, cert = self_signed
     recorder = RecordingHealth()
     tls_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     health_pb2_grpc.add_HealthServicer_to_server(recorder, tls_server)
@@ -624,14 +633,10 @@ def test_tls_credentials_options_and_metadata(tmp_path: Path) -> None:
             options=options,
         ) as secure:
             assert secure.health(metadata=[("x-request", "1")]) is HealthStatus.SERVING
-
-        async def with_asyncio() -> HealthStatus:
-            async with AsyncClient(
-                f"127.0.0.1:{port}", credentials=credentials, options=options
-            ) as asecure:
-                return await asecure.health(metadata={"x-request": "2"})
-
-        assert asyncio.run(with_asyncio()) is HealthStatus.SERVING
+        async with AsyncClient(
+            f"127.0.0.1:{port}", credentials=credentials, options=options
+        ) as asecure:
+            assert await asecure.health(metadata={"x-request": "2"}) is HealthStatus.SERVING
         with Client(f"127.0.0.1:{port}") as plain, pytest.raises(Unavailable):
             plain.health(timeout=10)  # plaintext to a TLS port fails
     finally:

@@ -8,7 +8,8 @@ from typing import Any
 
 import grpc
 import pytest
-from voxlite.service.config import OPTIONS, config_from_args, start_warnings
+from voxlite.service.config import config_from_args, start_warnings
+from voxlite.service.options import OPTIONS
 from voxlite.service.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc

@@ -1,5 +1,5 @@
-"""Kokoro voices through the real server: Mandarin and Japanese by language and by name, the Ogg
-decoded by libsndfile and judged by Whisper base; routing and its errors; a clear that stops."""
+"""Kokoro voices through the real server: Mandarin and Japanese by language (the CLI's too) and by
+name, decoded by libsndfile, judged by Whisper base; routing and its errors; a clear that stops."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import soundfile
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .helpers import ServerThread, base_config
+from .helpers import ServerThread, base_config, voxlite
 from .whisper import judge
 
 pytestmark = pytest.mark.slow
@@ -84,6 +84,17 @@ def test_streaming_synthesize(
     assert responses[0].format.voice == voice
     audio, rate = ogg_of(responses)
     assert judge().cer(audio, rate, whisper, text) <= 0.10
+
+
+def test_the_cli_speaks_the_language_asked_for(kokoro_server: ServerThread, tmp_path: Path) -> None:
+    """`voxlite speak --language zh` with no voice: the server's Mandarin voice speaks it."""
+    path = tmp_path / "out.opus"
+    result = voxlite(
+        "speak", "-o", str(path), "--language", "zh", MANDARIN, "--server", kokoro_server.address
+    )
+    assert result.returncode == 0, result.stderr
+    audio, rate = soundfile.read(path, dtype="float32")
+    assert judge().cer(audio, rate, "zh", MANDARIN) <= 0.10
 
 
 def test_list_voices_by_language_prefix(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
+import pytest
 from voxlite.service.engine import VoiceRequest
 from voxlite.service.jobs import Batch, Work
 from voxlite.service.pacing import DEADLINE_LEAD, Pacer
@@ -34,23 +34,19 @@ class Deadlines:
         pass
 
 
-def test_a_job_is_due_before_the_audio_in_hand_runs_out_by_its_cost() -> None:
+@pytest.mark.asyncio
+async def test_a_job_is_due_before_the_audio_in_hand_runs_out_by_its_cost() -> None:
     """Bug (issue 21): a long sentence after a short first clause was due DEADLINE_LEAD before
     the clause's audio ran out, whatever its own acoustic part, flow and first window took, so
     under load it started too late and the listener heard a gap."""
     runner = Deadlines()
     pacer = Pacer(runner, 22050)
-
-    async def main() -> tuple[float, float]:
-        assert await pacer.run(lambda wide: 1) == 1
-        pacer.heard(22050)  # a second of audio in hand
-        await pacer.run(lambda wide: 2, cost=0.25)
-        heard_by = time.monotonic() + pacer.ahead()
-        deadline = runner.deadlines[-1]
-        assert deadline is not None
-        return deadline, heard_by
-
-    deadline, heard_by = asyncio.run(main())
+    assert await pacer.run(lambda wide: 1) == 1
+    pacer.heard(22050)  # a second of audio in hand
+    await pacer.run(lambda wide: 2, cost=0.25)
+    heard_by = time.monotonic() + pacer.ahead()
+    deadline = runner.deadlines[-1]
+    assert deadline is not None
     assert runner.deadlines[0] is None  # nothing in hand: due now
     assert abs((heard_by - deadline) - (DEADLINE_LEAD + 0.25)) < 0.05
     assert pacer.busy_seconds > 0

@@ -51,106 +51,95 @@ async def with_worker_held(scheduler: Scheduler) -> tuple[threading.Event, async
     return gate, held
 
 
-def test_earliest_deadline_runs_first() -> None:
-    async def main() -> list[int]:
-        scheduler = Scheduler(1)
-        try:
-            gate, held = await with_worker_held(scheduler)
-            ran: list[int] = []
-            now = time.monotonic()
-            order = [5, 1, 4, 2, 3]
+@pytest.mark.asyncio
+async def test_earliest_deadline_runs_first() -> None:
+    scheduler = Scheduler(1)
+    ran: list[int] = []
+    try:
+        gate, held = await with_worker_held(scheduler)
+        now = time.monotonic()
+        order = [5, 1, 4, 2, 3]
 
-            def note(k: int) -> Work[None]:
-                return lambda wide: ran.append(k)
+        def note(k: int) -> Work[None]:
+            return lambda wide: ran.append(k)
 
-            jobs = [scheduler.submit(note(k), deadline=now + k) for k in order]
-            assert scheduler.jobs_queued == 5  # all queued while the worker is held
-            gate.set()
-            await held
-            for job in jobs:
-                await scheduler.wait(job)
-            return ran
-        finally:
-            scheduler.shutdown()
-
-    assert asyncio.run(main()) == [1, 2, 3, 4, 5]
+        jobs = [scheduler.submit(note(k), deadline=now + k) for k in order]
+        assert scheduler.jobs_queued == 5  # all queued while the worker is held
+        gate.set()
+        await held
+        for job in jobs:
+            await scheduler.wait(job)
+    finally:
+        scheduler.shutdown()
+    assert ran == [1, 2, 3, 4, 5]
 
 
-def test_only_a_job_queued_with_slack_counts_as_overdue() -> None:
+@pytest.mark.asyncio
+async def test_only_a_job_queued_with_slack_counts_as_overdue() -> None:
     """A job due at once (a first window) or queued already past its deadline (after the small
     first window) waits by design; one queued with slack that passes its deadline still queued
     shows the workers behind: only that one makes the server refuse calls. The scheduler's
     clock is the test's, so that how late a job is does not depend on the machine's speed."""
     clock = [1000.0]
-
-    async def main() -> tuple[float, float, float]:
-        scheduler = Scheduler(1, clock=lambda: clock[0])
-        try:
-            gate, held = await with_worker_held(scheduler)
-            jobs = [
-                scheduler.submit(lambda _: None, None),
-                scheduler.submit(lambda _: None, clock[0] - 0.2),
-            ]
-            clock[0] += START_GRACE / 2
-            by_design = scheduler.overdue()
-            jobs.append(scheduler.submit(lambda _: None, clock[0] + 0.02))
-            clock[0] += 0.1
-            behind = scheduler.overdue()
-            # The first window waits past its grace: a backlog, not just the job running.
-            clock[0] += START_GRACE
-            backlog = scheduler.overdue()
-            gate.set()
-            await held
-            await asyncio.gather(*(scheduler.wait(job) for job in jobs))
-            return by_design, behind, backlog
-        finally:
-            scheduler.shutdown()
-
-    by_design, behind, backlog = asyncio.run(main())
+    scheduler = Scheduler(1, clock=lambda: clock[0])
+    try:
+        gate, held = await with_worker_held(scheduler)
+        jobs = [
+            scheduler.submit(lambda _: None, None),
+            scheduler.submit(lambda _: None, clock[0] - 0.2),
+        ]
+        clock[0] += START_GRACE / 2
+        by_design = scheduler.overdue()
+        jobs.append(scheduler.submit(lambda _: None, clock[0] + 0.02))
+        clock[0] += 0.1
+        behind = scheduler.overdue()
+        # The first window waits past its grace: a backlog, not just the job running.
+        clock[0] += START_GRACE
+        backlog = scheduler.overdue()
+        gate.set()
+        await held
+        await asyncio.gather(*(scheduler.wait(job) for job in jobs))
+    finally:
+        scheduler.shutdown()
     assert by_design == 0.0
     assert behind == pytest.approx(0.08)
     assert backlog == pytest.approx(START_GRACE + 0.08)
 
 
-def test_a_dropped_or_cancelled_job_never_runs() -> None:
-    async def main() -> tuple[list[str], int]:
-        scheduler = Scheduler(1)
-        try:
-            gate, held = await with_worker_held(scheduler)
-            ran: list[str] = []
-            dropped = scheduler.submit(lambda _: ran.append("dropped"), time.monotonic())
-            waiter = asyncio.ensure_future(scheduler.run(lambda _: ran.append("cancelled")))
-            kept = asyncio.ensure_future(scheduler.run(lambda _: ran.append("kept")))
-            await eventually(lambda: scheduler.jobs_queued == 3)  # the tasks queue theirs
-            scheduler.drop(dropped)
-            waiter.cancel()
-            await asyncio.sleep(0)  # the cancellation reaches the waiting coroutine
-            gate.set()
-            await held
-            await kept
-            with pytest.raises(JobDropped):
-                await dropped.future
-            assert waiter.cancelled()
-            return ran, scheduler.stats.jobs_dropped
-        finally:
-            scheduler.shutdown()
-
-    ran, dropped = asyncio.run(main())
+@pytest.mark.asyncio
+async def test_a_dropped_or_cancelled_job_never_runs() -> None:
+    scheduler = Scheduler(1)
+    ran: list[str] = []
+    try:
+        gate, held = await with_worker_held(scheduler)
+        dropped = scheduler.submit(lambda _: ran.append("dropped"), time.monotonic())
+        waiter = asyncio.ensure_future(scheduler.run(lambda _: ran.append("cancelled")))
+        kept = asyncio.ensure_future(scheduler.run(lambda _: ran.append("kept")))
+        await eventually(lambda: scheduler.jobs_queued == 3)  # the tasks queue theirs
+        scheduler.drop(dropped)
+        waiter.cancel()
+        await asyncio.sleep(0)  # the cancellation reaches the waiting coroutine
+        gate.set()
+        await held
+        await kept
+        with pytest.raises(JobDropped):
+            await dropped.future
+        assert waiter.cancelled()
+    finally:
+        scheduler.shutdown()
     assert ran == ["kept"]
-    assert dropped == 2
+    assert scheduler.stats.jobs_dropped == 2
 
 
-def test_errors_reach_the_caller() -> None:
-    async def main() -> None:
-        scheduler = Scheduler(2)
-        try:
-            with pytest.raises(ZeroDivisionError):
-                await scheduler.run(lambda _: 1 / 0)
-            assert await scheduler.run(lambda _: 6 * 7) == 42
-        finally:
-            scheduler.shutdown()
-
-    asyncio.run(main())
+@pytest.mark.asyncio
+async def test_errors_reach_the_caller() -> None:
+    scheduler = Scheduler(2)
+    try:
+        with pytest.raises(ZeroDivisionError):
+            await scheduler.run(lambda _: 1 / 0)
+        assert await scheduler.run(lambda _: 6 * 7) == 42
+    finally:
+        scheduler.shutdown()
 
 
 class Width:
@@ -168,43 +157,40 @@ class Width:
         return run
 
 
-def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
+@pytest.mark.asyncio
+async def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
     """A stream's first audio on an idle server gets every thread; while it runs, the other
     worker starts nothing (threads in use never exceed the cores). A job with slack, or one
     that finds other work, runs on one worker's thread."""
     width = Width()
-
-    async def main() -> list[tuple[str, bool]]:
-        scheduler = Scheduler(2, wide=True)
-        log: list[tuple[str, bool]] = []
-        try:
-            await scheduler.run(width.job("slack", log), deadline=time.monotonic() + 5)
-            gate = threading.Event()
-            first = asyncio.ensure_future(scheduler.run(width.job("first", log, gate)))
-            await asyncio.to_thread(wait_until, lambda: len(log) == 2)
-            held_before = scheduler.stats.held_for_wide
-            second = scheduler.submit(width.job("second", log), None)
-            # The idle worker was woken for "second" and went back to waiting.
-            await asyncio.to_thread(wait_until, lambda: scheduler.stats.held_for_wide > held_before)
-            started_while_wide = len(log)
-            gate.set()
-            await first
-            await scheduler.wait(second)
-            assert started_while_wide == 2, "the other worker ran a job beside a wide one"
-            # Two jobs at once: both narrow, side by side.
-            gate2 = threading.Event()
-            held = scheduler.submit(width.job("held", log, gate2), time.monotonic() + 5)
-            await asyncio.to_thread(wait_until, lambda: len(log) == 4)
-            beside = scheduler.submit(width.job("beside", log), None)
-            await scheduler.wait(beside)  # ran while "held" still holds the other worker
-            gate2.set()
-            await scheduler.wait(held)
-            assert scheduler.stats.wide_runs == 2
-            return log
-        finally:
-            scheduler.shutdown()
-
-    assert asyncio.run(main()) == [
+    scheduler = Scheduler(2, wide=True)
+    log: list[tuple[str, bool]] = []
+    try:
+        await scheduler.run(width.job("slack", log), deadline=time.monotonic() + 5)
+        gate = threading.Event()
+        first = asyncio.ensure_future(scheduler.run(width.job("first", log, gate)))
+        await asyncio.to_thread(wait_until, lambda: len(log) == 2)
+        held_before = scheduler.stats.held_for_wide
+        second = scheduler.submit(width.job("second", log), None)
+        # The idle worker was woken for "second" and went back to waiting.
+        await asyncio.to_thread(wait_until, lambda: scheduler.stats.held_for_wide > held_before)
+        started_while_wide = len(log)
+        gate.set()
+        await first
+        await scheduler.wait(second)
+        assert started_while_wide == 2, "the other worker ran a job beside a wide one"
+        # Two jobs at once: both narrow, side by side.
+        gate2 = threading.Event()
+        held = scheduler.submit(width.job("held", log, gate2), time.monotonic() + 5)
+        await asyncio.to_thread(wait_until, lambda: len(log) == 4)
+        beside = scheduler.submit(width.job("beside", log), None)
+        await scheduler.wait(beside)  # ran while "held" still holds the other worker
+        gate2.set()
+        await scheduler.wait(held)
+        assert scheduler.stats.wide_runs == 2
+    finally:
+        scheduler.shutdown()
+    assert log == [
         ("slack", False),
         ("first", True),
         ("second", True),  # alone again once the first ended
@@ -213,34 +199,32 @@ def test_an_urgent_job_alone_runs_wide_and_holds_every_worker() -> None:
     ]
 
 
-def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
+@pytest.mark.asyncio
+async def test_batchable_jobs_of_one_shape_run_as_one_batch() -> None:
     calls: list[list[int]] = []
 
     def double(items: list[int], wide: bool) -> list[int]:
         calls.append(items)
         return [2 * i for i in items]
 
-    async def main() -> list[int]:
-        scheduler = Scheduler(1, batch_size=4)
-        try:
-            gate, held = await with_worker_held(scheduler)
-            now = time.monotonic()
-            jobs = [
-                scheduler.submit(None, now + i, batch=Batch("w64", i, double)) for i in range(3)
-            ]
-            other = scheduler.submit(None, now, batch=Batch("w8", 10, double))
-            assert scheduler.jobs_queued == 4
-            gate.set()
-            await held
-            return [await scheduler.wait(j) for j in [*jobs, other]]
-        finally:
-            scheduler.shutdown()
-
-    assert asyncio.run(main()) == [0, 2, 4, 20]
+    scheduler = Scheduler(1, batch_size=4)
+    try:
+        gate, held = await with_worker_held(scheduler)
+        now = time.monotonic()
+        jobs = [scheduler.submit(None, now + i, batch=Batch("w64", i, double)) for i in range(3)]
+        other = scheduler.submit(None, now, batch=Batch("w8", 10, double))
+        assert scheduler.jobs_queued == 4
+        gate.set()
+        await held
+        results = [await scheduler.wait(j) for j in [*jobs, other]]
+    finally:
+        scheduler.shutdown()
+    assert results == [0, 2, 4, 20]
     assert sorted(calls, key=len) == [[10], [0, 1, 2]]
 
 
-def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperVoice) -> None:
+@pytest.mark.asyncio
+async def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperVoice) -> None:
     """Three streams have seconds of audio in hand and a window queued each; a new stream's
     first job must start next, not after theirs (first come, first served would run up to
     three of their windows first). One worker: the order in which jobs start shows it."""
@@ -248,65 +232,62 @@ def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperVoice) 
     settings = StreamSettings(voice, voice.params(QUIET), audio)
     log: list[str] = []
 
-    async def main() -> None:
-        scheduler = Scheduler(1)
+    scheduler = Scheduler(1)
 
-        class Logged:
-            """The scheduler, logging when this stream's jobs queue and start (Runner)."""
+    class Logged:
+        """The scheduler, logging when this stream's jobs queue and start (Runner)."""
 
-            def __init__(self, name: str) -> None:
-                self.name = name
+        def __init__(self, name: str) -> None:
+            self.name = name
 
-            async def run(
-                self,
-                fn: Work[T] | None,
-                deadline: float | None = None,
-                *,
-                batch: Any = None,
-                cost: float = 0.0,
-            ) -> T:
-                assert fn is not None
+        async def run(
+            self,
+            fn: Work[T] | None,
+            deadline: float | None = None,
+            *,
+            batch: Any = None,
+            cost: float = 0.0,
+        ) -> T:
+            assert fn is not None
 
-                def job(wide: bool) -> T:
-                    log.append(self.name)
-                    return fn(wide)
+            def job(wide: bool) -> T:
+                log.append(self.name)
+                return fn(wide)
 
-                log.append(f"{self.name} queued")
-                return await scheduler.run(job, deadline)
+            log.append(f"{self.name} queued")
+            return await scheduler.run(job, deadline)
 
-            def close(self) -> None:
-                pass
+        def close(self) -> None:
+            pass
 
-        def logged(name: str) -> Runner:
-            return Logged(name)
+    def logged(name: str) -> Runner:
+        return Logged(name)
 
-        async def consume(session: Session, ahead: asyncio.Event) -> None:
-            heard = 0.0
-            async for event in session.events():
-                if isinstance(event, AudioEvent):
-                    heard += event.duration_ms
-                    if heard > 3000:
-                        ahead.set()
+    async def consume(session: Session, ahead: asyncio.Event) -> None:
+        heard = 0.0
+        async for event in session.events():
+            if isinstance(event, AudioEvent):
+                heard += event.duration_ms
+                if heard > 3000:
+                    ahead.set()
 
-        try:
-            long_text = " ".join(["This reply goes on and on, sentence after sentence."] * 8)
-            tasks, ahead = [], []
-            for name in "ACD":
-                session, event = Session(settings, logged(name)), asyncio.Event()
-                tasks.append(asyncio.ensure_future(consume(session, event)))
-                ahead.append(event)
-                session.push_text(long_text)
-                session.end()
-            await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ahead)), 60)
-            b = Session(settings, logged("B"))
-            tasks.append(asyncio.ensure_future(consume(b, asyncio.Event())))
-            b.push_text("Hello!")
-            b.end()
-            await asyncio.wait_for(asyncio.gather(*tasks), 180)
-        finally:
-            scheduler.shutdown()
-
-    asyncio.run(main())
+    try:
+        long_text = " ".join(["This reply goes on and on, sentence after sentence."] * 8)
+        tasks, ahead = [], []
+        for name in "ACD":
+            session, event = Session(settings, logged(name)), asyncio.Event()
+            tasks.append(asyncio.ensure_future(consume(session, event)))
+            ahead.append(event)
+            session.push_text(long_text)
+            session.end()
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ahead)), 60)
+        b = Session(settings, logged("B"))
+        tasks.append(asyncio.ensure_future(consume(b, asyncio.Event())))
+        b.push_text("Hello!")
+        b.end()
+        await asyncio.wait_for(asyncio.gather(*tasks), 180)
+    finally:
+        scheduler.shutdown()
     queued = log.index("B queued")
     first = log.index("B", queued)
     started_between = [e for e in log[queued + 1 : first] if not e.endswith("queued")]
@@ -420,7 +401,8 @@ def test_a_call_at_capacity_waits_its_turn_or_is_refused_at_once(
         srv.close()
 
 
-def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
+@pytest.mark.asyncio
+async def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
     """Waiting calls are let in first come, first served, once the workers are under 80% busy
     and no stream is short of audio; one still waiting when its time is up is refused with a
     message that says what to do. The load and slack are the test's own figures."""
@@ -439,52 +421,46 @@ def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
         start = looks[0]
         await eventually(lambda: looks[0] >= start + times)
 
-    async def scenario() -> tuple[list[str], AtCapacity]:
-        order: list[str] = []
+    order: list[str] = []
 
-        async def arrive(name: str) -> None:
-            await admission.admit()
-            order.append(name)
+    async def arrive(name: str) -> None:
+        await admission.admit()
+        order.append(name)
 
-        first = asyncio.ensure_future(arrive("first"))
-        await eventually(lambda: admission.waiting)
-        second = asyncio.ensure_future(arrive("second"))
-        await eventually(lambda: admission.waiting_calls == 2)
-        await looked_again()
-        assert admission.active == 0
-        load[0] = 0.5  # idle enough, but a stream's audio is due now: still waiting
-        await looked_again()
-        assert admission.active == 0
-        slack[0] = math.inf
-        await asyncio.gather(first, second)
-        load[0] = 1.0
-        slack[0] = 0.0
-        admission.wait = 0.05
-        with pytest.raises(AtCapacity) as refused:
-            await admission.admit()
-        return order, refused.value
-
-    order, refused = asyncio.run(scenario())
+    first = asyncio.ensure_future(arrive("first"))
+    await eventually(lambda: admission.waiting)
+    second = asyncio.ensure_future(arrive("second"))
+    await eventually(lambda: admission.waiting_calls == 2)
+    await looked_again()
+    assert admission.active == 0
+    load[0] = 0.5  # idle enough, but a stream's audio is due now: still waiting
+    await looked_again()
+    assert admission.active == 0
+    slack[0] = math.inf
+    await asyncio.gather(first, second)
+    load[0] = 1.0
+    slack[0] = 0.0
+    admission.wait = 0.05
+    with pytest.raises(AtCapacity) as refused:
+        await admission.admit()
     assert order == ["first", "second"]
     assert admission.active == 2
     assert admission.waiting_calls == 0
-    assert "at capacity" in str(refused)
-    assert "retry" in str(refused)
+    assert "at capacity" in str(refused.value)
+    assert "retry" in str(refused.value)
 
 
-def test_one_callers_calls_back_to_back_are_never_refused() -> None:
+@pytest.mark.asyncio
+async def test_one_callers_calls_back_to_back_are_never_refused() -> None:
     """Calls one after another keep the only worker busy, but with nothing waiting there is
     nobody to protect: a batch client is served, not told the server is at capacity. The
     load is the test's figure, fully busy: real calls bring it near the bar only sometimes."""
     admission = Admission(10, load=lambda: 1.0, slack=lambda: math.inf, wait=0.0)
     admission.open()
 
-    async def calls() -> None:
-        for _ in range(12):
-            await admission.admit()  # raises AtCapacity if refused
-            admission.leave()
-
-    asyncio.run(calls())
+    for _ in range(12):
+        await admission.admit()  # raises AtCapacity if refused
+        admission.leave()
 
 
 def test_streams_with_long_jobs_share_a_budget_and_the_first_is_always_taken() -> None:
@@ -538,7 +514,8 @@ def test_a_busy_server_with_nothing_queued_admits_a_call(cache_dir: Path, tmp_pa
 
 
 @pytest.mark.parametrize("batch", [1, 4], ids=["alone", "batched"])
-def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
+@pytest.mark.asyncio
+async def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
     voice: PiperVoice, whole_graph: ort.InferenceSession, batch: int
 ) -> None:
     """Three streams on the server's scheduler, PCM at the voice's own rate: each one's audio
@@ -551,21 +528,18 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
 
     scheduler = Scheduler(1, batch_size=batch)
 
-    async def main() -> list[np.ndarray]:
-        async def stream() -> np.ndarray:
-            session = Session(settings, scheduler)
-            session.push_text(text)
-            session.end()
-            pcm = [e.data async for e in session.events() if isinstance(e, AudioEvent)]
-            return np.frombuffer(b"".join(pcm), dtype="<i2").astype(np.float32) / 32767
-
-        try:
-            return await asyncio.wait_for(asyncio.gather(*(stream() for _ in range(3))), 120)
-        finally:
-            scheduler.shutdown()
+    async def stream() -> np.ndarray:
+        session = Session(settings, scheduler)
+        session.push_text(text)
+        session.end()
+        pcm = [e.data async for e in session.events() if isinstance(e, AudioEvent)]
+        return np.frombuffer(b"".join(pcm), dtype="<i2").astype(np.float32) / 32767
 
     before = voice.stage_work()[-1]  # the vocoder's tail
-    streams = asyncio.run(main())
+    try:
+        streams = await asyncio.wait_for(asyncio.gather(*(stream() for _ in range(3))), 120)
+    finally:
+        scheduler.shutdown()
     after = voice.stage_work()[-1]
     runs, samples = after.runs - before.runs, after.samples - before.samples
 
@@ -584,7 +558,8 @@ def test_a_streams_windows_equal_one_shot_and_run_alone_through_the_stages(
 
 
 @pytest.mark.parametrize("load", [0.0, 0.9], ids=["idle", "busy"])
-def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
+@pytest.mark.asyncio
+async def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
     voice: PiperVoice, load: float
 ) -> None:
     """Busy, a new reply's first audio waits behind other streams' jobs anyway, and so does its
@@ -593,18 +568,16 @@ def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
     audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
     settings = StreamSettings(voice, voice.params(QUIET), audio)
 
-    async def first_chunk() -> int:
-        scheduler = Scheduler(1)
-        try:
-            session = Session(settings, scheduler, load=lambda: load)
-            session.push_text("A reply long enough for several windows of audio, at the least.")
-            session.end()
-            async for event in session.events():
-                if isinstance(event, AudioEvent):
-                    return len(event.data) // 2
-            raise AssertionError("no audio")
-        finally:
-            scheduler.shutdown()
-
-    frames = asyncio.run(first_chunk()) // voice.hop
+    scheduler = Scheduler(1)
+    try:
+        session = Session(settings, scheduler, load=lambda: load)
+        session.push_text("A reply long enough for several windows of audio, at the least.")
+        session.end()
+        frames = 0  # no audio: fails below
+        async for event in session.events():
+            if isinstance(event, AudioEvent):
+                frames = len(event.data) // 2 // voice.hop
+                break
+    finally:
+        scheduler.shutdown()
     assert frames == voice.schedule.first * (2 if load > LONG_FIRST_WINDOW_LOAD else 1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -100,20 +99,17 @@ def speaks(client: Client) -> bool:
 # -- TLS ----------------------------------------------------------------------------------------
 
 
-def test_tls_synthesize_with_the_servers_ca(tls_server: ServerThread, pki: Pki) -> None:
+@pytest.mark.asyncio
+async def test_tls_synthesize_with_the_servers_ca(tls_server: ServerThread, pki: Pki) -> None:
     with Client(tls_server.address, root_certificates=pki.ca.cert.read_bytes()) as client:
         assert speaks(client)
         assert client.health() is HealthStatus.SERVING
-
-    async def with_asyncio() -> Summary:
-        async with AsyncClient(
-            f"localhost:{tls_server.port}", root_certificates=pki.ca.cert.read_bytes()
-        ) as aclient:
-            events = [e async for e in aclient.synthesize("Hello.", timeout=30)]
-        assert isinstance(events[-1], Summary)
-        return events[-1]
-
-    assert asyncio.run(with_asyncio()).audio_duration_ms > 0
+    async with AsyncClient(
+        f"localhost:{tls_server.port}", root_certificates=pki.ca.cert.read_bytes()
+    ) as aclient:
+        events = [e async for e in aclient.synthesize("Hello.", timeout=30)]
+    assert isinstance(events[-1], Summary)
+    assert events[-1].audio_duration_ms > 0
 
 
 def test_plaintext_and_untrusting_clients_cannot_talk_to_a_tls_server(
@@ -272,7 +268,8 @@ def test_bearer_forms_grpc_clients_cannot_send_are_refused_too() -> None:
         assert "RFC 6750" in str(auth.problem([("authorization", value.encode("utf-8"))]))
 
 
-def test_token_over_tls_travels_as_call_credentials(
+@pytest.mark.asyncio
+async def test_token_over_tls_travels_as_call_credentials(
     tls_token_server: ServerThread, pki: Pki
 ) -> None:
     ca = pki.ca.cert.read_bytes()
@@ -284,14 +281,8 @@ def test_token_over_tls_travels_as_call_credentials(
     wrong = Client(tls_token_server.address, root_certificates=ca, token=OTHER_TOKEN)
     with wrong, pytest.raises(Unauthenticated):
         wrong.voices(timeout=10)
-
-    async def with_asyncio() -> int:
-        async with AsyncClient(
-            tls_token_server.address, root_certificates=ca, token=TOKEN
-        ) as aclient:
-            return len(await aclient.voices(timeout=10))
-
-    assert asyncio.run(with_asyncio()) == 1
+    async with AsyncClient(tls_token_server.address, root_certificates=ca, token=TOKEN) as aclient:
+        assert len(await aclient.voices(timeout=10)) == 1
 
 
 def test_health_answers_without_a_token(

@@ -156,16 +156,18 @@ def check(events: list[Event], sent: list[tuple[str, Any]]) -> None:
     assert summary.audio_ms == pytest.approx(sum(a.duration_ms for a in audio))
 
 
+@pytest.mark.asyncio
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=ops_strategy)
-def test_session_keeps_its_ordering_guarantees(voice: Voice, ops: list[Op]) -> None:
-    events, sent = asyncio.run(drive(voice, ops))
+async def test_session_keeps_its_ordering_guarantees(voice: Voice, ops: list[Op]) -> None:
+    events, sent = await drive(voice, ops)
     check(events, sent)
 
 
-def test_the_checker_catches_a_leak_after_clear(voice: Voice) -> None:
+@pytest.mark.asyncio
+async def test_the_checker_catches_a_leak_after_clear(voice: Voice) -> None:
     """The property is not vacuous: audio of cleared text after the ClearDone fails it."""
-    events, sent = asyncio.run(drive(voice, [("text", 0), ("read", 3), ("clear", 0), ("text", 0)]))
+    events, sent = await drive(voice, [("text", 0), ("read", 3), ("clear", 0), ("text", 0)])
     check(events, sent)
     done = next(i for i, e in enumerate(events) if isinstance(e, ClearDoneEvent))
     old_audio = next(e for e in events[:done] if isinstance(e, AudioEvent))
