@@ -504,3 +504,16 @@ def test_dockerignore_is_an_allow_list() -> None:
             sources = [s for s in args.split() if not s.startswith("--")][:-1]
             for source in sources:
                 assert source.rstrip("/") in allowed, f"COPY {source} but .dockerignore drops it"
+
+
+def test_every_package_folder_is_installed() -> None:
+    """The image installs with `pip install .`, not editable: a package folder missing from
+    pyproject.toml's list is left out of it. Regression: voxlite.service.piper was, and the
+    image's server could not start (an editable install finds every folder anyway)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = set()
+    for package, folder in setuptools["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            found.add(".".join((package, *init.parent.relative_to(ROOT / folder).parts)))
+    assert found <= set(setuptools["packages"]), found - set(setuptools["packages"])
