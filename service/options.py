@@ -333,7 +333,8 @@ OPTIONS: tuple[Option, ...] = (
 NOT_SERVER_VARIABLES = frozenset(
     {
         *("VOXLITE_SERVER", "VOXLITE_TOKEN"),  # the client's
-        *("VOXLITE_VENV", "VOXLITE_BASE", "VOXLITE_IMAGE", "VOXLITE_DEBIAN_MIRROR"),  # scripts'
+        *("VOXLITE_VENV", "VOXLITE_LANGUAGES", "VOXLITE_BASE", "VOXLITE_IMAGE"),  # scripts'
+        "VOXLITE_DEBIAN_MIRROR",
     }
 )
 """VOXLITE_* variables that the client and the scripts read, not the server."""

@@ -196,6 +196,15 @@ def test_unknown_variables_are_named_in_one_warning() -> None:
     ]
 
 
+def test_the_scripts_variables_are_no_unknown_setting() -> None:
+    """A VOXLITE_* variable a script reads (VOXLITE_LANGUAGES=en scripts/setup) is no setting
+    the server warns about when it is left exported."""
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    names = {n for f in scripts.iterdir() for n in re.findall(r"VOXLITE_[A-Z_]+", f.read_text())}
+    assert names
+    assert start_warnings(config_from_args([], {}), dict.fromkeys(names, "x")) == []
+
+
 def test_the_readme_table_lists_every_setting() -> None:
     """README's configuration table and the options table name the same flags (it still
     listed --scheduler after the flag was removed)."""

