@@ -4,6 +4,7 @@ polling with a generous deadline, the texts they speak and text in an LLM's piec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import io
 import ipaddress
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -209,6 +210,27 @@ class ServerThread:
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=30)
         self.loop.close()
+
+
+@contextlib.contextmanager
+def held_workers(srv: ServerThread) -> Iterator[None]:
+    """Every worker of `srv`'s scheduler busy until the block ends, with jobs that have slack
+    (due in ten minutes: none runs wide), so that the server's next job queues."""
+    scheduler = srv.server.scheduler
+    release = threading.Event()
+    held = [
+        asyncio.run_coroutine_threadsafe(
+            scheduler.run(lambda _: release.wait(timeout=60), time.monotonic() + 600), srv.loop
+        )
+        for _ in range(srv.server.config.workers)
+    ]
+    try:
+        wait_until(lambda: scheduler.jobs_running == len(held))
+        yield
+    finally:
+        release.set()
+        for job in held:
+            job.result(timeout=30)
 
 
 def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import threading
-import time
 
 import pytest
 from voxlite.service.engine import VoiceRequest
@@ -14,7 +11,7 @@ from voxlite.service.piper.pieces import MAX_IDS, cut_phonemes
 from voxlite.service.scheduler import Scheduler
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .helpers import ServerThread, idle, wait_until
+from .helpers import ServerThread, held_workers, idle, wait_until
 
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 # Text that espeak expands many-fold: 300 characters of digits gave 2,927 model ids in one
@@ -84,20 +81,11 @@ def test_a_dropped_costly_call_runs_no_further_step(server: ServerThread) -> Non
     wait_until(lambda: idle(server))
     scheduler = server.server.scheduler
     assert isinstance(scheduler, Scheduler)
-    release = threading.Event()
-    # Jobs with slack (due in ten minutes): one per worker, none of them run wide.
-    held = [
-        asyncio.run_coroutine_threadsafe(
-            scheduler.run(lambda _: release.wait(timeout=60), time.monotonic() + 600),
-            server.loop,
-        )
-        for _ in range(server.server.config.workers)
-    ]
-    try:
-        wait_until(lambda: scheduler.jobs_running == len(held))
+    held = server.server.config.workers
+    text = " ".join([COSTLY["digits"], COSTLY["prices"], COSTLY["phone numbers"]])
+    config = pb.SynthesisConfig(enable_word_timestamps=True)
+    with held_workers(server):
         before, dropped = scheduler.jobs_total, scheduler.stats.jobs_dropped
-        text = " ".join([COSTLY["digits"], COSTLY["prices"], COSTLY["phone numbers"]])
-        config = pb.SynthesisConfig(enable_word_timestamps=True)
         with server.channel() as channel:
             call = server.stub(channel).Synthesize(
                 pb.SynthesizeRequest(text=text, config=config), timeout=60
@@ -105,12 +93,7 @@ def test_a_dropped_costly_call_runs_no_further_step(server: ServerThread) -> Non
             wait_until(lambda: scheduler.jobs_queued >= 1)
             call.cancel()
             wait_until(lambda: server.server.admission.active == 0)
-        release.set()
-        for job in held:
-            job.result(timeout=30)
-        wait_until(lambda: idle(server))
-        assert scheduler.jobs_queued == 0
-        assert scheduler.stats.jobs_dropped > dropped
-        assert scheduler.jobs_total - before <= len(held)  # the held jobs, none of the call's
-    finally:
-        release.set()
+    wait_until(lambda: idle(server))
+    assert scheduler.jobs_queued == 0
+    assert scheduler.stats.jobs_dropped > dropped
+    assert scheduler.jobs_total - before <= held  # the held jobs, none of the call's

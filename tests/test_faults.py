@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,6 @@ from pathlib import Path
 import grpc
 import pytest
 from voxlite.service.piper import embedded_voice_files
-from voxlite.service.scheduler import Scheduler
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
@@ -30,6 +28,7 @@ from .helpers import (
     ServerProcess,
     ServerThread,
     base_config,
+    held_workers,
     idle,
     kinds,
     wait_until,
@@ -167,19 +166,8 @@ def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
     the client's: time the server takes is not. The only worker is held for twice the
     timeout while the stream's first window waits."""
     scheduler = idle_server.server.scheduler
-    assert isinstance(scheduler, Scheduler)
-    release = threading.Event()
-    # Jobs with slack (due in ten minutes): one per worker, none of them run wide.
-    held = [
-        asyncio.run_coroutine_threadsafe(
-            scheduler.run(lambda _: release.wait(timeout=60), time.monotonic() + 600),
-            idle_server.loop,
-        )
-        for _ in range(idle_server.server.config.workers)
-    ]
-    try:
-        wait_until(lambda: scheduler.jobs_running == len(held))
-        with idle_server.channel() as channel:
+    with idle_server.channel() as channel:
+        with held_workers(idle_server):
             stream = Duplex(idle_server.stub(channel), timeout=60)
             stream.config()
             stream.send(text="Still there?")
@@ -187,13 +175,8 @@ def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
             wait_until(lambda: scheduler.jobs_queued >= 1)  # the stream's first window waits
             since = time.monotonic()
             wait_until(lambda: time.monotonic() - since > 2.0)  # twice the idle timeout
-            release.set()
-            rest = stream.rest()
-        assert kinds(rest)[-1] == "summary"
-    finally:
-        release.set()
-        for job in held:
-            job.result(timeout=30)
+        rest = stream.rest()  # the workers are free again
+    assert kinds(rest)[-1] == "summary"
 
 
 def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
