@@ -35,6 +35,7 @@ from voxlite.client import AsyncClient, AudioChunk, Encoding
 from voxlite.service.config import ServerConfig, config_from_args
 from voxlite.service.engine import Voice
 from voxlite.service.piper import PiperVoice
+from voxlite.service.scheduler import Scheduler
 from voxlite.service.server import VoxliteServer, create_server
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
@@ -217,6 +218,7 @@ def held_workers(srv: ServerThread) -> Iterator[None]:
     """Every worker of `srv`'s scheduler busy until the block ends, with jobs that have slack
     (due in ten minutes: none runs wide), so that the server's next job queues."""
     scheduler = srv.server.scheduler
+    assert isinstance(scheduler, Scheduler)
     release = threading.Event()
     held = [
         asyncio.run_coroutine_threadsafe(
