@@ -122,7 +122,7 @@ def voice_list(response: tts_pb2.ListVoicesResponse) -> VoiceList:
         for v in response.voices
     )
     failed = tuple(VoiceLoadFailure(f.path, f.reason) for f in response.failed)
-    return VoiceList(voices, failed)
+    return VoiceList(voices, failed, tuple(response.loading))
 
 
 def text_request(text: str) -> tts_pb2.StreamingSynthesizeRequest:

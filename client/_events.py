@@ -129,10 +129,12 @@ class VoiceLoadFailure:
 
 @dataclass(frozen=True)
 class VoiceList:
-    """What `voices()` returns: iterate it for the voices; `failed` lists broken voice files."""
+    """What `voices()` returns: iterate it for the voices; `failed` lists broken voice files,
+    `loading` the names of voices the server is still loading (after SERVING)."""
 
     voices: tuple[Voice, ...]
     failed: tuple[VoiceLoadFailure, ...] = ()
+    loading: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Voice]:
         return iter(self.voices)

@@ -307,7 +307,8 @@ def _voices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def render_voices(voices: VoiceList) -> str:
-    """The table `voxlite voices` prints, then the voice files that failed to load."""
+    """The table `voxlite voices` prints, then the voice files that failed to load and the
+    voices still loading."""
     rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT")]
     rows += [
         (
@@ -325,6 +326,8 @@ def render_voices(voices: VoiceList) -> str:
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
     lines += [f"failed to load {f.path}: {f.reason}" for f in voices.failed]
+    if voices.loading:
+        lines.append(f"still loading: {', '.join(voices.loading)}")
     return "\n".join(lines) + "\n"
 
 

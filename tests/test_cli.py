@@ -317,14 +317,16 @@ def test_voices_prints_a_table(server: ServerThread) -> None:
     assert voxlite("voices", "--language", "de", "--server", server.address).stdout.count("\n") == 1
 
 
-def test_voices_table_lists_files_that_failed() -> None:
+def test_voices_table_lists_files_that_failed_and_voices_still_loading() -> None:
     voices = VoiceList(
         (Voice("a_B-x-low", "a_B", 16000, ("p1", "p2"), "low", default=False),),
         (VoiceLoadFailure("/v/bad.onnx", "not a Piper graph"),),
+        ("jm_kumo", "zf_xiaoyi"),
     )
     assert render_voices(voices).splitlines()[1:] == [
         "a_B-x-low  a_B       16000  low      2",
         "failed to load /v/bad.onnx: not a Piper graph",
+        "still loading: jm_kumo, zf_xiaoyi",
     ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from voxlite.client import Client
 from voxlite.service.config import config_from_args
 from voxlite.service.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
@@ -98,6 +99,8 @@ def test_voices_after_serving_are_listed_as_loading_until_they_are_in(
             listed = srv.stub(channel).ListVoices(pb.ListVoicesRequest(), timeout=10)
             assert list(listed.loading) == ["de_DE-copy-medium"]
             assert [v.name for v in listed.voices] == ["en_US-joe-medium"]
+            with Client(srv.address) as client:
+                assert client.voices(timeout=10).loading == ("de_DE-copy-medium",)
             early = error_of(srv, voice="de_DE-copy-medium")
             assert early.code() == grpc.StatusCode.UNAVAILABLE
             assert "voice 'de_DE-copy-medium' is still loading: retry" in str(early.details())
