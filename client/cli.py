@@ -206,6 +206,8 @@ def _stdin_events(
     if isinstance(sys.stdin, io.TextIOWrapper):
         sys.stdin.reconfigure(errors="replace")  # a stray byte must not end the stream
 
+    read_all = threading.Event()
+
     def feed() -> None:
         try:
             for line in iter(sys.stdin.readline, ""):
@@ -213,6 +215,7 @@ def _stdin_events(
                     window.send(session, line)
                 else:
                     session.send(line)
+            read_all.set()
         except ValueError:
             pass  # send() on a closed session: the call ended and the main thread says why
         finally:
@@ -224,6 +227,13 @@ def _stdin_events(
             if isinstance(event, FlushDone):
                 window.done(event.id)
             yield event
+    if not read_all.is_set():
+        # The server ended the stream (a drain, an idle timeout) with input still to come:
+        # exiting 0 would be a silent truncation of what the producer wrote.
+        raise Unavailable(
+            "the server ended the stream before standard input ended (it is shutting down, "
+            "or the stream sat idle): what came after was not spoken; run it again"
+        )
 
 
 class _LineWindow:

@@ -174,6 +174,44 @@ def test_speak_streams_stdin_line_by_line(server: ServerThread, tmp_path: Path) 
     assert total / 48000 > 2.0  # both lines spoken (24 kHz 16-bit PCM)
 
 
+def test_a_stream_ended_before_stdin_is_an_error_not_a_truncation(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a draining server ended `voxlite speak -`'s stream once it had spoken what it held,
+    and the command exited 0 while lines were still coming: the rest was silently not spoken.
+    It now says so and exits 1; what was spoken is a valid file."""
+    srv = ServerThread(base_config(cache_dir, tmp_path / "voices", drain_delay_seconds=0.0))
+    path = tmp_path / "cut.opus"
+    try:
+        with subprocess.Popen(
+            [*CLI, "speak", "-", "-o", str(path), "--server", srv.address],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment(),
+        ) as process:
+            try:
+                assert process.stdin is not None
+                process.stdin.write(b"The first line is spoken before the server drains.\n")
+                process.stdin.flush()
+                deadline = time.monotonic() + 60
+                while not (path.exists() and path.stat().st_size > 0):
+                    assert process.poll() is None, "the command ended while stdin was open"
+                    assert time.monotonic() < deadline, "no audio for the first line"
+                    time.sleep(0.05)
+                srv.call(srv.server.stop(30))  # the drain: it ends the stream it holds
+                assert process.wait(timeout=60) == 1  # stdin is still open
+                assert process.stderr is not None
+                stderr = process.stderr.read().decode()
+            finally:
+                process.kill()
+    finally:
+        srv.close()
+    assert "ended the stream before standard input ended" in stderr, stderr
+    assert stderr.count("\n") == 1
+    info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=False)
+    assert info.returncode == 0, info.stdout
+
+
 @pytest.fixture(scope="module")
 def small_limit(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
