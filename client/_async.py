@@ -39,12 +39,20 @@ class AsyncStreamSession:
 
     def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
         self._requests: asyncio.Queue[tts_pb2.StreamingSynthesizeRequest | None] = asyncio.Queue()
-        self._requests.put_nowait(_convert.config_request(config))
         self._closed = False
         self._ids = itertools.count(1)
-        self._call = method(self._request_stream(), **call_args)
+        self._answered = asyncio.Event()
+        self._call = method(self._request_stream(config), **call_args)
 
-    async def _request_stream(self) -> AsyncIterator[tts_pb2.StreamingSynthesizeRequest]:
+    async def _request_stream(
+        self, config: tts_pb2.SynthesisConfig
+    ) -> AsyncIterator[tts_pb2.StreamingSynthesizeRequest]:
+        # The config alone, then the rest once the server has answered it (its format, or the
+        # status of a config it refuses). A write that meets a call the server has just ended
+        # makes grpc.aio report INTERNAL "Internal error from Core" in place of the server's
+        # status (grpc/grpc#36066): a refused voice must read as VoiceNotFound, not INTERNAL.
+        yield _convert.config_request(config)
+        await self._answered.wait()
         while (request := await self._requests.get()) is not None:
             yield request
 
@@ -84,12 +92,15 @@ class AsyncStreamSession:
         summary = False
         try:
             async for response in self._call:
+                self._answered.set()
                 event = _convert.event(response)
                 summary = isinstance(event, Summary)
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
                 raise from_rpc_error(exc) from exc
+        finally:
+            self._answered.set()
 
     async def __aenter__(self) -> AsyncStreamSession:
         return self

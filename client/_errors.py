@@ -99,6 +99,7 @@ _BY_CODE: dict[grpc.StatusCode, type[VoxliteError]] = {
 
 
 _CUT_SHORT = "Stream removed"
+_CORE_INTERNAL = "Internal error from Core"
 """gRPC's message for a response stream that ended without a status (no trailers)."""
 
 
@@ -107,10 +108,14 @@ def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
 
     The server ends a stream that the client has not half-closed (a drain, an idle timeout)
     with its status and then RST_STREAM(NO_ERROR); HAProxy may pass that on as RST_STREAM(CANCEL)
-    before the status, which gRPC reports as CANCELLED. Everything was received."""
+    before the status, which gRPC reports as CANCELLED (grpc.aio, when a write meets that end:
+    INTERNAL "Internal error from Core"). Everything was received."""
     rpc: Any = error
     code = rpc.code() if callable(getattr(rpc, "code", None)) else None
-    return summary and code == grpc.StatusCode.CANCELLED
+    details = rpc.details() if callable(getattr(rpc, "details", None)) else ""
+    # grpc.aio's stand-in for the status when a write met the call's end (grpc/grpc#36066).
+    overwritten = code == grpc.StatusCode.INTERNAL and details == _CORE_INTERNAL
+    return summary and (code == grpc.StatusCode.CANCELLED or overwritten)
 
 
 def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
