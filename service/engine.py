@@ -155,6 +155,8 @@ class VoiceSource:
     family: str
     files: tuple[Path, ...]
     """What it is loaded from; a change to any of them (size, time) means a reload."""
+    language: str = ""
+    """Its BCP-47 language when the family knows it before loading ("": only once loaded)."""
 
 
 class Family(Protocol):

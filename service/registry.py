@@ -64,6 +64,8 @@ class VoiceRegistry:
         self.failures: list[VoiceFailure] = []
         self.pending: set[str] = set()
         """Voices found and not loaded yet (load_rest() loads them)."""
+        self._pending_languages: dict[str, str] = {}
+        """Each pending voice's language, where its family knew it before loading."""
 
     def _scan(self) -> dict[str, VoiceSource]:
         found: dict[str, VoiceSource] = {}
@@ -93,6 +95,7 @@ class VoiceRegistry:
         first = [self.default_name]
         first += sorted({v for v in self.language_voices.values() if v in sources} - {*first})
         self.pending = {n for n in sources if n not in first}
+        self._pending_languages = {n: sources[n].language for n in self.pending}
         _, self.failures = self._load(first, sources, required=self.default_name)
 
     def load_rest(self) -> None:
@@ -217,7 +220,7 @@ class VoiceRegistry:
         if not language:
             return self.default
         found = self.for_language(language)
-        if found is None and self.pending:
+        if found is None and self._may_speak_later(language):
             raise Unavailable(
                 f"no voice loaded yet speaks language '{language[:35]}', and "
                 f"{len(self.pending)} voice(s) are still loading: retry in a moment"
@@ -249,6 +252,14 @@ class VoiceRegistry:
             key=lambda v: v.info.name,
         )
         return speaking[0] if speaking else None
+
+    def _may_speak_later(self, language: str) -> bool:
+        """Whether a voice still loading may speak `language` (its family could not tell, or
+        it does): then a request for it is told to retry, not that no voice speaks it."""
+        languages = self._pending_languages
+        return any(
+            not languages.get(n) or language_matches(languages[n], language) for n in self.pending
+        )
 
     def speaks_for(self, voice: Voice) -> bool:
         """Whether `voice` is what a request of its own language and no voice gets."""

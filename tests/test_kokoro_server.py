@@ -116,6 +116,34 @@ def test_an_unsupported_language_lists_the_languages(
     assert "ja-JP" in err.value.details()
 
 
+def test_a_language_no_voice_will_speak_is_not_found_while_voices_load(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: for the 15 s the Kokoro voices after the language defaults took to load, a call
+    for Korean was told to retry (UNAVAILABLE), though no voice loading speaks it. The Kokoro
+    family knows each voice's language before loading it: only a call that one of them may
+    answer is told to retry."""
+    config = base_config(cache_dir, tmp_path, engines=("piper", "kokoro"))
+    srv = ServerThread(config, hold_rest=True)
+    try:
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            assert "zm_yunxi" in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).loading
+            for config, code in (
+                (by_language("ko-KR"), grpc.StatusCode.NOT_FOUND),
+                (pb.SynthesisConfig(voice="zm_yunxi"), grpc.StatusCode.UNAVAILABLE),
+            ):
+                with pytest.raises(grpc.RpcError) as err:
+                    list(
+                        stub.Synthesize(
+                            pb.SynthesizeRequest(text="你好", config=config), timeout=30
+                        )
+                    )
+                assert err.value.code() == code, err.value.details()
+    finally:
+        srv.close()
+
+
 def test_clear_stops_a_kokoro_stream(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
     """After ClearDone nothing older arrives, and the call goes on with new text."""
     requests: queue.Queue[Any] = queue.Queue()

@@ -117,7 +117,9 @@ class KokoroFamily:
         for name in sorted(shipped_hashes()):
             path = self.voices_dir / f"{name}.bin"
             if _LANGUAGES.get(name[0]) in languages and path.is_file():
-                found.append(VoiceSource(name, NAME, (path, *model_files())))
+                found.append(
+                    VoiceSource(name, NAME, (path, *model_files()), language=_LANGUAGES[name[0]])
+                )
         if not found:
             _LOG.info(
                 "no Kokoro voices (installed languages: %s; voice tables in %s)",
