@@ -123,8 +123,9 @@ def test_a_language_no_voice_will_speak_is_not_found_while_voices_load(
     for Korean was told to retry (UNAVAILABLE), though no voice loading speaks it. The Kokoro
     family knows each voice's language before loading it: only a call that one of them may
     answer is told to retry."""
-    config = base_config(cache_dir, tmp_path, engines=("piper", "kokoro"))
-    srv = ServerThread(config, hold_rest=True)
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, engines=("piper", "kokoro")), hold_rest=True
+    )
     try:
         with srv.channel() as channel:
             stub = srv.stub(channel)
