@@ -292,6 +292,12 @@ class ServerProcess:
         )
         self.wait_for_health(health_pb2.HealthCheckResponse.SERVING)
 
+    def wait(self, timeout: float) -> int:
+        """The exit status, once the process has exited and its last log lines are read."""
+        code = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=timeout)  # the pipe's end: every line is in self.log
+        return code
+
     def _read_log(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:

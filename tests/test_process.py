@@ -154,7 +154,7 @@ def test_sigterm_drains_running_streams_and_exits_zero(cache_dir: Path, tmp_path
             rest[-1].summary.audio_duration_ms, abs=1
         )
         assert rest[-1].summary.audio_duration_ms > 15000  # all 400 characters were spoken
-        assert srv.proc.wait(timeout=30) == 0
+        assert srv.wait(timeout=30) == 0
         assert "stopped" in "".join(srv.log)
     finally:
         stream.close()
@@ -183,7 +183,7 @@ def test_streams_still_speaking_when_the_drain_ends_get_unavailable_and_why(
         assert "shutting down" in details
         assert "after its 1 s grace" in details
         assert re.search(r"\d+\.\d s of audio in", details), details
-        assert srv.proc.wait(timeout=60) == 0
+        assert srv.wait(timeout=60) == 0
         access = [line for line in srv.log if "method=TextToSpeechService/Synthesize" in line]
         assert access, "".join(srv.log)
         assert "code=UNAVAILABLE" in access[-1]
