@@ -265,5 +265,6 @@ class Segmenter:
 
 
 def _wide(ch: str) -> bool:
-    """A character of a script written without spaces (CJK ideographs, kana, full-width)."""
-    return unicodedata.east_asian_width(ch) in ("W", "F")
+    """A character of a script written without spaces (CJK ideographs, kana, full-width).
+    Unassigned code points are not: Python gives some of them width W (U+0378, U+0E5C)."""
+    return unicodedata.category(ch) != "Cn" and unicodedata.east_asian_width(ch) in ("W", "F")

@@ -445,6 +445,14 @@ def test_property_buffered_chars_tracks_what_is_held(
         assert segmenter.buffered_chars <= options["max_chars"]
 
 
+def test_an_unassigned_code_point_is_not_cjk_after_an_ellipsis() -> None:
+    """Found by the property below: Python's east_asian_width calls some unassigned code
+    points wide, and "0…" then ended a sentence before U+0E5C with no space after it."""
+    for text in ("0…\u0e5c", "0…\u0378"):
+        assert Segmenter(clause_min_chars=0, max_chars=3).push(text) == []
+    assert Segmenter(clause_min_chars=0, max_chars=30).push("请稍等…我来查") == ["请稍等…"]
+
+
 # Marks after which a cut needs whitespace: a cut right after one of them, before anything
 # else, can only be a cap cut.
 NEEDS_SPACE = frozenset(".,;:!?\u2026\u203c\u2047\u2048\u2049-")
