@@ -143,6 +143,19 @@ def test_speak_to_standard_output(server: ServerThread) -> None:
     assert b"OpusHead" in opus[:100]
 
 
+def first_line_spoken(process: subprocess.Popen[bytes], line: bytes, path: Path) -> None:
+    """Write `line` to `voxlite speak -`'s stdin and wait (polling) until its audio is in
+    `path`, with stdin still open."""
+    assert process.stdin is not None
+    process.stdin.write(line)
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not (path.exists() and path.stat().st_size > 0):
+        assert process.poll() is None, "the command ended while stdin was open"
+        assert time.monotonic() < deadline, "no audio for the first line"
+        time.sleep(0.05)  # polling interval
+
+
 def test_speak_streams_stdin_line_by_line(server: ServerThread, tmp_path: Path) -> None:
     """Audio for the first line is written while stdin is still open (no sentence end needed)."""
     path = tmp_path / "live.raw"
@@ -155,13 +168,7 @@ def test_speak_streams_stdin_line_by_line(server: ServerThread, tmp_path: Path) 
     ) as process:
         try:
             assert process.stdin is not None
-            process.stdin.write(b"Hello there this is the first line\n")
-            process.stdin.flush()
-            deadline = time.monotonic() + 60
-            while not (path.exists() and path.stat().st_size > 0):
-                assert process.poll() is None, "the command ended while stdin was open"
-                assert time.monotonic() < deadline, "no audio for the first line"
-                time.sleep(0.05)
+            first_line_spoken(process, b"Hello there this is the first line\n", path)
             assert process.poll() is None
             first = path.stat().st_size
             # communicate() writes the second line, then closes stdin.
@@ -191,13 +198,8 @@ def test_a_stream_ended_before_stdin_is_an_error_not_a_truncation(
         ) as process:
             try:
                 assert process.stdin is not None
-                process.stdin.write(b"The first line is spoken before the server drains.\n")
-                process.stdin.flush()
-                deadline = time.monotonic() + 60
-                while not (path.exists() and path.stat().st_size > 0):
-                    assert process.poll() is None, "the command ended while stdin was open"
-                    assert time.monotonic() < deadline, "no audio for the first line"
-                    time.sleep(0.05)
+                line = b"The first line is spoken before the server drains.\n"
+                first_line_spoken(process, line, path)
                 srv.call(srv.server.stop(30))  # the drain: it ends the stream it holds
                 assert process.wait(timeout=60) == 1  # stdin is still open
                 assert process.stderr is not None
