@@ -25,7 +25,7 @@ from ._channel import (
     resolve_target,
     security,
 )
-from ._errors import ended_after_summary, from_rpc_error
+from ._errors import ended_after_summary, ended_by_server, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
@@ -40,6 +40,7 @@ class AsyncStreamSession:
     def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
         self._requests: asyncio.Queue[tts_pb2.StreamingSynthesizeRequest | None] = asyncio.Queue()
         self._closed = False
+        self._ended = False
         self._ids = itertools.count(1)
         self._answered = asyncio.Event()
         self._call = method(self._request_stream(config), **call_args)
@@ -57,6 +58,8 @@ class AsyncStreamSession:
             yield request
 
     def _put(self, request: tts_pb2.StreamingSynthesizeRequest | None) -> None:
+        if self._ended:
+            raise ended_by_server()
         if self._closed:
             raise ValueError("the stream is closed: no more requests can be sent")
         self._requests.put_nowait(request)
@@ -95,6 +98,12 @@ class AsyncStreamSession:
                 self._answered.set()
                 event = _convert.event(response)
                 summary = isinstance(event, Summary)
+                if summary:
+                    # The call is over: half-close at once, so that the server's status ends
+                    # it cleanly (a server that ended the stream first, as a drain does, waits).
+                    ended = not self._closed
+                    await self.close()
+                    self._ended = ended
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):

@@ -118,6 +118,15 @@ def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
     return summary and (code == grpc.StatusCode.CANCELLED or overwritten)
 
 
+def ended_by_server() -> Unavailable:
+    """What sending on a stream that the server has ended raises (its Summary came before the
+    client closed it: the server drains, and the stream had spoken all it held)."""
+    return Unavailable(
+        "the server ended this stream (it is shutting down) after speaking all it held: send "
+        "the rest on a new stream, which goes to another replica"
+    )
+
+
 def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
     """The exception for a failed call (sync or asyncio), keeping its code and message.
 

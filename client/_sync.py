@@ -25,7 +25,7 @@ from ._channel import (
     resolve_target,
     security,
 )
-from ._errors import ended_after_summary, from_rpc_error
+from ._errors import ended_after_summary, ended_by_server, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
@@ -45,11 +45,14 @@ class StreamSession:
         self._requests.put(_convert.config_request(config))
         self._lock = threading.Lock()
         self._closed = False
+        self._ended = False
         self._ids = itertools.count(1)
         self._call = method(iter(self._requests.get, _END), **call_args)
 
     def _put(self, request: object) -> None:
         with self._lock:
+            if self._ended:
+                raise ended_by_server()
             if self._closed:
                 raise ValueError("the stream is closed: no more requests can be sent")
             self._requests.put(request)
@@ -84,12 +87,21 @@ class StreamSession:
         self.close()
         self._call.cancel()
 
+    def _end(self) -> None:
+        """The Summary came: the call is over. Half-close at once, so that the server's status
+        ends it cleanly (a server that ended the stream first, as in a drain, waits for it)."""
+        with self._lock:
+            self._ended = not self._closed
+        self.close()
+
     def __iter__(self) -> Iterator[StreamEvent]:
         summary = False
         try:
             for response in self._call:
                 event = _convert.event(response)
                 summary = isinstance(event, Summary)
+                if summary:
+                    self._end()
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):

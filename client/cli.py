@@ -216,8 +216,8 @@ def _stdin_events(
                 else:
                     session.send(line)
             read_all.set()
-        except ValueError:
-            pass  # send() on a closed session: the call ended and the main thread says why
+        except (ValueError, Unavailable):
+            pass  # send() on an ended session: the call ended and the main thread says why
         finally:
             session.close()
 

@@ -15,6 +15,11 @@ from .errors import AtCapacity, Overloaded, Unavailable
 if TYPE_CHECKING:
     from .session import Session
 
+DRAIN_QUIET = 2.0
+"""Seconds without input after which a draining server ends a stream that has spoken all it
+holds: an LLM's tokens come tens of milliseconds apart within a reply, so a stream this quiet
+is between replies, and its caller's next reply goes to another replica."""
+
 
 @dataclass(frozen=True)
 class AdmissionPolicy:
@@ -78,6 +83,8 @@ class Admission:
     ) -> None:
         self.max_streams = max_streams
         self.workers = workers
+        self.drain_quiet = DRAIN_QUIET
+        """Seconds without input after which a drain ends a stream with nothing left to say."""
         self._heavy = 0.0
         """What the calls with long jobs admitted cost, together..."""
         self._heavy_calls = 0
@@ -110,10 +117,12 @@ class Admission:
         self._open = True
 
     def drain(self) -> None:
-        """Shutting down: new calls are refused; running streams finish what they hold."""
+        """Shutting down: new calls are refused; a running stream ends once it is quiet (has
+        spoken what it holds, and no text came for `drain_quiet` seconds), or when its client
+        half-closes: a reply still arriving is spoken to its end."""
         self._draining = True
         for session in list(self.sessions):
-            session.end()
+            session.end_when_quiet(self.drain_quiet)
 
     def shut(self, grace: float) -> None:
         """The drain's grace is over: end the streams still speaking, each with a status that

@@ -30,6 +30,10 @@ _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 
+HALF_CLOSE_WAIT = 1.0
+"""Seconds a stream that the server ended waits, after its Summary, for its client to half-close
+(the client library does on the Summary: a round trip); a client that never does gets its
+status then."""
 SERVICE_NAME = tts_pb2.DESCRIPTOR.services_by_name["TextToSpeechService"].full_name
 
 
@@ -219,6 +223,12 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                     calls.note(event)
                     yield respond(event)
                     call.watchdog.touch()
+            if call.reader is not None and not call.reader.done():
+                # The server ended a stream its client holds open (a drain): the client half-
+                # closes on the Summary, and the status then ends the call on both sides. A
+                # status sent before would go with RST_STREAM(NO_ERROR), which HAProxy 2.6
+                # passes on as CANCEL, at times ahead of the last events (deploy/README.md).
+                await asyncio.wait([call.reader], timeout=HALF_CLOSE_WAIT)
         except VoxliteError as exc:
             await abort(context, exc)
         except asyncio.CancelledError:

@@ -29,6 +29,10 @@ a longer first window: its first audio waits behind other streams' jobs anyway, 
 window, which waits too, gets more time to come (bench/capacity.py, 20 callers)."""
 
 
+QUIET_RECHECK = 0.1
+"""Seconds between two looks at a quiet stream still speaking (Session.end_when_quiet)."""
+
+
 @dataclass(frozen=True)
 class StreamSettings:
     """A call's validated settings."""
@@ -101,6 +105,8 @@ class Session:
         self._stats = _Stats()
         self._producer: asyncio.Future[None] | None = None
         self._output: Output | None = None
+        self._last_input = time.monotonic()
+        self._quiet_check: asyncio.TimerHandle | None = None
 
     # -- input side --------------------------------------------------------------------------
 
@@ -140,6 +146,7 @@ class Session:
         it completed."""
         if self._ended:
             return 0
+        self._last_input = time.monotonic()
         held = self._segmenter.buffered_chars + self._queued_chars + len(text)
         if held > self._limits.max_buffered_chars:
             raise Overloaded(
@@ -156,6 +163,7 @@ class Session:
         """Speak everything buffered now; FlushDone(flush_id) follows its audio."""
         if self._ended:
             return
+        self._last_input = time.monotonic()
         for segment in self._segmenter.flush():
             self._add_segment(segment)
         self._add_work(Flush(flush_id))
@@ -164,6 +172,7 @@ class Session:
         """Barge-in: drop buffered text and unsent audio, stop the segment in flight."""
         if self._ended:
             return
+        self._last_input = time.monotonic()
         self._generation += 1
         self._segmenter.clear()
         if self._step is not None:
@@ -182,6 +191,22 @@ class Session:
             self._add_segment(segment)
         self._add_work(End())
         self._ended = True
+
+    def end_when_quiet(self, quiet: float) -> None:
+        """end() once the stream has nothing left to speak and no input came for `quiet`
+        seconds (the server drains: a stream between two replies ends, one mid-reply goes on
+        until its client half-closes)."""
+        if self._ended:
+            return
+        if self._quiet_check is not None:
+            self._quiet_check.cancel()
+        waited = time.monotonic() - self._last_input
+        if waited >= quiet and not self._work and self._waiting_for_text:
+            self.end()
+            return
+        again = max(quiet - waited, QUIET_RECHECK)
+        loop = asyncio.get_running_loop()
+        self._quiet_check = loop.call_later(again, self.end_when_quiet, quiet)
 
     def fail(self, error: BaseException) -> None:
         """End the call with `error` as soon as possible (raised from events())."""
@@ -334,6 +359,8 @@ class Session:
                     return
         finally:
             producer.cancel()
+            if self._quiet_check is not None:
+                self._quiet_check.cancel()
             for close in self.closers:
                 close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import signal
@@ -13,8 +14,11 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
+from voxlite.client import AudioChunk, Client, Summary, Unavailable
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
+
+from bench._balanced import wait_for
 
 from .helpers import (
     LONG_TEXT,
@@ -158,6 +162,55 @@ def test_sigterm_drains_running_streams_and_exits_zero(cache_dir: Path, tmp_path
         assert "stopped" in "".join(srv.log)
     finally:
         stream.close()
+        srv.close()
+
+
+def test_a_reply_still_arriving_when_the_drain_starts_is_spoken_to_its_end(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """The drain does not cut a stream whose client is still sending its reply: the text that
+    comes after health went NOT_SERVING is spoken too, and the call ends with its Summary."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, drain_delay_seconds=0.0))
+    srv.server.admission.drain_quiet = 120.0  # however slow this machine: never quiet here
+    try:
+        with Client(srv.address) as client, client.stream(timeout=120) as session:
+            events = iter(session)
+            session.send("The first sentence is spoken before the drain. ")
+            assert any(isinstance(event, AudioChunk) for event in events)
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(120), srv.loop)
+            wait_for(lambda: srv.server.admission.draining, "the drain")
+            session.send("The second one comes while the server drains. ")
+            session.send("And the third ends the reply.")
+            session.close()
+            rest = list(events)
+        assert isinstance(rest[-1], Summary)
+        assert rest[-1].segments == 3
+        stopped.result(timeout=120)
+    finally:
+        srv.close()
+
+
+def test_a_stream_the_drain_ends_while_its_client_holds_it_open_ends_cleanly(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """A stream with nothing left to say ends once it has been quiet a moment: a Summary, no
+    error; the client library half-closes on it (so that the server's status ends the call on
+    both sides), and sending on says what to do."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, drain_delay_seconds=0.0))
+    srv.server.admission.drain_quiet = 0.2
+    try:
+        with Client(srv.address) as client, client.stream(timeout=120) as session:
+            session.send("Spoken before the drain, and then the stream is quiet.")
+            events = iter(session)
+            assert any(isinstance(event, AudioChunk) for event in events)
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(120), srv.loop)
+            rest = list(events)  # no exception: the stream ended as a normal one does
+            assert isinstance(rest[-1], Summary)
+            with pytest.raises(Unavailable, match=r"ended this stream .* new stream"):
+                session.send("One more?")
+        stopped.result(timeout=120)
+        assert srv.server.admission.idle.is_set()
+    finally:
         srv.close()
 
 

@@ -59,7 +59,10 @@ class TextToSpeechServiceServicer:
     def StreamingSynthesize(self, request_iterator, context):
         """Bidirectional: the first request carries the config, later ones carry text pieces, flushes and
         clears. Audio for a piece of text is sent as soon as each part of it is encoded. Half-closing
-        the request stream means: finish what is buffered, then end with a summary.
+        the request stream means: finish what is buffered, then end with a summary. A server that is
+        shutting down ends a stream that has spoken all it holds and received nothing for 2 s with its
+        summary too: half-close on the summary (the server waits a moment for it before the status),
+        and send what follows on a new stream.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
