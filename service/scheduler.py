@@ -25,6 +25,10 @@ LOAD_WINDOW = 3.0
 LONG_JOB = 0.25
 """Expected seconds over which a job counts as long (a Kokoro run): long jobs may hold at most
 workers - 1 workers at once."""
+WIDE_QUIET = 3.0
+"""A long job runs wide only if no other stream queued a job for this many seconds: a Kokoro
+run of a second or two holding both workers would stall every Piper stream beside it
+(bench.capacity --levels 12+2: 3 of 62 English calls had an underrun, none without)."""
 START_GRACE = 0.1
 """A job due at once (a stream's first audio) counts as late in overdue() once it has waited
 this long: a new call waits behind a backlog, not just behind the job that is running."""
@@ -48,6 +52,8 @@ class Job:
     submitted: float = field(compare=False)
     cost: float = field(default=0.0, compare=False)
     """Seconds the job is expected to take (0: unknown, short)."""
+    stream: int = field(default=0, compare=False)
+    """Which stream's job it is (its StreamRunner; 0: none said)."""
     slack: bool = field(default=False, compare=False)
     """It was queued before its deadline: if it is still queued after it, the workers are
     behind. A job due at once (a stream's first audio, or one whose listener was left with
@@ -90,6 +96,9 @@ class Scheduler:
         self._long_running = 0
         """Long jobs (LONG_JOB) running now."""
         self._heap: list[Job] = []
+        self._streams = itertools.count(1)
+        self._submitted: dict[int, float] = {}
+        """When each open stream last queued a job (for WIDE_QUIET)."""
         # (end, seconds, workers held) of the jobs finished lately, and the running ones: load().
         self._recent: collections.deque[tuple[float, float, int]] = collections.deque()
         self._running: dict[int, tuple[float, int]] = {}  # worker: (start, workers held)
@@ -112,6 +121,7 @@ class Scheduler:
         *,
         batch: Batch[T] | None = None,
         cost: float = 0.0,
+        stream: int = 0,
     ) -> Job:
         """Queue a job; await `job.future` for its result. Called on the event loop.
 
@@ -124,11 +134,22 @@ class Scheduler:
         now = self._clock()
         due = now if deadline is None else deadline
         job = Job(
-            due, next(self._order), fn, batch, loop.create_future(), loop, now, cost, due > now
+            due,
+            next(self._order),
+            fn,
+            batch,
+            loop.create_future(),
+            loop,
+            now,
+            cost=cost,
+            stream=stream,
+            slack=due > now,
         )
         with self._lock:
             if self._closed:
                 raise RuntimeError("the scheduler is shut down")
+            if stream:
+                self._submitted[stream] = now
             heapq.heappush(self._heap, job)
             self._lock.notify()
         return job
@@ -140,10 +161,11 @@ class Scheduler:
         *,
         batch: Batch[T] | None = None,
         cost: float = 0.0,
+        stream: int = 0,
     ) -> T:
         """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, deadline, batch=batch, cost=cost)
+        job = self.submit(fn, deadline, batch=batch, cost=cost, stream=stream)
         result: T = await self.wait(job)
         return result
 
@@ -179,9 +201,20 @@ class Scheduler:
             job.future.set_exception(JobDropped())
             job.future.exception()  # retrieved: no "never retrieved" warning if nobody waits
 
-    def runner(self) -> Scheduler:
-        """What a session runs its jobs with: this scheduler, shared with every other stream."""
-        return self
+    def runner(self) -> StreamRunner:
+        """What a session runs its jobs with: this scheduler, shared with every other stream,
+        its jobs marked as the stream's."""
+        return StreamRunner(self, next(self._streams))
+
+    def forget(self, stream: int) -> None:
+        """A stream is over (StreamRunner.close)."""
+        with self._lock:
+            self._submitted.pop(stream, None)
+
+    def _others_quiet(self, stream: int) -> bool:
+        """No stream but `stream` queued a job within WIDE_QUIET (lock held)."""
+        since = self._clock() - WIDE_QUIET
+        return all(t < since for s, t in self._submitted.items() if s != stream)
 
     def load(self, window: float = LOAD_WINDOW) -> float:
         """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
@@ -276,6 +309,7 @@ class Scheduler:
             wide = (
                 self._wide
                 and not first.slack
+                and (first.cost <= LONG_JOB or self._others_quiet(first.stream))
                 and not self._running
                 and not any(j.state is JobState.QUEUED for j in self._heap)
             )
@@ -354,3 +388,25 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_exception(error)
     else:
         future.set_result(result)
+
+
+class StreamRunner:
+    """One stream's handle on the shared Scheduler (jobs.Runner): its jobs say whose they are,
+    so that a long job runs wide only while no other stream is at work."""
+
+    def __init__(self, scheduler: Scheduler, stream: int) -> None:
+        self._scheduler = scheduler
+        self._stream = stream
+
+    async def run(
+        self,
+        fn: Work[T] | None,
+        deadline: float | None = None,
+        *,
+        batch: Batch[T] | None = None,
+        cost: float = 0.0,
+    ) -> T:
+        return await self._scheduler.run(fn, deadline, batch=batch, cost=cost, stream=self._stream)
+
+    def close(self) -> None:
+        self._scheduler.forget(self._stream)

@@ -21,7 +21,7 @@ from voxlite.service.errors import AtCapacity
 from voxlite.service.events import AudioEvent
 from voxlite.service.jobs import Batch, JobDropped, Runner, Work
 from voxlite.service.piper import PiperVoice
-from voxlite.service.scheduler import START_GRACE, Scheduler
+from voxlite.service.scheduler import LONG_JOB, START_GRACE, WIDE_QUIET, Scheduler
 from voxlite.service.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
 from voxlite.tts.v1 import tts_pb2 as pb
 
@@ -155,6 +155,40 @@ class Width:
             return name
 
         return run
+
+
+@pytest.mark.asyncio
+async def test_a_long_job_runs_wide_only_while_no_other_stream_is_at_work() -> None:
+    """A Kokoro run of a second or two holding every worker would stall the Piper streams
+    beside it: it runs wide only when no other stream queued a job within WIDE_QUIET (the
+    clock is the test's), while a short urgent job still may."""
+    width = Width()
+    now = [1000.0]
+    scheduler = Scheduler(2, wide=True, clock=lambda: now[0])
+    log: list[tuple[str, bool]] = []
+    kokoro, piper = scheduler.runner(), scheduler.runner()
+    long = LONG_JOB + 1
+    try:
+        await kokoro.run(width.job("alone", log), cost=long)
+        await piper.run(width.job("piper", log))
+        await kokoro.run(width.job("beside piper", log), cost=long)
+        await kokoro.run(width.job("short beside piper", log))
+        now[0] += WIDE_QUIET + 0.1
+        await kokoro.run(width.job("piper quiet", log), cost=long)
+        await piper.run(width.job("piper again", log))
+        piper.close()  # its stream ended: it is no reason to stay narrow
+        await kokoro.run(width.job("piper gone", log), cost=long)
+    finally:
+        scheduler.shutdown()
+    assert log == [
+        ("alone", True),
+        ("piper", True),
+        ("beside piper", False),
+        ("short beside piper", True),
+        ("piper quiet", True),
+        ("piper again", True),
+        ("piper gone", True),
+    ]
 
 
 @pytest.mark.asyncio
