@@ -34,7 +34,7 @@ from ._servers import (
 )
 from .corpus import REPLIES, agent_reply
 from .kokoro_corpus import REPLIES_ZH
-from .ttfa import wait_http
+from .ttfa import first_loud, wait_http
 
 PLAYOUT = 0.1
 """Seconds a player buffers before it starts playing: audio arriving later than its turn minus
@@ -58,6 +58,9 @@ class Level:
     mandarin: int = 0
     """How many of the callers speak Mandarin (a Kokoro voice); the rest English (Piper)."""
     ttfa: list[float] = field(default_factory=list)
+    speech: list[float] = field(default_factory=list)
+    """Seconds from the text to when the caller hears speech start (PCM callers only: the
+    first sample above ttfa.SPEECH_LEVEL, at the time the player reaches it)."""
     calls: int = 0
     underrun_calls: int = 0
     underrun_seconds: float = 0.0
@@ -161,6 +164,7 @@ def _merge(level: Level, part: Level) -> None:
     with level.lock:
         parts = list(level.parts.values())
         level.ttfa = [t for p in parts for t in p.ttfa]
+        level.speech = [t for p in parts for t in p.speech]
         level.rtf = [r for p in parts for r in p.rtf]
         level.errors = [e for p in parts for e in p.errors]
         level.refused_at = [t for p in parts for t in p.refused_at]
@@ -187,6 +191,8 @@ def _call(
     needed_at = 0.0
     stalled = 0.0
     audio = 0.0
+    speech = None
+    pcm = output.encoding == pb.AUDIO_ENCODING_PCM_S16LE
     try:
         for response in stub.StreamingSynthesize(iter(requests), timeout=120):
             now = time.monotonic()
@@ -198,6 +204,9 @@ def _call(
                 if now > needed_at + STALL_TOLERANCE:
                     stalled += now - needed_at
                     needed_at = now
+                loud = first_loud(response.audio) if pcm and speech is None else None
+                if loud is not None:
+                    speech = needed_at + loud
                 needed_at += response.audio.duration_ms / 1000
                 audio += response.audio.duration_ms / 1000
             elif kind == "summary":
@@ -218,6 +227,8 @@ def _call(
         level.audio_seconds += audio
         if started is not None:
             level.ttfa.append(started - sent)
+        if speech is not None:
+            level.speech.append(speech - sent)
         if late > 0:
             level.underrun_calls += 1
             level.underrun_seconds += late
@@ -313,8 +324,10 @@ def ramp(
         t = _common.Stats.of([1000 * x for x in level.ttfa])
         for language, part in sorted(level.parts.items()):
             pt = _common.Stats.of([1000 * x for x in part.ttfa])
+            ps = _common.Stats.of([1000 * x for x in part.speech]) if part.speech else None
+            heard = f"speech p50 {ps.p50:6.1f} ms p95 {ps.p95:6.1f} ms " if ps else ""
             print(f"  {name}: {level.name:>5} callers, {language}: ttfa p50 {pt.p50:6.1f} ms "
-                  f"p95 {pt.p95:6.1f} ms underrun calls {part.underrun_calls}/{part.calls} "
+                  f"p95 {pt.p95:6.1f} ms {heard}underrun calls {part.underrun_calls}/{part.calls} "
                   f"refused {part.refused} ({part.refused_in_burst} in the burst)",
                   flush=True)  # fmt: skip
         print(f"  {name}: {level.name:>5} callers  ttfa p50 {t.p50:6.1f} ms p95 {t.p95:6.1f} ms  "

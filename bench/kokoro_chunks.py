@@ -25,7 +25,11 @@ warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 WHOLE = "whole runs"
 SCHEDULES: dict[str, dict[str, Any]] = {
     WHOLE: {"first_window": None},
-    "first window 8 + rest, context 8, fade 4 (default)": {"first_window": FIRST_WINDOW},
+    "pause first, then the run whole (default)": {
+        "pause_first": True,
+        "first_window": FIRST_WINDOW,
+    },
+    "first window 8 + rest, context 8, fade 4": {"first_window": FIRST_WINDOW},
     "first window 12 + rest, context 8, fade 4": {
         "first_window": ChunkSchedule(first=12, context=8, overlap=4, rest_whole=True)
     },

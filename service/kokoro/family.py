@@ -84,17 +84,20 @@ class KokoroFamily:
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
         first_window: ChunkSchedule | None = FIRST_WINDOW,
+        pause_first: bool = True,
     ) -> None:
         """`chunks`: decode every run window by window with this schedule (first audio sooner,
-        audio not equal to a whole decode: docs/kokoro.md). `first_window`: else, the schedule
-        for a run the listener cannot wait for whole (KokoroVoice.first_window); None: every
-        run whole, exact."""
+        audio not equal to a whole decode: docs/kokoro.md). Else `pause_first`: a segment's
+        first run that the listener cannot wait for sends its leading pause first, as long as
+        its decode takes (KokoroVoice.pause_first); `first_window`: the schedule for the other
+        runs the listener cannot wait for whole (KokoroVoice.first_window); None: whole."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
         self.token_budget = token_budget
         self.chunks = chunks
         self.first_window = first_window
+        self.pause_first = pause_first
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -168,6 +171,7 @@ class KokoroFamily:
                 token_budget=self.token_budget,
                 chunks=self.chunks,
                 first_window=self.first_window,
+                pause_first=self.pause_first,
             ).calibrated(_CALIBRATION[language], cost=shared.cost)
             self._shared = _Shared(shared.model, shared.vocab, voice.cost)
         return voice

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,12 @@ FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # character into about 3.9 tokens, Japanese 2.6, and a token into about 3 frames.
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
+# The encoder's share of a run's work (the decoder is about 98 %): what a step that only
+# encodes a run and sends its leading pause costs the scheduler.
+ENCODER_SHARE = 0.02
+# A pause lengthened to cover a run's decode covers this much more than recent decoder runs
+# predict, so that the decode is done before the pause ends (bench.capacity --levels 0+1,0+2).
+PAUSE_SLACK = 1.1
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class KokoroVoice:
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
         first_window: ChunkSchedule | None = None,
+        pause_first: bool = False,
     ) -> None:
         self.info = info
         self.calibration = calibration
@@ -73,8 +81,13 @@ class KokoroVoice:
         """Every run decoded window by window with this schedule (sooner, not exact)."""
         self.first_window = first_window
         """Without `chunks`: the schedule (its first window, then the rest) of a run whose
-        whole decode would take longer than the audio the listener has in hand, as at the
-        start of a reply; other runs are decoded whole (exact). None: every run whole."""
+        whole decode would take longer than the audio the listener has in hand (with
+        `pause_first`, only a run that continues a segment); other runs are decoded whole
+        (exact). None: every run whole."""
+        self.pause_first = pause_first
+        """Without `chunks`: a segment's first run that the listener cannot wait for sends its
+        leading pause at once, as long as the run's decode takes, then the run decoded whole
+        (exact); `first_window` is then left for the runs that continue a segment."""
 
     @property
     def gain(self) -> float:
@@ -94,6 +107,7 @@ class KokoroVoice:
         token_budget: int | None = None,
         chunks: ChunkSchedule | None = None,
         first_window: ChunkSchedule | None = None,
+        pause_first: bool = False,
     ) -> KokoroVoice:
         """The same voice (its model, tables, gain and cost) with other run settings."""
         return KokoroVoice(
@@ -106,6 +120,7 @@ class KokoroVoice:
             token_budget=token_budget or self.token_budget,
             chunks=chunks,
             first_window=first_window,
+            pause_first=pause_first,
         )
 
     @property
@@ -168,6 +183,7 @@ class KokoroVoice:
             token_budget=self.token_budget,
             chunks=self.chunks,
             first_window=self.first_window,
+            pause_first=self.pause_first,
         )
 
 
@@ -208,6 +224,10 @@ class KokoroSegment:
         self._next = 0
         """Index of the next run to start."""
         self._chunked: ChunkedRun | None = None
+        self._paused = False
+        """The next run's leading pause is sent: the run comes next, decoded whole."""
+        self._held = 0
+        """Frames of silence added to the first run's pause to cover its decode."""
         self._words: list[WordTiming] = []
         self.model_runs = 0
         """Decoder runs made so far (tests count them)."""
@@ -242,20 +262,28 @@ class KokoroSegment:
             enc = self._encoded[self._next]
             run = self._runs[self._next]
             frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(run.ids))
+        if self._paused:
+            return per_frame * frames
+        late = frames * per_frame > ahead
+        if late and self._pauses(self._next):
+            return per_frame * frames * ENCODER_SHARE
         schedule = voice.chunks
-        if schedule is None and frames * per_frame > ahead:
+        if schedule is None and late:
             schedule = voice.first_window
         if schedule is not None and frames > 2 * schedule.first:
             frames = schedule.first + 2 * schedule.context
         return per_frame * frames
 
     @property
+    def held_samples(self) -> int:
+        return self._held * HOP
+
+    @property
     def total_samples(self) -> int | None:
         if self._runs is None or any(e is None for e in self._encoded):
             return None
-        return (
-            sum(e.frames - _skip(k, e) for k, e in enumerate(self._encoded) if e is not None) * HOP
-        )
+        frames = sum(e.frames - _skip(k, e) for k, e in enumerate(self._encoded) if e is not None)
+        return (frames + self._held) * HOP
 
     @property
     def runs(self) -> Sequence[Run]:
@@ -290,11 +318,21 @@ class KokoroSegment:
                 return None
             k = self._next
             enc = self._encoded_run(k)
+            late = enc.frames * FRAME_MS / 1000 * voice.cost > ahead
+            if self._paused:  # its pause is out: the rest of the run, exact
+                self._paused = False
+                self._next += 1
+                self.model_runs += 1
+                return self._emit(voice.decode(enc, wide=wide)[_lead_pause(enc) * HOP :])
+            if late and self._pauses(k):
+                # The run goes next, due at once: wide if this step was (the machine is idle).
+                pace = voice.model.seconds_per_frame(wide=wide) or voice.cost * FRAME_MS / 1000
+                return self._emit(self._pause(enc, PAUSE_SLACK * pace * enc.frames - ahead))
             skip = _skip(k, enc)
             self._next += 1
             schedule = voice.chunks
             # A run is split only when its whole decode would outlast the audio in hand.
-            if schedule is None and enc.frames * FRAME_MS / 1000 * voice.cost > ahead:
+            if schedule is None and late:
                 schedule = voice.first_window
             if schedule is None or enc.frames - skip <= 2 * schedule.first:
                 self.model_runs += 1
@@ -305,6 +343,24 @@ class KokoroSegment:
         self.model_runs += 1
         return self._emit(self._chunked.next_window(int(ahead * 1000 / FRAME_MS), wide=wide))
 
+    def _pauses(self, k: int) -> bool:
+        """Whether run `k`, late, starts with its pause sent on its own (see pause_first)."""
+        return k == 0 and self._voice.pause_first and self._voice.chunks is None
+
+    def _pause(self, enc: Encoded, wait: float) -> np.ndarray:
+        """The first run's leading pause as silence (the decoder's is under -60 dB of the
+        speech), lengthened to `wait` seconds when its decode takes longer: the listener then
+        hears speech start when it can, with no gap inside it. Its words move with it."""
+        pause = _lead_pause(enc)
+        frames = max(pause, math.ceil(wait * 1000 / FRAME_MS))
+        self._held = frames - pause
+        self._paused = True
+        shift = self._held * FRAME_MS
+        self._words = [
+            WordTiming(w.word, w.start_ms + shift, w.end_ms + shift) for w in self._words
+        ]
+        return np.zeros(frames * HOP, dtype=np.float32)
+
     def _emit(self, window: np.ndarray) -> np.ndarray:
         self._emitted += window.size
         return window
@@ -313,9 +369,14 @@ class KokoroSegment:
         return None
 
 
+def _lead_pause(enc: Encoded) -> int:
+    """Frames of a run's leading pause before the LEAD_KEPT that lead into its first word."""
+    return max(0, enc.lead - LEAD_KEPT)
+
+
 def _skip(k: int, enc: Encoded) -> int:
     """Frames of run `k`'s leading silence not emitted: all but LEAD_KEPT after the first run."""
-    return 0 if k == 0 else max(0, enc.lead - LEAD_KEPT)
+    return 0 if k == 0 else _lead_pause(enc)
 
 
 def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
