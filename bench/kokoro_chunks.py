@@ -72,9 +72,12 @@ def speak(voice: KokoroVoice, text: str) -> Spoken:
     done = 0
     for text_segment in segments(text):
         segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
+        start = len(parts)
         while (window := segment.next_window(0.0 if first is None else 1e9)) is not None:
             first = time.thread_time() - started if first is None else first
             parts.append(window)
+        if segment.held_samples:  # a pause lengthened to wait for the decoder: not speech
+            parts[start] = parts[start][segment.held_samples :]
         joins += [done + j for j in segment.joins]
         done = sum(p.size for p in parts)
     assert first is not None

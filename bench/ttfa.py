@@ -395,6 +395,14 @@ def report(
             _common.ratio(piper.p95, comp.p95),
         ),
     }
+    if s.speech:
+        # The baseline's first audio is its whole reply: against when voxlite's speech is heard
+        # (a Kokoro reply's first audio is its leading pause).
+        heard = ms(s.speech)
+        ratios[f"{base} / voxlite first speech heard"] = (
+            _common.ratio(piper.p50, heard.p50),
+            _common.ratio(piper.p95, heard.p95),
+        )
     rows: list[list[object]] = [[name, st.n, st.p50, st.p95] for name, st in stats.items()]
     rows += [[f"ratio {name}", "", r50, r95] for name, (r50, r95) in ratios.items()]
     print(
