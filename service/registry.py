@@ -236,8 +236,8 @@ class VoiceRegistry:
     def for_language(self, language: str) -> Voice | None:
         """The default voice of a language range, or None if no voice speaks it."""
         voices = self._voices
-        for wanted, name in self.language_voices.items():
-            chosen = voices.get(name)
+        configured = [(wanted, voices.get(name)) for wanted, name in self.language_voices.items()]
+        for wanted, chosen in configured:
             if (
                 chosen is not None
                 and language_matches(language, wanted)
@@ -247,6 +247,14 @@ class VoiceRegistry:
         default = voices.get(self.default_name)
         if default is not None and language_matches(default.info.language, language):
             return default
+        # A range wider than a language's default: "zh" gets zh-CN's, not the first by name.
+        for wanted, chosen in configured:
+            if (
+                chosen is not None
+                and language_matches(wanted, language)
+                and language_matches(chosen.info.language, language)
+            ):
+                return chosen
         speaking = sorted(
             (v for v in voices.values() if language_matches(v.info.language, language)),
             key=lambda v: v.info.name,

@@ -57,6 +57,7 @@ def ogg_of(responses: list[Any]) -> tuple[np.ndarray, int]:
 
 @pytest.mark.parametrize(("language", "voice", "text", "whisper"), [
     ("zh-CN", "zf_xiaoxiao", MANDARIN, "zh"),
+    ("zh", "zf_xiaoxiao", MANDARIN, "zh"),  # README's spelling: zh-CN's default, not zf_xiaobei
     ("ja-JP", "jf_alpha", JAPANESE, "ja"),
 ])  # fmt: skip
 def test_synthesize_by_language(

@@ -33,9 +33,10 @@ def multilingual(
     add_voice(folder, "de_DE-copy-medium", "de_DE")
     add_voice(folder, "en_GB-copy-medium", "en_GB")
     add_voice(folder, "en_US-zz-medium", "en_US")
-    config = base_config(
-        cache_dir, folder, language_voices=(("en-GB", "en_GB-copy-medium"),), phrase_cache_mb=0
-    )
+    add_voice(folder, "pt_BR-a-medium", "pt_BR")
+    add_voice(folder, "pt_BR-b-medium", "pt_BR")
+    defaults = (("en-GB", "en_GB-copy-medium"), ("pt-BR", "pt_BR-b-medium"))
+    config = base_config(cache_dir, folder, language_voices=defaults, phrase_cache_mb=0)
     srv = ServerThread(config)
     yield srv
     srv.close()
@@ -67,6 +68,10 @@ def test_a_language_without_a_voice_gets_that_languages_default(
     # ...and --language-voices names en-GB's.
     assert voice_of(multilingual, language="en-GB") == "en_GB-copy-medium"
     assert voice_of(multilingual) == "en_US-joe-medium"
+    # Bug: "zh" got the first zh-CN voice by name, not zh-CN's default. A range wider than
+    # the default's ("pt" for "pt-BR") gets that default.
+    assert voice_of(multilingual, language="pt") == "pt_BR-b-medium"
+    assert voice_of(multilingual, language="pt-BR") == "pt_BR-b-medium"
 
 
 def test_a_language_nobody_speaks_is_not_found_and_lists_the_languages(
