@@ -236,24 +236,22 @@ class VoiceRegistry:
     def for_language(self, language: str) -> Voice | None:
         """The default voice of a language range, or None if no voice speaks it."""
         voices = self._voices
-        configured = [(wanted, voices.get(name)) for wanted, name in self.language_voices.items()]
-        for wanted, chosen in configured:
-            if (
-                chosen is not None
-                and language_matches(language, wanted)
-                and language_matches(chosen.info.language, language)
-            ):
+        # The configured defaults whose voice speaks the range asked for.
+        candidates = [
+            (wanted, chosen)
+            for wanted, name in self.language_voices.items()
+            if (chosen := voices.get(name)) is not None
+            and language_matches(chosen.info.language, language)
+        ]
+        for wanted, chosen in candidates:
+            if language_matches(language, wanted):
                 return chosen
         default = voices.get(self.default_name)
         if default is not None and language_matches(default.info.language, language):
             return default
         # A range wider than a language's default: "zh" gets zh-CN's, not the first by name.
-        for wanted, chosen in configured:
-            if (
-                chosen is not None
-                and language_matches(wanted, language)
-                and language_matches(chosen.info.language, language)
-            ):
+        for wanted, chosen in candidates:
+            if language_matches(wanted, language):
                 return chosen
         speaking = sorted(
             (v for v in voices.values() if language_matches(v.info.language, language)),
