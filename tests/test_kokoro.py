@@ -9,6 +9,7 @@ import itertools
 import math
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -267,6 +268,27 @@ def test_a_reply_that_cannot_wait_starts_with_its_pause_then_the_run_exact(
     assert segment.words[0].start_ms - held_ms == pytest.approx(
         _first_word_ms(whole, text), abs=0.01
     )
+
+
+@pytest.mark.slow
+def test_the_model_says_how_long_a_run_queued_now_waits(mandarin: KokoroVoice) -> None:
+    """A reply's pause also covers the wait behind another stream's run when the workers for
+    long jobs are all taken: busy_for() tells it, by the recent pace."""
+    model = mandarin.model
+    enc = mandarin.encode(mandarin.runs(MANDARIN)[0], KokoroParams(1.0))
+    assert model.busy_for(1) == 0.0
+    with decoder_pace(model, 10.0):  # a run of this many frames would take minutes
+        running = threading.Thread(target=model.decode, args=(enc,))
+        running.start()
+        deadline = time.monotonic() + 60
+        while model.busy_for(1) == 0.0 and running.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        in_flight = model.busy_for(1)
+        spare = model.busy_for(2)  # a second slot is free: no wait
+        running.join(timeout=120)
+    assert in_flight > 0.0
+    assert spare == 0.0
+    assert model.busy_for(1) == 0.0
 
 
 @pytest.mark.slow

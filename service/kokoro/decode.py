@@ -3,6 +3,7 @@ encoding a run of tokens, then decoding its frames whole or window by window."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass
@@ -82,6 +83,21 @@ class KokoroModel:
         """Decoder runs so far (counted without a lock: tests read it with no run going)."""
         self._pace: dict[bool, float] = {}
         self._pace_lock = threading.Lock()
+        self._running: dict[int, tuple[float, int, bool]] = {}
+        """Decoder runs in progress: (started, frames, wide) by a key of their own."""
+        self._keys = itertools.count()
+
+    def busy_for(self, slots: int) -> float:
+        """Seconds a decoder run queued now likely waits for one of `slots` (the scheduler runs
+        at most workers - 1 long jobs at once: scheduler.LONG_JOB): 0 while fewer runs are in
+        progress, else until the one that ends first is done, by the recent pace."""
+        now = time.perf_counter()
+        with self._pace_lock:
+            left = [
+                frames * (self._pace.get(wide) or 0.0) - (now - started)
+                for started, frames, wide in self._running.values()
+            ]
+        return max(0.0, min(left)) if len(left) >= slots else 0.0
 
     def seconds_per_frame(self, *, wide: bool = False) -> float | None:
         """Wall seconds a recent decoder run took per frame, wide runs apart (a moving average
@@ -124,16 +140,23 @@ class KokoroModel:
         session = self._wide if wide else self._decoder
         self.decoder_runs += 1
         started = time.perf_counter()
-        (audio,) = session.run(
-            ["audio"],
-            {
-                ASR: enc.asr[..., lo:hi],
-                F0: enc.f0[..., 2 * lo : 2 * hi],
-                ENERGY: enc.energy[..., 2 * lo : 2 * hi],
-                PHASE: enc.phase[:, 2 * lo : 2 * hi],
-                "style": enc.style,
-            },
-        )
+        key = next(self._keys)
+        with self._pace_lock:
+            self._running[key] = (started, hi - lo, wide)
+        try:
+            (audio,) = session.run(
+                ["audio"],
+                {
+                    ASR: enc.asr[..., lo:hi],
+                    F0: enc.f0[..., 2 * lo : 2 * hi],
+                    ENERGY: enc.energy[..., 2 * lo : 2 * hi],
+                    PHASE: enc.phase[:, 2 * lo : 2 * hi],
+                    "style": enc.style,
+                },
+            )
+        finally:
+            with self._pace_lock:
+                del self._running[key]
         spent = time.perf_counter() - started
         self.timed(hi - lo, spent, wide=wide and self._wide is not self._decoder)
         return np.asarray(audio, dtype=np.float32).reshape(-1)
