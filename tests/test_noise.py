@@ -56,13 +56,40 @@ def test_a_client_gone_with_responses_unsent_logs_nothing_above_debug(
     the log, from grpc.aio, for a call that simply ended CANCELLED."""
     caplog.set_level(logging.INFO, logger="voxlite.access")
     caplog.set_level(level, logger=GRPC_AIO_LOGGER)  # last: it sets the handler's level too
-    server = uncached
+
+    def failed_writes() -> list[logging.LogRecord]:
+        from_grpc = [r for r in caplog.records if r.name == GRPC_AIO_LOGGER]
+        return [r for r in from_grpc if "ExecuteBatchError" in r.getMessage()]
+
+    # gRPC sees the kill either inside the blocked write (the ERROR this is about) or as the
+    # call's cancel first: at debug, the scenario runs until the write's failure is met.
+    for _ in range(ATTEMPTS if level == logging.DEBUG else 1):
+        kill_a_stalled_client(uncached, caplog)
+        if failed_writes():
+            break
+    from_grpc = [r for r in caplog.records if r.name == GRPC_AIO_LOGGER]
+    assert not [r for r in from_grpc if r.levelno > logging.DEBUG], caplog.text
+    if level == logging.DEBUG:
+        # What was an ERROR is still there for whoever asks for debug: the race was met.
+        assert failed_writes(), caplog.text
+    else:
+        assert not failed_writes()
+
+
+ATTEMPTS = 10
+"""Kills of a stalled client at most, for the one whose write fails inside gRPC (most do)."""
+
+
+def kill_a_stalled_client(server: ServerThread, caplog: pytest.LogCaptureFixture) -> None:
+    """A client that stops reading a Synthesize, killed while the server's write waits on it;
+    returns once the call's access-log line says CANCELLED and the server is idle."""
     wait_until(lambda: idle(server))
     client = subprocess.Popen(
         [sys.executable, "-c", STALLED_CLIENT, server.address, LONG_TEXT],
         stdout=subprocess.PIPE,
         text=True,
     )
+    seen = len(caplog.records)
     try:
         assert client.stdout is not None
         assert client.stdout.readline().strip() == "audio"
@@ -73,7 +100,7 @@ def test_a_client_gone_with_responses_unsent_logs_nothing_above_debug(
         client.wait(timeout=10)
 
         def access_lines() -> list[str]:
-            return [r.getMessage() for r in caplog.records if r.name == "voxlite.access"]
+            return [r.getMessage() for r in caplog.records[seen:] if r.name == "voxlite.access"]
 
         # The call's access-log line comes after anything grpc logs for the failed write.
         wait_until(lambda: any("Synthesize" in line for line in access_lines()))
@@ -84,14 +111,6 @@ def test_a_client_gone_with_responses_unsent_logs_nothing_above_debug(
         assert client.stdout is not None
         client.stdout.close()
         client.wait(timeout=10)
-    from_grpc = [r for r in caplog.records if r.name == GRPC_AIO_LOGGER]
-    assert not [r for r in from_grpc if r.levelno > logging.DEBUG], caplog.text
-    failed_writes = [r for r in from_grpc if "ExecuteBatchError" in r.getMessage()]
-    if level == logging.DEBUG:
-        # What was an ERROR is still there for whoever asks for debug: the race was met.
-        assert failed_writes, caplog.text
-    else:
-        assert not failed_writes
 
 
 CORE_LINE = re.compile(r"^[EWID]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]")
