@@ -99,8 +99,9 @@ _BY_CODE: dict[grpc.StatusCode, type[VoxliteError]] = {
 
 
 _CUT_SHORT = "Stream removed"
-_CORE_INTERNAL = "Internal error from Core"
 """gRPC's message for a response stream that ended without a status (no trailers)."""
+_CORE_INTERNAL = "Internal error from Core"
+"""grpc.aio's message in place of the status when a write met the call's end (grpc/grpc#36066)."""
 
 
 def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
@@ -113,7 +114,6 @@ def ended_after_summary(error: grpc.RpcError, summary: bool) -> bool:
     rpc: Any = error
     code = rpc.code() if callable(getattr(rpc, "code", None)) else None
     details = rpc.details() if callable(getattr(rpc, "details", None)) else ""
-    # grpc.aio's stand-in for the status when a write met the call's end (grpc/grpc#36066).
     overwritten = code == grpc.StatusCode.INTERNAL and details == _CORE_INTERNAL
     return summary and (code == grpc.StatusCode.CANCELLED or overwritten)
 

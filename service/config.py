@@ -105,6 +105,11 @@ class ServerConfig:
     """Connections are told to go (GOAWAY) after about this long, so clients re-resolve and
     spread their new calls onto new replicas; calls running then finish first. 0: never."""
 
+    @property
+    def worker_count(self) -> int:
+        """The scheduler's workers: `workers`, or cores / ort.intra_op_threads."""
+        return self.workers or max(1, (os.cpu_count() or 1) // self.ort.intra_op_threads)
+
 
 class _Parser(argparse.ArgumentParser):
     """Errors in one line, exit 2: the usage of thirty flags would bury the one that is

@@ -25,6 +25,14 @@ LOAD_WINDOW = 3.0
 LONG_JOB = 0.25
 """Expected seconds over which a job counts as long (a Kokoro run): long jobs may hold at most
 workers - 1 workers at once."""
+
+
+def long_slots(workers: int) -> int:
+    """Long jobs (LONG_JOB) that may run at once on `workers`: all but one worker, so that one
+    is always left to the short jobs."""
+    return max(1, workers - 1)
+
+
 WIDE_QUIET = 3.0
 """A long job runs wide only if no other stream queued a job for this many seconds: a Kokoro
 run of a second or two holding both workers would stall every Piper stream beside it
@@ -279,7 +287,7 @@ class Scheduler:
             heapq.heappop(self._heap)
         if not self._heap or self._wide_running:
             return None
-        long_cap = max(1, self.workers - 1)
+        long_cap = long_slots(self.workers)
         if self._long_running < long_cap or self._heap[0].cost <= LONG_JOB:
             return heapq.heappop(self._heap)
         short = [j for j in self._heap if j.state is JobState.QUEUED and j.cost <= LONG_JOB]

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import errno
 import logging
-import os
 import socket
 from typing import TypeVar
 
@@ -58,7 +57,7 @@ class VoxliteServer:
         self.metrics.track_voices(
             lambda: (len(self.registry.voices()), len(self.registry.failures))
         )
-        threads = config.workers or max(1, (os.cpu_count() or 1) // config.ort.intra_op_threads)
+        threads = config.worker_count
         self.scheduler: Workers = workers or Scheduler(
             threads,
             batch_size=config.batch_vocoder,

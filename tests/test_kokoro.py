@@ -276,19 +276,22 @@ def test_the_model_says_how_long_a_run_queued_now_waits(mandarin: KokoroVoice) -
     long jobs are all taken: busy_for() tells it, by the recent pace."""
     model = mandarin.model
     enc = mandarin.encode(mandarin.runs(MANDARIN)[0], KokoroParams(1.0))
-    assert model.busy_for(1) == 0.0
+    assert model.long_slots == 1  # KokoroFamily's default: a 2-worker scheduler's
+    assert model.busy_for() == 0.0
     with decoder_pace(model, 10.0):  # a run of this many frames would take minutes
         running = threading.Thread(target=model.decode, args=(enc,))
         running.start()
         deadline = time.monotonic() + 60
-        while model.busy_for(1) == 0.0 and running.is_alive() and time.monotonic() < deadline:
+        while model.busy_for() == 0.0 and running.is_alive() and time.monotonic() < deadline:
             time.sleep(0.001)
-        in_flight = model.busy_for(1)
-        spare = model.busy_for(2)  # a second slot is free: no wait
+        in_flight = model.busy_for()
+        model.long_slots = 2
+        spare = model.busy_for()  # a second slot is free: no wait
+        model.long_slots = 1
         running.join(timeout=120)
     assert in_flight > 0.0
     assert spare == 0.0
-    assert model.busy_for(1) == 0.0
+    assert model.busy_for() == 0.0
 
 
 @pytest.mark.slow

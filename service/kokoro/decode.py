@@ -58,7 +58,8 @@ class KokoroModel:
     also wide, for a run that has the machine to itself). Thread-safe: onnxruntime sessions
     may run concurrently."""
 
-    def __init__(self, cache: SplitCache, settings: OrtSettings) -> None:
+    def __init__(self, cache: SplitCache, settings: OrtSettings, long_slots: int = 1) -> None:
+        """`long_slots`: decoder runs the scheduler runs at once (scheduler.long_slots)."""
         graph = cache.load()
 
         def session(part: bytes, threads: int) -> ort.InferenceSession:
@@ -83,21 +84,22 @@ class KokoroModel:
         """Decoder runs so far (counted without a lock: tests read it with no run going)."""
         self._pace: dict[bool, float] = {}
         self._pace_lock = threading.Lock()
+        self.long_slots = long_slots
         self._running: dict[int, tuple[float, int, bool]] = {}
         """Decoder runs in progress: (started, frames, wide) by a key of their own."""
         self._keys = itertools.count()
 
-    def busy_for(self, slots: int) -> float:
-        """Seconds a decoder run queued now likely waits for one of `slots` (the scheduler runs
-        at most workers - 1 long jobs at once: scheduler.LONG_JOB): 0 while fewer runs are in
-        progress, else until the one that ends first is done, by the recent pace."""
+    def busy_for(self) -> float:
+        """Seconds a decoder run queued now likely waits for one of the scheduler's long_slots:
+        0 while fewer runs are in progress, else until the one that ends first is done, by the
+        recent pace."""
         now = time.perf_counter()
         with self._pace_lock:
             left = [
                 frames * (self._pace.get(wide) or 0.0) - (now - started)
                 for started, frames, wide in self._running.values()
             ]
-        return max(0.0, min(left)) if len(left) >= slots else 0.0
+        return max(0.0, min(left)) if len(left) >= self.long_slots else 0.0
 
     def seconds_per_frame(self, *, wide: bool = False) -> float | None:
         """Wall seconds a recent decoder run took per frame, wide runs apart (a moving average

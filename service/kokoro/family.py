@@ -85,12 +85,14 @@ class KokoroFamily:
         chunks: ChunkSchedule | None = None,
         first_window: ChunkSchedule | None = FIRST_WINDOW,
         pause_first: bool = True,
+        long_slots: int = 1,
     ) -> None:
         """`chunks`: decode every run window by window with this schedule (first audio sooner,
         audio not equal to a whole decode: docs/kokoro.md). Else `pause_first`: a segment's
         first run that the listener cannot wait for sends its leading pause first, as long as
         its decode takes (KokoroVoice.pause_first); `first_window`: the schedule for the other
-        runs the listener cannot wait for whole (KokoroVoice.first_window); None: whole."""
+        runs the listener cannot wait for whole (KokoroVoice.first_window); None: whole.
+        `long_slots`: Kokoro runs the server's scheduler runs at once (KokoroModel.busy_for)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
@@ -98,6 +100,7 @@ class KokoroFamily:
         self.chunks = chunks
         self.first_window = first_window
         self.pause_first = pause_first
+        self._long_slots = long_slots
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -149,7 +152,7 @@ class KokoroFamily:
         styles = np.frombuffer(data, dtype=np.float32).reshape(_STYLE_SHAPE)
         with self._lock:
             shared = self._shared or _Shared(
-                KokoroModel(self._cache, self._settings), load_vocab(), None
+                KokoroModel(self._cache, self._settings, self._long_slots), load_vocab(), None
             )
             g2p = self._language_g2p(language)
             info = VoiceInfo(

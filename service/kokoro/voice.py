@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,9 +32,6 @@ ENCODER_SHARE = 0.02
 # A pause lengthened to cover a run's decode covers this much more than recent decoder runs
 # predict, so that the decode is done before the pause ends (bench.capacity --levels 0+1,0+2).
 PAUSE_SLACK = 1.1
-# Kokoro runs the scheduler runs at once: workers - 1, one worker per core by default
-# (scheduler.LONG_JOB); a pause also covers the wait for one when they are all taken.
-LONG_SLOTS = max(1, (os.cpu_count() or 2) - 1)
 
 
 @dataclass(frozen=True)
@@ -333,7 +329,7 @@ class KokoroSegment:
                 # after another stream's run if the workers for long jobs are taken.
                 model = voice.model
                 pace = model.seconds_per_frame(wide=wide) or voice.cost * FRAME_MS / 1000
-                decode = PAUSE_SLACK * pace * enc.frames + model.busy_for(LONG_SLOTS)
+                decode = PAUSE_SLACK * pace * enc.frames + model.busy_for()
                 return self._emit(self._pause(enc, decode - ahead))
             skip = _skip(k, enc)
             self._next += 1
