@@ -258,8 +258,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         # sent first, lengthened to the decode, would count its wait as audio).
         decoded = voice.variant(first_window=FIRST_WINDOW)
         engines = [
-            voxlite_engine("voxlite whole runs, 1 thread (busy server)", decoded),
-            voxlite_engine("voxlite whole runs, 2 threads (idle server)", decoded, wide=True),
+            voxlite_engine("voxlite 8 frames + the run, 1 thread (busy server)", decoded),
+            voxlite_engine(
+                "voxlite 8 frames + the run, 2 threads (idle server)", decoded, wide=True
+            ),
             voxlite_engine("voxlite chunked (option), 1 thread", chunked),
             one_shot_japanese() if language == "ja-JP" else one_shot_mandarin(voice),
         ]

@@ -200,7 +200,8 @@ def test_a_stream_ended_before_stdin_is_an_error_not_a_truncation(
                 assert process.stdin is not None
                 line = b"The first line is spoken before the server drains.\n"
                 first_line_spoken(process, line, path)
-                srv.call(srv.server.stop(30))  # the drain: it ends the stream it holds
+                # The drain ends the stream once it has been quiet (spoken all, no text) for 2 s.
+                srv.call(srv.server.stop(30))
                 assert process.wait(timeout=60) == 1  # stdin is still open
                 assert process.stderr is not None
                 stderr = process.stderr.read().decode()
