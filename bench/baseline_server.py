@@ -24,16 +24,16 @@ class ThreadPerStream:
     def __init__(self) -> None:
         self.stats = SchedulerStats()
 
-    def runner(self) -> StreamRunner:
+    def runner(self, *, long_jobs: bool = False) -> StreamRunner:
         return StreamRunner(self.stats)
 
     def load(self, window: float = 3.0) -> float:
         return 0.0
 
-    def overdue(self, now: float | None = None) -> float:
+    def overdue(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         return 0.0
 
-    def slack(self, now: float | None = None) -> float:
+    def slack(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         return math.inf
 
     def shutdown(self) -> None:

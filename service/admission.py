@@ -94,9 +94,9 @@ class Admission:
     def __init__(
         self,
         max_streams: int,
-        overdue: Callable[[], float] = lambda: 0.0,
+        overdue: Callable[[bool], float] = lambda heavy: 0.0,
         load: Callable[[], float] = lambda: 0.0,
-        slack: Callable[[], float] = lambda: math.inf,
+        slack: Callable[[bool], float] = lambda heavy: math.inf,
         wait: float = 0.0,
         policy: AdmissionPolicy | None = None,
         *,
@@ -291,13 +291,15 @@ class Admission:
                     f"{cost:.0%} of a core, and {self._heavy_calls} already speak): retry in "
                     "a moment or on another replica"
                 )
-        # The streams already here come first: one more would make them all stutter.
-        if (late := self._overdue()) > policy.overdue:
+        # The streams already here come first: one more would make them all stutter. A light
+        # call is weighed by the short jobs alone (the long ones have slots of their own): a
+        # costly stream that falls behind is refused its like, never the cheap callers.
+        if (late := self._overdue(heavy)) > policy.overdue:
             raise AtCapacity(
                 f"the server is at capacity (its model work runs {late * 1000:.0f} ms late): "
                 "retry in a moment or on another replica"
             )
-        slack = self._slack()
+        slack = self._slack(heavy)
         if slack < min_slack:
             raise AtCapacity(
                 f"the server is at capacity (a stream's audio is due within {slack * 1000:.0f} "

@@ -94,7 +94,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         )
 
     def _session(self, settings: StreamSettings) -> Session:
-        runner = self._workers.runner()
+        runner = self._workers.runner(long_jobs=settings.voice.long_jobs)
         session = Session(
             settings,
             runner,

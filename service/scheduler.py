@@ -60,6 +60,8 @@ class Job:
     submitted: float = field(compare=False)
     cost: float = field(default=0.0, compare=False)
     """Seconds the job is expected to take (0: unknown, short)."""
+    long: bool = field(default=False, compare=False)
+    """It holds one of the slots for long jobs (long_slots)."""
     stream: int = field(default=0, compare=False)
     """Which stream's job it is (its StreamRunner; 0: none said)."""
     slack: bool = field(default=False, compare=False)
@@ -101,6 +103,8 @@ class Scheduler:
         self._on_wait = on_wait
         self._wide = wide
         self._wide_running = False
+        self._wide_long = False
+        """The job running wide is a long one (short jobs may start beside it)."""
         self._long_running = 0
         """Long jobs (LONG_JOB) running now."""
         self._heap: list[Job] = []
@@ -130,12 +134,14 @@ class Scheduler:
         batch: Batch[T] | None = None,
         cost: float = 0.0,
         stream: int = 0,
+        long: bool | None = None,
     ) -> Job:
         """Queue a job; await `job.future` for its result. Called on the event loop.
 
         `deadline` is when its listener runs out of audio (minus a lead); None when they have
         none in hand (a stream's first audio): due now. Without `fn`, `batch` says how it
-        runs."""
+        runs. `long`: whether it takes a slot for long jobs (None: if `cost` is over
+        LONG_JOB)."""
         if fn is None and batch is None:
             raise ValueError("a job needs its work: fn, or a batch")
         loop = asyncio.get_running_loop()
@@ -150,6 +156,7 @@ class Scheduler:
             loop,
             now,
             cost=cost,
+            long=cost > LONG_JOB if long is None else long,
             stream=stream,
             slack=due > now,
         )
@@ -170,10 +177,11 @@ class Scheduler:
         batch: Batch[T] | None = None,
         cost: float = 0.0,
         stream: int = 0,
+        long: bool | None = None,
     ) -> T:
         """Run `fn` by `deadline` (see submit; None: as soon as possible) and return its
         result. Cancelling the caller drops the job if it has not started."""
-        job = self.submit(fn, deadline, batch=batch, cost=cost, stream=stream)
+        job = self.submit(fn, deadline, batch=batch, cost=cost, stream=stream, long=long)
         result: T = await self.wait(job)
         return result
 
@@ -209,10 +217,12 @@ class Scheduler:
             job.future.set_exception(JobDropped())
             job.future.exception()  # retrieved: no "never retrieved" warning if nobody waits
 
-    def runner(self) -> StreamRunner:
+    def runner(self, *, long_jobs: bool = False) -> StreamRunner:
         """What a session runs its jobs with: this scheduler, shared with every other stream,
-        its jobs marked as the stream's."""
-        return StreamRunner(self, next(self._streams))
+        its jobs marked as the stream's. `long_jobs`: its voice's jobs may run long (Kokoro);
+        only then does a job expected to take over LONG_JOB take a slot for long jobs. A Piper
+        window estimated long on a busy machine still runs on any worker."""
+        return StreamRunner(self, next(self._streams), long_jobs)
 
     def forget(self, stream: int) -> None:
         """A stream is over (StreamRunner.close)."""
@@ -242,25 +252,33 @@ class Scheduler:
         with self._lock:
             return sum(j.state is JobState.QUEUED for j in self._heap)
 
-    def overdue(self, now: float | None = None) -> float:
+    def overdue(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         """How far past its deadline the most urgent queued job that had slack is, in
-        seconds (0 if none): how close its listener is to a gap."""
+        seconds (0 if none): how close its listener is to a gap. Without `long_jobs`, only
+        the short jobs count: long ones wait for slots of their own, and a stream of a costly
+        voice that falls behind says nothing of the room a light stream would find."""
         now = self._clock() if now is None else now
         with self._lock:
             deadlines = [
                 j.deadline if j.slack else j.submitted + START_GRACE
                 for j in self._heap
-                if j.state is JobState.QUEUED
+                if j.state is JobState.QUEUED and (long_jobs or not j.long)
             ]
         return max(0.0, now - min(deadlines)) if deadlines else 0.0
 
-    def slack(self, now: float | None = None) -> float:
+    def slack(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         """Seconds until the most urgent queued job is due (0 if one is due already; infinity
-        if nothing is queued): how far ahead of their listeners the streams are."""
+        if nothing is queued): how far ahead of their listeners the streams are. Without
+        `long_jobs`, of the short jobs only (see overdue)."""
         now = self._clock() if now is None else now
         with self._lock:
             due = min(
-                (j.deadline for j in self._heap if j.state is JobState.QUEUED), default=math.inf
+                (
+                    j.deadline
+                    for j in self._heap
+                    if j.state is JobState.QUEUED and (long_jobs or not j.long)
+                ),
+                default=math.inf,
             )
         return max(0.0, due - now)
 
@@ -285,12 +303,15 @@ class Scheduler:
         jobs (a Piper window must not wait behind a Kokoro run of two seconds)."""
         while self._heap and self._heap[0].state is not JobState.QUEUED:
             heapq.heappop(self._heap)
-        if not self._heap or self._wide_running:
+        if not self._heap or (self._wide_running and not self._wide_long):
             return None
-        long_cap = long_slots(self.workers)
-        if self._long_running < long_cap or self._heap[0].cost <= LONG_JOB:
+        # A long job running wide still leaves the short jobs a worker: a Kokoro run of
+        # seconds must not hold back a Piper stream's next window (the threads then exceed
+        # the cores for that while, which slows both a little and stops neither).
+        long_cap = 0 if self._wide_running else long_slots(self.workers)
+        if self._long_running < long_cap or not self._heap[0].long:
             return heapq.heappop(self._heap)
-        short = [j for j in self._heap if j.state is JobState.QUEUED and j.cost <= LONG_JOB]
+        short = [j for j in self._heap if j.state is JobState.QUEUED and not j.long]
         if not short:
             return None
         job = min(short)
@@ -313,15 +334,17 @@ class Scheduler:
                 jobs += self._companions(first.batch.key)
             for job in jobs:
                 job.state = JobState.RUNNING
-            self._long_running += first.cost > LONG_JOB
+            self._long_running += first.long
             wide = (
                 self._wide
                 and not first.slack
-                and (first.cost <= LONG_JOB or self._others_quiet(first.stream))
+                and (not first.long or self._others_quiet(first.stream))
                 and not self._running
                 and not any(j.state is JobState.QUEUED for j in self._heap)
             )
-            self._wide_running = wide
+            if wide:
+                self._wide_running = True
+                self._wide_long = first.long
             self.stats.running += 1
             self.stats.wide_runs += wide
             return jobs, wide
@@ -364,11 +387,11 @@ class Scheduler:
                 self.stats.running -= 1
                 for job in jobs:
                     job.state = JobState.DONE
-                if jobs[0].cost > LONG_JOB:
+                if jobs[0].long:
                     self._long_running -= 1
                     self._lock.notify_all()  # a long job held back may start now
                 if wide:
-                    self._wide_running = False
+                    self._wide_running = self._wide_long = False
                     self._lock.notify_all()
             for job, result in zip(jobs, results, strict=True):
                 with contextlib.suppress(RuntimeError):  # its event loop is already closed
@@ -402,9 +425,10 @@ class StreamRunner:
     """One stream's handle on the shared Scheduler (jobs.Runner): its jobs say whose they are,
     so that a long job runs wide only while no other stream is at work."""
 
-    def __init__(self, scheduler: Scheduler, stream: int) -> None:
+    def __init__(self, scheduler: Scheduler, stream: int, long_jobs: bool = False) -> None:
         self._scheduler = scheduler
         self._stream = stream
+        self._long_jobs = long_jobs
 
     async def run(
         self,
@@ -414,7 +438,10 @@ class StreamRunner:
         batch: Batch[T] | None = None,
         cost: float = 0.0,
     ) -> T:
-        return await self._scheduler.run(fn, deadline, batch=batch, cost=cost, stream=self._stream)
+        long = self._long_jobs and cost > LONG_JOB
+        return await self._scheduler.run(
+            fn, deadline, batch=batch, cost=cost, stream=self._stream, long=long
+        )
 
     def close(self) -> None:
         self._scheduler.forget(self._stream)

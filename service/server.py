@@ -65,6 +65,7 @@ class VoxliteServer:
             on_wait=self.metrics.queue_wait,
             wide=config.ort.wide,
         )
+        scheduler = self.scheduler
         self.cache = None
         if config.phrase_cache_mb:
             self.cache = PhraseCache(
@@ -76,9 +77,9 @@ class VoxliteServer:
             self.metrics.track_cache(lambda: cache.stats.bytes)
         self.admission = Admission(
             config.max_streams,
-            overdue=self.scheduler.overdue,
+            overdue=lambda heavy: scheduler.overdue(long_jobs=heavy),
             load=self.scheduler.load,
-            slack=self.scheduler.slack,
+            slack=lambda heavy: scheduler.slack(long_jobs=heavy),
             wait=config.admission_wait_seconds,
             per_peer=config.max_streams_per_peer,
             per_tenant=config.max_streams_per_token,

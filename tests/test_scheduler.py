@@ -167,7 +167,7 @@ async def test_a_long_job_runs_wide_only_while_no_other_stream_is_at_work() -> N
     now = [1000.0]
     scheduler = Scheduler(2, wide=True, clock=lambda: now[0])
     log: list[tuple[str, bool]] = []
-    kokoro, piper = scheduler.runner(), scheduler.runner()
+    kokoro, piper = scheduler.runner(long_jobs=True), scheduler.runner()
     long = LONG_JOB + 1
     try:
         await kokoro.run(width.job("alone", log), cost=long)
@@ -444,7 +444,7 @@ async def test_calls_waiting_for_admission_get_in_in_arrival_order() -> None:
     load, slack = [1.0], [0.0]
     looks = [0]
 
-    def seen_slack() -> float:
+    def seen_slack(heavy: bool) -> float:
         looks[0] += 1
         return slack[0]
 
@@ -490,7 +490,7 @@ async def test_one_callers_calls_back_to_back_are_never_refused() -> None:
     """Calls one after another keep the only worker busy, but with nothing waiting there is
     nobody to protect: a batch client is served, not told the server is at capacity. The
     load is the test's figure, fully busy: real calls bring it near the bar only sometimes."""
-    admission = Admission(10, load=lambda: 1.0, slack=lambda: math.inf, wait=0.0)
+    admission = Admission(10, load=lambda: 1.0, slack=lambda heavy: math.inf, wait=0.0)
     admission.open()
 
     for _ in range(12):
@@ -685,3 +685,68 @@ def test_open_streams_are_bounded_with_the_quiet_ones() -> None:
     assert admission.parked == 2
     with pytest.raises(Overloaded, match="has 4 streams open, the most it keeps"):
         admission.enter()
+
+
+@pytest.mark.asyncio
+async def test_a_long_job_running_wide_leaves_short_jobs_a_worker() -> None:
+    """Bug: a Kokoro run started wide on a quiet server held both workers for seconds, and an
+    English call arriving then waited for its whole run. A short job starts beside a wide long
+    one; another long job still waits for it."""
+    width = Width()
+    scheduler = Scheduler(2, wide=True)
+    log: list[tuple[str, bool]] = []
+    kokoro, piper = scheduler.runner(long_jobs=True), scheduler.runner()
+    other = scheduler.runner(long_jobs=True)
+    long = LONG_JOB + 1
+    try:
+        gate = threading.Event()
+        running = asyncio.ensure_future(kokoro.run(width.job("kokoro", log, gate), cost=long))
+        await asyncio.to_thread(wait_until, lambda: len(log) == 1)
+        queued_long = asyncio.ensure_future(other.run(width.job("long", log), cost=long))
+        await piper.run(width.job("piper", log))  # runs while the wide job still holds
+        assert not queued_long.done()
+        gate.set()
+        await asyncio.gather(running, queued_long)
+    finally:
+        scheduler.shutdown()
+    assert log[:2] == [("kokoro", True), ("piper", False)]
+    assert log[2][0] == "long"
+
+
+def test_a_costly_stream_that_falls_behind_does_not_refuse_light_calls() -> None:
+    """Bug: one Kokoro stream with a text dearer than real time made every English newcomer
+    RESOURCE_EXHAUSTED ("its model work runs 35281 ms late"): its own long jobs were late. A
+    light call is weighed by the short jobs; a call of a costly voice by all of them. The
+    lateness is the test's own figure."""
+    late = {False: 0.0, True: 35.0}
+    admission = Admission(10, overdue=late.__getitem__, workers=2)
+    admission.open()
+    admission.enter()  # an English newcomer: the short jobs are on time
+    with pytest.raises(AtCapacity, match="runs 35000 ms late"):
+        admission.enter(cost=0.5)
+    late[False] = 0.5
+    with pytest.raises(AtCapacity, match="runs 500 ms late"):
+        admission.enter()
+
+
+@pytest.mark.asyncio
+async def test_the_short_jobs_lateness_leaves_the_long_ones_out() -> None:
+    """overdue() and slack() of the short jobs alone (long_jobs=False) ignore a long job
+    behind its deadline: what a light call is weighed by. The clock is the test's."""
+    clock = [1000.0]
+    scheduler = Scheduler(1, clock=lambda: clock[0])
+    try:
+        gate, held = await with_worker_held(scheduler)
+        long = scheduler.submit(lambda _: None, clock[0] + 0.01, cost=LONG_JOB + 1)
+        short = scheduler.submit(lambda _: None, clock[0] + 0.5)
+        clock[0] += 0.21
+        everything, light = scheduler.overdue(), scheduler.overdue(long_jobs=False)
+        light_slack = scheduler.slack(long_jobs=False)
+        gate.set()
+        await held
+        await asyncio.gather(scheduler.wait(long), scheduler.wait(short))
+    finally:
+        scheduler.shutdown()
+    assert everything == pytest.approx(0.2)
+    assert light == 0.0
+    assert light_slack == pytest.approx(0.29)
