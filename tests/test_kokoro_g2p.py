@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import pytest
@@ -10,7 +11,7 @@ pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES
 
 from voxlite.service.kokoro import numbers
 from voxlite.service.kokoro.english import Lexicon
-from voxlite.service.kokoro.g2p import JapaneseG2P, MandarinG2P, Piece
+from voxlite.service.kokoro.g2p import G2P, G2P_CHARS, JapaneseG2P, MandarinG2P, Piece, in_pieces
 from voxlite.service.kokoro.tokens import cut_runs, load_vocab
 from voxlite.service.segmenter import Segmenter
 
@@ -189,3 +190,48 @@ def test_cjk_segments(text: str, expected: list[str]) -> None:
 )
 def test_cjk_segments_at_semicolon_and_ellipsis(text: str, expected: list[str]) -> None:
     assert segments(text) == expected
+
+
+class _Recorded:
+    """A G2P that remembers how much text it was given at a time."""
+
+    def __init__(self, g2p: G2P) -> None:
+        self._g2p = g2p
+        self.words = g2p.words
+        self.sizes: list[int] = []
+
+    def __call__(self, text: str) -> list[Piece]:
+        self.sizes.append(len(text))
+        return self._g2p(text)
+
+
+def test_a_long_text_goes_through_g2p_a_clause_at_a_time(japanese: JapaneseG2P) -> None:
+    """Bug: 5,000 characters of kanji and amounts in yen, with no punctuation, went to the
+    Japanese romanizer at once, whose time grows with the square of its input: minutes of a
+    worker. G2P sees at most G2P_CHARS characters at a time; a short text goes whole."""
+    recorded = _Recorded(japanese)
+    text = "価格は1234567円です" * 60
+    pieces = in_pieces(recorded, text)
+    assert max(recorded.sizes) <= G2P_CHARS
+    assert sum(recorded.sizes) == len(text)
+    assert len(recorded.sizes) > 1
+    assert "".join(p.phonemes for p in pieces).count("eɴ") >= 60  # every 円 is read
+    recorded.sizes.clear()
+    short = "今日はいい天気ですね。"
+    assert in_pieces(recorded, short) == japanese(short)
+    assert recorded.sizes == [len(short)]
+
+
+def test_pieces_end_at_a_clause_and_never_inside_a_number(mandarin: MandarinG2P) -> None:
+    """A long Mandarin text cut for G2P reads the same as it read whole, where it has
+    punctuation; without any, a number or Latin word is never split across two pieces."""
+    sentence = "今天天气很好，我们去公园散步吧。"
+    text = sentence * 20
+    assert [p.text for p in in_pieces(mandarin, text)] == [p.text for p in mandarin(text)]
+    recorded = _Recorded(mandarin)
+    amounts = "金额12345678元和" * 40  # no mark, no space: only the numbers to avoid
+    in_pieces(recorded, amounts)
+    assert max(recorded.sizes) <= G2P_CHARS
+    assert len(recorded.sizes) > 1
+    for end in list(itertools.accumulate(recorded.sizes))[:-1]:
+        assert not (amounts[end - 1].isdigit() and amounts[end].isdigit()), end

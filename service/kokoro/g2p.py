@@ -25,6 +25,14 @@ _ZH_PUNCTUATION = {
 _CLAUSE_END = frozenset(",.!?:;…—")
 
 
+G2P_CHARS = 100
+"""Characters given to a G2P at once: misaki's Japanese romanizer takes time quadratic in
+its input (a 5,000-character text held a worker for minutes), and a clause or two is what one
+model run speaks anyway. Text is cut at the last clause mark or space within it."""
+_CUT_AFTER = re.compile(r"[。！？!?．.；;，,、：:…—\s]")
+_WORD = re.compile(r"[0-9A-Za-z]")
+
+
 @dataclass(frozen=True)
 class Piece:
     """Phonemes of one word, or of the punctuation or space between words."""
@@ -46,6 +54,37 @@ class G2P(Protocol):
     """Whether pieces carry their words (else word timestamps are not available)."""
 
     def __call__(self, text: str) -> list[Piece]: ...
+
+
+def in_pieces(g2p: G2P, text: str, limit: int = G2P_CHARS) -> list[Piece]:
+    """`g2p` of `text`, given at most `limit` characters at a time: cut after the last
+    clause mark or space that keeps a piece at least half full, else before a number or Latin
+    word that would be split, else at the limit."""
+    if len(text) <= limit:
+        return g2p(text)
+    out: list[Piece] = []
+    rest = text
+    while rest:
+        cut = _cut(rest, limit)
+        got = g2p(rest[:cut])
+        if out and got and not out[-1].is_break and not got[0].is_break:
+            out.append(Piece("", " "))
+        out.extend(got)
+        rest = rest[cut:]
+    return _strip(out)
+
+
+def _cut(text: str, limit: int) -> int:
+    """Where the first piece of `text` ends (see in_pieces)."""
+    if len(text) <= limit:
+        return len(text)
+    marks = [m.end() for m in _CUT_AFTER.finditer(text, 0, limit)]
+    if marks and marks[-1] >= limit // 2:
+        return marks[-1]
+    cut = limit
+    while cut > limit // 2 and _WORD.match(text[cut - 1]) and _WORD.match(text[cut]):
+        cut -= 1
+    return cut if cut > limit // 2 else limit
 
 
 def _spoken(text: str) -> str:

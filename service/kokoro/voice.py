@@ -13,7 +13,7 @@ from ..engine import VoiceInfo, VoiceRequest, WordTiming
 from ..errors import InvalidRequest
 from ..jobs import Batch
 from .decode import HOP, LEAD_KEPT, SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded, KokoroModel
-from .g2p import G2P
+from .g2p import G2P, in_pieces
 from .tokens import Run, cut_runs
 
 # Tokens in one model run. The decoder's time grows with its frames (about 12 ms of one
@@ -26,6 +26,10 @@ FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # character into about 3.9 tokens, Japanese 2.6, and a token into about 3 frames.
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
+# Worker seconds G2P takes per character (Japanese in G2P_CHARS pieces, the dearer script;
+# `python -m bench.costly --language ja`): the first step of a long segment runs its G2P
+# whole, and must count as the long job it is.
+G2P_SECONDS_PER_CHARACTER = 0.00015
 # The encoder's share of a run's work (the decoder is about 98 %): what a step that only
 # encodes a run and sends its leading pause costs the scheduler.
 ENCODER_SHARE = 0.02
@@ -154,7 +158,7 @@ class KokoroVoice:
 
     def runs(self, text: str) -> list[Run]:
         """`text` through G2P, cut into model runs."""
-        return cut_runs(self._g2p(text), self._vocab, self.token_budget)
+        return cut_runs(in_pieces(self._g2p, text), self._vocab, self.token_budget)
 
     def encode(self, run: Run, params: KokoroParams) -> Encoded:
         return self._model.encode(run.ids, self.style(len(run.ids)), params.speed)
@@ -247,12 +251,25 @@ class KokoroSegment:
     def next_cost(self, ahead: float) -> float:
         """Worker seconds the next step is likely to take: the decoder's frames it will run
         (the voice's cost per audio second, per 25 ms frame), its run's encoder aside (about 2%
-        of it). Before G2P, the frames are guessed from the text's length."""
+        of it). Before G2P, the frames are guessed from the text's length, and the step also
+        pays for the G2P of the whole segment (and, for word timestamps, every run's encoder)."""
         voice = self._voice
         per_frame = voice.cost * FRAME_MS / 1000
         chunked = self._chunked
         if chunked is not None and not chunked.done:
             return per_frame * chunked.next_frames(int(ahead * 1000 / FRAME_MS))
+        start = 0.0
+        if self._runs is None:
+            start = G2P_SECONDS_PER_CHARACTER * len(self._text)
+            if self._word_timestamps:  # the encoders of the runs after the first
+                tokens = TOKENS_PER_CHARACTER * len(self._text)
+                later = max(0.0, tokens - voice.token_budget) * FRAMES_PER_TOKEN
+                start += ENCODER_SHARE * per_frame * later
+        return start + self._run_cost(ahead, per_frame)
+
+    def _run_cost(self, ahead: float, per_frame: float) -> float:
+        """next_cost() of the model's part of the step."""
+        voice = self._voice
         if self._runs is None:
             tokens = min(voice.token_budget, int(TOKENS_PER_CHARACTER * len(self._text)))
             frames = int(FRAMES_PER_TOKEN * tokens)
