@@ -4,6 +4,7 @@ nothing. Each prints what the English callers (or the process) met, the goal bes
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import tempfile
 import threading
@@ -169,8 +170,9 @@ def config_only(stub: tts_pb2_grpc.TextToSpeechServiceStub, streams: int) -> tup
 
         calls.append(stub.StreamingSynthesize(requests(), timeout=300))
         gates.append(gate)
-    for call in calls:  # each has its slot (its format came) before the caller tries
-        next(iter(call))
+    for call in calls:  # each has its slot (its format came), or was refused, before
+        with contextlib.suppress(grpc.RpcError):
+            next(iter(call))
     start = time.monotonic()
     refused = 0
     try:
