@@ -25,31 +25,59 @@ QUICK_TIMEOUT = 10.0
 """Seconds `voices` and `health` wait when --timeout is not given."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(*, defaults: bool) -> argparse.ArgumentParser:
+    """The connection options. They go before the command or after it, as in git or kubectl:
+    the copy after it has no defaults, so that it only overrides one given before."""
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--server",
-        default=os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER,
+        default=default(os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER),
         help="host:port, dns:///name:port, or several host:port separated by commas (round "
         f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
     )
-    common.add_argument("--timeout", type=float, help="give up after this many seconds")
+    common.add_argument(
+        "--timeout", type=float, default=default(None), help="give up after this many seconds"
+    )
     security = common.add_argument_group("TLS and tokens")
     security.add_argument(
-        "--tls", action="store_true", help="connect with TLS, trusting the system's CAs"
+        "--tls",
+        action="store_true",
+        default=default(False),
+        help="connect with TLS, trusting the system's CAs",
     )
-    security.add_argument("--ca", metavar="FILE", help="PEM CA to trust instead (implies --tls)")
     security.add_argument(
-        "--cert", metavar="FILE", help="PEM client certificate, for mutual TLS (with --key)"
+        "--ca",
+        metavar="FILE",
+        default=default(None),
+        help="PEM CA to trust instead (implies --tls)",
     )
-    security.add_argument("--key", metavar="FILE", help="PEM private key of --cert")
+    security.add_argument(
+        "--cert",
+        metavar="FILE",
+        default=default(None),
+        help="PEM client certificate, for mutual TLS (with --key)",
+    )
+    security.add_argument(
+        "--key", metavar="FILE", default=default(None), help="PEM private key of --cert"
+    )
     security.add_argument(
         "--token",
-        default=os.environ.get("VOXLITE_TOKEN") or None,
+        default=default(os.environ.get("VOXLITE_TOKEN") or None),
         help="bearer token sent with each call; default $VOXLITE_TOKEN (safer: not in ps)",
     )
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
     parser = argparse.ArgumentParser(
-        prog="voxlite", description="Streaming text-to-speech from a voxlite server."
+        prog="voxlite",
+        description="Streaming text-to-speech from a voxlite server.",
+        parents=[_common(defaults=True)],
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     speak = commands.add_parser(
