@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
 import threading
 import time
@@ -136,12 +137,33 @@ def _fail(message: str) -> int:
     return 1
 
 
+_IN_FLAGS = (
+    (re.compile(r"\b(audio\.)?sample_rate_hz\b"), "--sample-rate"),
+    (re.compile(r"\bspeaking_rate\b"), "--rate"),
+    (re.compile(r"\bleave speaker empty\b"), "leave out --speaker"),
+    (re.compile(r"\bListVoices\b"), "`voxlite voices`"),
+)
+"""The server's messages name the API's fields; the user typed flags, so those are named."""
+
+_NOT_LISTENING = ("failed to connect", "connection refused", "dns resolution failed")
+"""gRPC's words (lower case) for a server that is not there, as opposed to one that answered."""
+
+
 def _describe(exc: VoxliteError, server: str) -> str:
+    details = exc.details
+    for field, flag in _IN_FLAGS:
+        details = field.sub(flag, details)
     if isinstance(exc, Unavailable):
-        return f"{server} is unavailable: {exc.details}"
+        if any(words in details.lower() for words in _NOT_LISTENING):
+            return (
+                f"{server} is unavailable: nothing answers there; start voxlite-server "
+                "(scripts/serve in a checkout), or name another with --server or "
+                f"VOXLITE_SERVER (gRPC: {details})"
+            )
+        return f"{server} is unavailable: {details}"
     if isinstance(exc, DeadlineExceeded):
-        return f"no complete answer within --timeout: {exc.details}"
-    return exc.details
+        return f"no complete answer within --timeout: {details}"
+    return details
 
 
 def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client:
