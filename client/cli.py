@@ -368,8 +368,10 @@ def _voices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def render_voices(voices: VoiceList) -> str:
     """The table `voxlite voices` prints, then the voice files that failed to load and the
-    voices still loading."""
-    rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT")]
+    voices still loading. DEFAULT names the language a voice is the default of ("server"
+    added for the voice of a request that names neither voice nor language); NOTE says why
+    the server advises against a voice."""
+    rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT", "NOTE")]
     rows += [
         (
             v.name,
@@ -377,7 +379,10 @@ def render_voices(voices: VoiceList) -> str:
             str(v.native_sample_rate_hz),
             v.quality,
             str(len(v.speakers) or 1),
-            "*" if v.default else "",
+            ", ".join(
+                ([v.language] if v.language_default else []) + (["server"] if v.default else [])
+            ),
+            f"not recommended ({v.not_recommended})" if v.not_recommended else "",
         )
         for v in voices
     ]
