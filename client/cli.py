@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.handler(args, args.parser)
         return code
+    except _SpeakFailed as failed:
+        reason = _describe(failed.error, args.server)
+        return _fail(f"{reason}; {failed.kept}" if failed.kept else reason)
     except VoxliteError as exc:
         return _fail(_describe(exc, args.server))
     except NoPlayer as exc:
@@ -218,33 +221,73 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     progress = _Progress(sys.stderr) if not args.play and sys.stderr.isatty() else None
     sink: AudioFileWriter | Player | None = player
     timestamps: TimestampsWriter | None = None
+    audio_ms = 0.0
     with _client(args, parser) as client:
         events = (
             _stdin_events(client, args.timeout, options)
             if args.text == "-"
             else client.synthesize(args.text, timeout=args.timeout, **options)
         )
-        started = False
         try:
-            for event in events:
-                if not started:  # files are opened at the first event: a failed call leaves none
-                    started = True
-                    if sink is None:
+            try:
+                for event in events:
+                    if sink is None:  # opened at the first event: a refused call leaves no file
                         output = sys.stdout.buffer if args.output == "-" else args.output
                         sink = AudioFileWriter(output, format=file_format)
-                    if args.timestamps:
-                        timestamps = TimestampsWriter(args.timestamps)
-                assert sink is not None
-                sink.write(event)
-                if timestamps:
-                    timestamps.write(event)
-                if progress:
-                    progress.update(event)
-        finally:
-            for part in (sink, timestamps, progress):
-                if part is not None:
-                    part.close()
+                        if args.timestamps:
+                            timestamps = TimestampsWriter(args.timestamps)
+                    sink.write(event)
+                    if timestamps:
+                        timestamps.write(event)
+                    if progress:
+                        progress.update(event)
+                    if isinstance(event, AudioChunk):
+                        audio_ms += event.duration_ms
+            finally:
+                for part in (sink, timestamps, progress):
+                    if part is not None:
+                        part.close()
+        except VoxliteError as exc:
+            raise _SpeakFailed(exc, _what_was_kept(args, sink, audio_ms)) from exc
     return 0
+
+
+class _SpeakFailed(Exception):
+    """A speak call that failed, and what it left behind (said after the reason)."""
+
+    def __init__(self, error: VoxliteError, kept: str) -> None:
+        super().__init__(error.details)
+        self.error = error
+        self.kept = kept
+
+
+def _what_was_kept(
+    args: argparse.Namespace, sink: AudioFileWriter | Player | None, audio_ms: float
+) -> str:
+    """After a failed call: remove a file that holds no audio, or say what the file holds.
+
+    The file keeps what was spoken before the error, finished as a valid file (AudioFileWriter
+    ends its Ogg stream and WAV header), rather than being written aside and renamed at the
+    end: a long text spoken into a file is read while it grows (a player, `tail -f`), and the
+    minutes already spoken are worth keeping when a server drains."""
+    if args.play:
+        return ""
+    seconds = f"{audio_ms / 1000:.1f} s"
+    if args.output == "-":
+        if audio_ms == 0:
+            return "nothing was written to standard output"
+        if isinstance(sink, AudioFileWriter) and not sink.complete:
+            return (
+                f"standard output got the {seconds} spoken before the error, an Ogg stream "
+                "without its end (a pipe cannot be patched: write to a file for a valid one)"
+            )
+        return f"standard output got the {seconds} spoken before the error"
+    if audio_ms == 0:
+        for path in (args.output, args.timestamps):
+            if path and sink is not None:
+                Path(path).unlink(missing_ok=True)
+        return f"nothing was written to {args.output}"
+    return f"saved the {seconds} spoken before the error in {args.output}, a valid file"
 
 
 def _stdin_events(
