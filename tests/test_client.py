@@ -49,6 +49,7 @@ from voxlite.client import (
 )
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
+from voxlite.client._subtitles import WIDE_CHARS_PER_CUE
 from voxlite.tts.v1 import tts_pb2
 
 from .helpers import QUIET, ServerThread, base_config, wait_until
@@ -529,6 +530,28 @@ def test_subtitles_and_json_lines_match_the_timestamps(client: Client, tmp_path:
         ]
     assert (tmp_path / "t.vtt").read_text().startswith("WEBVTT\n\n")
     assert (tmp_path / "t.srt").read_text().startswith("1\n00:00:00,")
+
+
+def test_chinese_and_japanese_cues_have_no_spaces_and_are_cut_between_words() -> None:
+    """Bug: SRT cues for Mandarin put spaces between the words (Chinese writes none) and were
+    cut every 7 words, whatever the length. A cue holds the words as the script writes them (a
+    space only between two Latin words); a segment over WIDE_CHARS_PER_CUE characters is cut
+    between two words into cues of about equal length. The words are jieba's, as the Mandarin
+    voices send them."""
+    words = ["我们", "的", "营业时间", "是", "早上", "九点", "到", "晚上", "六点"]
+    latin = ["iPhone", "Pro", "的", "价格"]
+    out = io.StringIO()
+    with TimestampsWriter(out, format="srt") as writer:
+        for segment, names in enumerate((words, latin)):
+            spans = tuple(WordTimestamp(w, 100 * i, 100 * i + 90) for i, w in enumerate(names))
+            writer.write(Timestamps(segment, "".join(names), spans))
+    cues = parse_cues(out.getvalue(), ",")
+    assert cues == [
+        (0, 390, "我们的营业时间是"),
+        (400, 890, "早上九点到晚上六点"),
+        (0, 390, "iPhone Pro的价格"),
+    ]
+    assert len("".join(words)) > WIDE_CHARS_PER_CUE
 
 
 def parse_cues(text: str, sep: str) -> list[tuple[int, int, str]]:
