@@ -130,6 +130,31 @@ def test_voices_say_each_languages_default_and_which_is_not_recommended(
     assert rows["zm_yunxi"].split()[-1] == "1"  # no default, no note
 
 
+def test_language_voices_for_a_range_replace_the_suggested_default_inside_it(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: `--language-voices zh=zm_yunxi` (README's example) gave requests for "zh" zm_yunxi
+    but those for "zh-CN" still Kokoro's suggestion zf_xiaoxiao, which ListVoices kept marking
+    as the default. A pair given for a range replaces the suggestions inside it."""
+    config = base_config(
+        cache_dir, tmp_path, engines=("piper", "kokoro"), language_voices=(("zh", "zm_yunxi"),)
+    )
+    srv = ServerThread(config)
+    try:
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            for language in ("zh", "zh-CN"):
+                request = pb.SynthesizeRequest(text="你好。", config=by_language(language))
+                first = next(iter(stub.Synthesize(request, timeout=120)))
+                assert first.format.voice == "zm_yunxi", language
+            voices = stub.ListVoices(pb.ListVoicesRequest(language="zh"), timeout=10).voices
+            assert [v.name for v in voices if v.language_default] == ["zm_yunxi"]
+            ja = stub.ListVoices(pb.ListVoicesRequest(language="ja"), timeout=10).voices
+            assert [v.name for v in ja if v.language_default] == ["jf_alpha"]  # still suggested
+    finally:
+        srv.close()
+
+
 def test_mandarin_subtitles_are_written_without_spaces_and_cut_between_words(
     kokoro_server: ServerThread, tmp_path: Path
 ) -> None:
