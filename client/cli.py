@@ -273,20 +273,20 @@ def _what_was_kept(
     if args.play:
         return ""
     seconds = f"{audio_ms / 1000:.1f} s"
+    # Only a stream that cannot seek (a pipe, a FIFO) cannot be given its Ogg end.
+    cut = isinstance(sink, AudioFileWriter) and not sink.complete
+    unended = ", an Ogg stream without its end (write to a file for a valid one)" if cut else ""
     if args.output == "-":
         if audio_ms == 0:
-            return "nothing was written to standard output"
-        if isinstance(sink, AudioFileWriter) and not sink.complete:
-            return (
-                f"standard output got the {seconds} spoken before the error, an Ogg stream "
-                "without its end (a pipe cannot be patched: write to a file for a valid one)"
-            )
-        return f"standard output got the {seconds} spoken before the error"
+            return "no audio was written to standard output"
+        return f"standard output got the {seconds} spoken before the error{unended}"
     if audio_ms == 0:
         for path in (args.output, args.timestamps):
-            if path and sink is not None:
-                Path(path).unlink(missing_ok=True)
+            if path and sink is not None and Path(path).is_file():  # never a FIFO or device
+                Path(path).unlink()
         return f"nothing was written to {args.output}"
+    if cut:
+        return f"{args.output} got the {seconds} spoken before the error{unended}"
     return f"saved the {seconds} spoken before the error in {args.output}, a valid file"
 
 

@@ -477,7 +477,9 @@ def test_connection_options_go_before_or_after_the_command(
     choice": the connection options worked only after the command. They go either side, as
     in git or kubectl; given both sides, the one after the command wins."""
     path = tmp_path / "a.wav"
-    spoken = voxlite("--server", server.address, "--timeout", "60", "speak", "Hi.", "-o", str(path))
+    spoken = voxlite(
+        "--server", server.address, "--timeout", "60", "speak", "Options first.", "-o", str(path)
+    )
     assert spoken.returncode == 0, spoken.stderr
     assert soundfile.info(str(path)).duration > 0.2
     listed = voxlite("--server", server.address, "voices")

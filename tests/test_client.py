@@ -485,6 +485,42 @@ def test_file_writer_writes_each_chunk_as_it_arrives(client: Client, tmp_path: P
     assert sizes[0] > 0
 
 
+class Pipe(io.BytesIO):
+    """A file object that cannot seek, as a pipe."""
+
+    def seekable(self) -> bool:
+        return False
+
+
+def test_an_ogg_file_cut_short_is_ended_at_close(client: Client, tmp_path: Path) -> None:
+    """Bug: a call that failed part-way left an Ogg file without its end-of-stream page
+    (opusinfo: "EOS not set on stream 1"). At close the writer flags the last page written as
+    the end, where the file can seek; on a pipe it says the stream is not complete."""
+    events = list(client.synthesize(LONG_TEXT, **QUIET))
+    chunks = [i for i, e in enumerate(events) if isinstance(e, AudioChunk)]
+    cut = events[: chunks[len(chunks) // 2]]  # half the audio, as a drain would leave it
+    path = tmp_path / "cut.opus"
+    with AudioFileWriter(path) as writer:
+        for event in cut:
+            writer.write(event)
+        assert not writer.complete
+    assert writer.complete
+    data = path.read_bytes()
+    last = data.rindex(b"OggS")
+    assert data[last + 5] & 0x04  # the end-of-stream flag, on the last page only
+    assert not any(data[m.start() + 5] & 0x04 for m in re.finditer(b"OggS", data[:last]))
+    info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=True)
+    assert "WARNING" not in info.stdout + info.stderr, info.stdout  # checks each page's CRC too
+    spoken = sum(e.duration_ms for e in cut if isinstance(e, AudioChunk)) / 1000
+    assert soundfile.info(str(path)).duration == pytest.approx(spoken, abs=0.05)
+    pipe = Pipe()
+    with AudioFileWriter(pipe, format="opus") as writer:
+        for event in cut:
+            writer.write(event)
+    assert not writer.complete
+    assert pipe.getvalue() == b"".join(e.audio for e in cut if isinstance(e, AudioChunk))
+
+
 def test_file_format_comes_from_the_extension(tmp_path: Path) -> None:
     expected = {
         "a.opus": "ogg_opus",
