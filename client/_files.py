@@ -43,10 +43,10 @@ class AudioFileWriter:
     when the output cannot seek, such as a pipe), "raw" (16-bit little-endian PCM), "ulaw" and
     "alaw" (G.711, 8000 Hz, no header). A call that fails part-way still leaves a valid file
     at close where the file can seek: the WAV sizes count the audio written, and the last Ogg
-    page written gets the end-of-stream flag the server had not sent yet (`complete` tells
-    whether the output reads to its end: False only for an Ogg stream cut short on a pipe).
-    Ask the server for `writer.encoding`, then pass every
-    event to `write()`; events that carry no audio are ignored. `file` is a path (the format
+    page written gets the end-of-stream flag the server had not sent yet (after close,
+    `complete` is False only for an Ogg stream cut short on a pipe). Ask the server for
+    `writer.encoding`, then pass every event to `write()`; events that carry no audio are
+    ignored. `file` is a path (the format
     comes from its extension unless `format` is given) or a binary file object (`format`
     required), which is flushed but left open at close."""
 
