@@ -7,7 +7,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import AtCapacity, Overloaded, Unavailable
@@ -46,6 +46,15 @@ class AdmissionPolicy:
     """...and only while no queued job is due within this many seconds (nobody short of audio)."""
     poll: float = 0.01
     """How often a waiting call looks again, in seconds."""
+    park_after: float = 2.0
+    """Seconds a stream must have had nothing to speak before a new call that finds a limit
+    full (--max-streams, per peer, per token, the budget of costly voices) may take its slot:
+    an LLM's tokens come tens of milliseconds apart within a reply, so a stream this quiet is
+    between replies (or never sent text). The quiet stream takes a slot again, as a new call
+    would, when its next text arrives."""
+    open_streams: int = 4
+    """Streams open at once, with a slot or quiet without one, at most this many times
+    --max-streams: a quiet stream costs memory, not model work, but not without bound."""
     heavy_share: float = 0.9
     """Calls whose voices have long jobs (Voice.long_jobs: a Kokoro stream takes about half a
     core) are taken while their costs add up to at most this share of the workers long jobs
@@ -61,6 +70,20 @@ class Caller:
 
     peer: str = ""
     tenant: str | None = None
+
+
+@dataclass(eq=False)
+class Slot:
+    """A call's place among the streams the limits count. A quiet stream's slot may go to a
+    new call (it is parked: `held` false) until the stream has text again."""
+
+    caller: Caller = field(default_factory=Caller)
+    cost: float = 0.0
+    """Its voice's worker seconds per second of audio, when its jobs run long (else 0)."""
+    held: bool = True
+    quiet: Callable[[], float] = lambda: 0.0
+    """Seconds its stream has had nothing to speak (0 while it speaks): set once the call
+    has a session."""
 
 
 class Admission:
@@ -93,6 +116,10 @@ class Admission:
         self.per_tenant = per_tenant
         self._by_peer: Counter[str] = Counter()
         self._by_tenant: Counter[str] = Counter()
+        self._held: set[Slot] = set()
+        """The slots calls hold now."""
+        self._parked: set[Slot] = set()
+        """Quiet streams' slots given to other calls: open, counted by no limit."""
         self.wait = wait
         self.policy = policy or AdmissionPolicy()
         self._line = asyncio.Lock()
@@ -108,6 +135,7 @@ class Admission:
         self.sessions: set[Session] = set()
         """The calls' sessions, for the drain to end what is still open."""
         self.idle = asyncio.Event()
+        """Set while no call is open, with a slot or parked."""
         self.idle.set()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -150,15 +178,17 @@ class Admission:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def admit(self, caller: Caller = Caller(), cost: float = 0.0) -> None:
+    async def admit(
+        self, caller: Caller = Caller(), cost: float = 0.0, *, slot: Slot | None = None
+    ) -> Slot:
         """enter(), but a call that finds the machine at capacity waits, in arrival order, up
         to `wait` seconds for room before it is refused: a moment's crowd of new calls is
-        taken a little later instead of turned away."""
+        taken a little later instead of turned away. `slot`: a parked stream's, taken again."""
         policy = self.policy
         give_up = time.monotonic() + self.wait
         if not self._line.locked():
             try:
-                return self.enter(caller=caller, cost=cost)
+                return self.enter(caller=caller, cost=cost, slot=slot)
             except AtCapacity:
                 if self.wait <= 0:
                     raise
@@ -177,7 +207,9 @@ class Admission:
         try:
             while True:
                 try:
-                    return self.enter(policy.waiter_max_load, policy.waiter_slack, caller, cost)
+                    return self.enter(
+                        policy.waiter_max_load, policy.waiter_slack, caller, cost, slot=slot
+                    )
                 except AtCapacity:
                     if time.monotonic() + policy.poll > give_up:
                         raise
@@ -191,42 +223,74 @@ class Admission:
         """Some call is waiting for room."""
         return self._line.locked()
 
+    @property
+    def parked(self) -> int:
+        """Streams open without a slot: quiet ones whose slot went to another call."""
+        return len(self._parked)
+
+    def quiet_streams(self) -> int:
+        """Streams holding a slot that a new call could take now (quiet for park_after)."""
+        park = self.policy.park_after
+        return sum(1 for slot in self._held if 0 < slot.quiet() >= park)
+
     def enter(
         self,
         max_load: float | None = None,
         min_slack: float = 0.0,
         caller: Caller = Caller(),
         cost: float = 0.0,
-    ) -> None:
+        *,
+        slot: Slot | None = None,
+    ) -> Slot:
         """Count a call in, or refuse it now. `cost`: its voice's worker seconds per second
-        of audio."""
+        of audio. `slot`: a parked stream's, taken again (its caller and cost count)."""
         policy = self.policy
         max_load = policy.max_load if max_load is None else max_load
         self.check_open()
-        if self.active >= self.max_streams:
+        if slot is not None:
+            caller, cost = slot.caller, slot.cost
+        elif len(self._held) + len(self._parked) >= policy.open_streams * self.max_streams:
             raise Overloaded(
-                f"the server is at its limit of {self.max_streams} concurrent streams: retry "
-                "later or on another replica"
+                f"the server has {len(self._held) + len(self._parked)} streams open, the most "
+                f"it keeps ({policy.open_streams} times --max-streams), {len(self._parked)} of "
+                "them quiet: end streams that have nothing to say, or retry on another replica"
             )
-        if self.per_peer and self._by_peer[caller.peer] >= self.per_peer:
-            raise Overloaded(
-                f"this client address already has {self.per_peer} streams, the most one may "
-                "have here (--max-streams-per-peer): end one first"
-            )
+        # A full limit takes the slot of a stream quiet for a while, if there is one; chosen
+        # here, parked only once every check has passed.
+        victims: list[Slot] = []
         tenant = caller.tenant
-        if self.per_tenant and tenant is not None and self._by_tenant[tenant] >= self.per_tenant:
+        if self.per_tenant and tenant is not None:
+            same = lambda s: s.caller.tenant == tenant  # noqa: E731
+            if self._count(same, victims) >= self.per_tenant and not self._victim(same, victims):
+                raise Overloaded(
+                    f"this token already has {self.per_tenant} streams speaking, the most one "
+                    "may have here (--max-streams-per-token): end one first"
+                )
+        if self.per_peer:
+            near = lambda s: s.caller.peer == caller.peer  # noqa: E731
+            if self._count(near, victims) >= self.per_peer and not self._victim(near, victims):
+                raise Overloaded(
+                    f"this client address already has {self.per_peer} streams speaking, the "
+                    "most one may have here (--max-streams-per-peer): end one first"
+                )
+        anyone = lambda s: True  # noqa: E731
+        if self._count(anyone, victims) >= self.max_streams and not self._victim(anyone, victims):
             raise Overloaded(
-                f"this token already has {self.per_tenant} streams, the most one may have "
-                "here (--max-streams-per-token): end one first"
+                f"the server is at its limit of {self.max_streams} concurrent streams "
+                "speaking (--max-streams): retry later or on another replica"
             )
         heavy = cost > 0
         budget = policy.heavy_share * max(1, self.workers - 1)
-        if heavy and self._heavy_calls and self._heavy + cost > budget:
-            raise AtCapacity(
-                "the server is at capacity for voices of this cost (each takes about "
-                f"{cost:.0%} of a core, and {self._heavy_calls} already speak): retry in "
-                "a moment or on another replica"
-            )
+        costly = lambda s: s.cost > 0  # noqa: E731
+        while heavy and self._count(costly, victims):
+            if self._heavy - sum(v.cost for v in victims) + cost <= budget:
+                break
+            if not self._victim(costly, victims):
+                raise AtCapacity(
+                    "the server is at capacity for voices of this cost (each takes about "
+                    f"{cost:.0%} of a core, and {self._heavy_calls} already speak): retry in "
+                    "a moment or on another replica"
+                )
         # The streams already here come first: one more would make them all stutter.
         if (late := self._overdue()) > policy.overdue:
             raise AtCapacity(
@@ -257,26 +321,65 @@ class Admission:
                 "just taken another call: retry in a moment or on another replica"
             )
         self._admitted_at = now
+        for victim in victims:
+            self._release(victim)
+            victim.held = False
+            self._parked.add(victim)
+        if slot is None:
+            slot = Slot(caller, cost)
+        else:
+            self._parked.discard(slot)
+            slot.held = True
+        self._hold(slot)
+        return slot
+
+    def _count(self, match: Callable[[Slot], bool], victims: list[Slot]) -> int:
+        """Slots held that `match`, less those already chosen to be parked."""
+        return sum(1 for s in self._held if match(s)) - sum(1 for v in victims if match(v))
+
+    def _victim(self, match: Callable[[Slot], bool], victims: list[Slot]) -> bool:
+        """Choose the held slot that `match` whose stream has been quiet longest, if for at
+        least `park_after` seconds; False if there is none."""
+        quiet = [(s.quiet(), s) for s in self._held if match(s) and s not in victims]
+        if not quiet:
+            return False
+        seconds, slot = max(quiet, key=lambda pair: pair[0])
+        if seconds <= 0 or seconds < self.policy.park_after:
+            return False  # 0: it speaks
+        victims.append(slot)
+        return True
+
+    def _hold(self, slot: Slot) -> None:
+        self._held.add(slot)
         self.active += 1
-        if heavy:
-            self._heavy += cost
+        if slot.cost > 0:
+            self._heavy += slot.cost
             self._heavy_calls += 1
-        self._by_peer[caller.peer] += 1
-        if tenant is not None:
-            self._by_tenant[tenant] += 1
+        self._by_peer[slot.caller.peer] += 1
+        if slot.caller.tenant is not None:
+            self._by_tenant[slot.caller.tenant] += 1
         self.idle.clear()
 
-    def leave(self, caller: Caller = Caller(), cost: float = 0.0) -> None:
+    def _release(self, slot: Slot) -> None:
+        self._held.discard(slot)
         self.active -= 1
-        if cost > 0:
+        if slot.cost > 0:
             self._heavy_calls -= 1
-            self._heavy = max(0.0, self._heavy - cost) if self._heavy_calls else 0.0
-        self._by_peer[caller.peer] -= 1
-        if not self._by_peer[caller.peer]:
-            del self._by_peer[caller.peer]
-        if caller.tenant is not None:
-            self._by_tenant[caller.tenant] -= 1
-            if not self._by_tenant[caller.tenant]:
-                del self._by_tenant[caller.tenant]
-        if self.active == 0:
+            self._heavy = max(0.0, self._heavy - slot.cost) if self._heavy_calls else 0.0
+        peer, tenant = slot.caller.peer, slot.caller.tenant
+        self._by_peer[peer] -= 1
+        if not self._by_peer[peer]:
+            del self._by_peer[peer]
+        if tenant is not None:
+            self._by_tenant[tenant] -= 1
+            if not self._by_tenant[tenant]:
+                del self._by_tenant[tenant]
+
+    def leave(self, slot: Slot) -> None:
+        """The call is over: its slot (or its place among the parked) is free."""
+        if slot.held:
+            self._release(slot)
+            slot.held = False
+        self._parked.discard(slot)
+        if self.active == 0 and not self._parked:
             self.idle.set()

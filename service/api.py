@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from . import calls, convert
-from .admission import Admission, Caller
+from .admission import Admission, Caller, Slot
 from .cache import CachedVoice, PhraseCache
 from .engine import language_matches
 from .errors import IdleTimeout, InvalidRequest, VoxliteError
@@ -180,7 +180,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             self._admission.check_open()
             session = await self._admitted(context, call, first.config)
             call.watchdog.touch()
-            call.reader = asyncio.ensure_future(self._read(requests, session, call.watchdog))
+            call.reader = asyncio.ensure_future(self._read(requests, session, call))
             return session
 
         async for response in self._speak(context, start, convert.streaming_response):
@@ -200,9 +200,10 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
-        await self._admission.admit(caller, cost)
-        call.caller, call.cost = caller, cost
-        return self._session(settings)
+        call.slot = await self._admission.admit(caller, cost)
+        session = self._session(settings)
+        call.slot.quiet = session.quiet_for
+        return session
 
     async def _speak(
         self,
@@ -239,23 +240,38 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             call.watchdog.stop()
             if call.reader is not None:
                 call.reader.cancel()
-            if call.caller is not None:
-                self._admission.leave(call.caller, call.cost)
+            if call.slot is not None:
+                self._admission.leave(call.slot)
+
+    async def _take_back(self, slot: Slot) -> None:
+        """A parked stream's slot back, or why not (the same status a new call would get)."""
+        try:
+            await self._admission.admit(slot=slot)
+        except VoxliteError as exc:
+            park = self._admission.policy.park_after
+            raise type(exc)(
+                f"this stream gave its slot to another call after {park:g} s with nothing to "
+                f"speak, and cannot take one back now: {exc}"
+            ) from None
 
     async def _read(
         self,
         requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
         session: Session,
-        watchdog: Watchdog,
+        call: _Call,
     ) -> None:
         """Feed requests to the session as they arrive, while audio is being produced. Only
         progress keeps the stream from being idle: text that completes a segment, a flush, a
         clear, the half-close (any message at all would let one byte every few minutes hold a
-        slot for ever)."""
+        slot for ever). A stream whose slot went to another call while it was quiet takes one
+        again, as a new call would, before its next text."""
+        watchdog = call.watchdog
         try:
             async for raw in requests:
                 request = _parsed(raw)
                 kind = request.WhichOneof("request")
+                if kind in ("text", "flush") and call.slot is not None and not call.slot.held:
+                    await self._take_back(call.slot)
                 if kind == "text":
                     self._check_text(request.text, piece=True)
                     if session.push_text(request.text):
@@ -288,10 +304,8 @@ class _Call:
     """What the servicer holds for one synthesis call while it runs."""
 
     watchdog: Watchdog
-    caller: Caller | None = None
+    slot: Slot | None = None
     """Set once the call is admitted (and so must leave)."""
-    cost: float = 0.0
-    """Its voice's cost if its jobs run long (0 otherwise), as the admission counted it."""
     reader: asyncio.Task[None] | None = None
     """The task feeding a stream's requests to its session."""
 

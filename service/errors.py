@@ -1,4 +1,4 @@
-"""Domain errors; the gRPC layer maps each to a status code in one place (api.py)."""
+"""Domain errors; the gRPC layer maps each to a status code in one place (status.py)."""
 
 from __future__ import annotations
 

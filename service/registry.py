@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ class _Loaded:
     """The files' sizes and times as they were before the load read them."""
 
 
+_STOPPED = "not loaded: the server was shutting down"
 _GONE = "the file is gone: the voice keeps being served from memory until the server restarts"
 
 
@@ -73,6 +75,8 @@ class VoiceRegistry:
         """Voices found and not loaded yet (load_rest() loads them)."""
         self._pending_languages: dict[str, str] = {}
         """Each pending voice's language, where its family knew it before loading."""
+        self._stopping = threading.Event()
+        """The server is shutting down: no voice starts loading any more."""
 
     def _scan(self) -> dict[str, VoiceSource]:
         found: dict[str, VoiceSource] = {}
@@ -115,6 +119,15 @@ class VoiceRegistry:
             self.pending = set()
         self.failures = self.failures + failures
 
+    def stop_loading(self) -> None:
+        """Load no more voices (the server drains): a load in progress finishes the voice
+        it is on, from any thread, and the rest are left out."""
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
     def loading(self) -> list[str]:
         """The voices load_rest() has yet to load, by name."""
         pending, voices = self.pending, self._voices
@@ -152,7 +165,13 @@ class VoiceRegistry:
             by_family.setdefault(sources[name].family, []).append(name)
 
         def load_family(family_names: list[str]) -> list[_Loaded | VoiceFailure]:
-            return [self._load_one(sources[n], n == required, n in voices) for n in family_names]
+            results: list[_Loaded | VoiceFailure] = []
+            for name in family_names:
+                if self._stopping.is_set():
+                    results.append(VoiceFailure(str(sources[name].files[0]), _STOPPED))
+                    continue
+                results.append(self._load_one(sources[name], name == required, name in voices))
+            return results
 
         if len(by_family) > 1:
             with ThreadPoolExecutor(len(by_family), thread_name_prefix="voxlite-load") as pool:

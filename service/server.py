@@ -7,6 +7,7 @@ import contextlib
 import errno
 import logging
 import socket
+from collections.abc import Callable
 from typing import TypeVar
 
 import grpc
@@ -137,6 +138,8 @@ class VoxliteServer:
         self.serving = False
         """What gRPC health reports for "" is SERVING (read by /readyz, from another thread)."""
         self._loader: asyncio.Task[None] | None = None
+        self._loading: asyncio.Future[None] | None = None
+        """The thread's load in progress, if any: stop() waits for it (one voice at most)."""
 
     async def start(self) -> int:
         """Listen (health answers NOT_SERVING at once), then load voices in the background."""
@@ -162,8 +165,19 @@ class VoxliteServer:
         self._loader = asyncio.ensure_future(self._load())
         return self.port
 
+    async def _in_loader(self, load: Callable[[], None]) -> None:
+        """Run a registry load on a thread; stop() waits for it to finish its voice."""
+        self._loading = asyncio.get_running_loop().run_in_executor(None, load)
+        try:
+            await asyncio.shield(self._loading)
+        finally:
+            if self._loading.done():
+                self._loading = None
+
     async def _load(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, self.registry.load)
+        await self._in_loader(self.registry.load)
+        if self.registry.stopping:
+            return  # stopped before the default voice was in: never SERVING
         self.admission.open()
         for name in _HEALTH_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -173,7 +187,9 @@ class VoxliteServer:
         if self.registry.pending:
             count = len(self.registry.pending)
             async with self._reload_lock:  # a SIGHUP's rescan waits for these
-                await asyncio.get_running_loop().run_in_executor(None, self.registry.load_rest)
+                await self._in_loader(self.registry.load_rest)
+            if self.registry.stopping:
+                return
             _LOG.info("%d more voice(s) loaded: %d in all", count, len(self.registry.voices()))
 
     async def reload_voices(self) -> list[str]:
@@ -215,6 +231,8 @@ class VoxliteServer:
         --drain-delay-seconds, calls are still admitted that long after health goes
         NOT_SERVING, while balancers take the replica out."""
         grace = self.config.grace_seconds if grace is None else grace
+        # Voices still loading would keep the process alive past its grace: load no more.
+        self.registry.stop_loading()
         was_serving, self.serving = self.serving, False
         await self.health.enter_graceful_shutdown()
         if was_serving and self.config.drain_delay_seconds > 0:
@@ -234,6 +252,11 @@ class VoxliteServer:
         await self.grpc.stop(STATUS_GRACE if shut else max(0.0, deadline - loop.time()))
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
+        if self._loading is not None:
+            # The voice being loaded when the drain began: the thread cannot be interrupted,
+            # and the process would wait for it at exit anyway.
+            with contextlib.suppress(Exception):
+                await self._loading
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
 

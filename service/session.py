@@ -106,6 +106,8 @@ class Session:
         self._producer: asyncio.Future[None] | None = None
         self._output: Output | None = None
         self._last_input = time.monotonic()
+        self._idle_since = self._last_input
+        """When the producer last ran out of work."""
         self._quiet_check: asyncio.TimerHandle | None = None
 
     # -- input side --------------------------------------------------------------------------
@@ -140,6 +142,14 @@ class Session:
     def queued_seconds(self) -> float:
         """Audio synthesized and not yet sent."""
         return self._out.queued_samples / self.settings.voice.info.native_rate
+
+    def quiet_for(self) -> float:
+        """Seconds the stream has had nothing to speak: no segment to synthesize, no audio
+        unsent, no input (text may wait in the segmenter for the rest of its sentence); 0
+        while it has."""
+        if self._ended or not self._waiting_for_text or self._work or self._out.queued_samples:
+            return 0.0
+        return time.monotonic() - max(self._last_input, self._idle_since)
 
     def push_text(self, text: str) -> int:
         """Append a piece of text; complete segments go to synthesis at once. Returns how many
@@ -256,6 +266,7 @@ class Session:
         while not self._work:
             self._work_added.clear()
             self._waiting_for_text = True
+            self._idle_since = time.monotonic()
             try:
                 await self._work_added.wait()
             finally:

@@ -235,6 +235,15 @@ def held_workers(srv: ServerThread) -> Iterator[None]:
             job.result(timeout=30)
 
 
+def park_after(srv: ServerThread, seconds: float) -> None:
+    """Set how long a stream must be quiet before its slot may go to another call
+    (AdmissionPolicy.park_after): inf for tests of the limits themselves, so that a busy
+    machine's pause between two steps never frees a slot; 0 to park at once."""
+    admission = srv.server.admission
+    policy = replace(admission.policy, park_after=seconds)
+    srv.on_loop(lambda: setattr(admission, "policy", policy))
+
+
 def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig:
     """A test server's settings: loopback, any free port, Piper voices only (tests of Kokoro
     ask for it: its voices take seconds to load)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,15 @@ from voxlite.client import Client, Overloaded, Summary
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .helpers import Duplex, ServerThread, base_config, kinds, wait_until
+from .helpers import (
+    Duplex,
+    ServerThread,
+    base_config,
+    held_workers,
+    kinds,
+    park_after,
+    wait_until,
+)
 
 TOKENS = ("tenant-a-token", "tenant-b-token")
 
@@ -67,6 +76,110 @@ def test_streams_that_send_no_config_hold_no_slot(guarded: ServerThread) -> None
             assert "--config-timeout-seconds" in info.value.details()
 
 
+def quiet_streams(srv: ServerThread) -> int:
+    """Streams whose slot could go to another call now."""
+    return srv.on_loop(srv.server.admission.quiet_streams)
+
+
+@pytest.fixture
+def parking(cache_dir: Path, tmp_path: Path) -> Iterator[ServerThread]:
+    """A server of 4 slots whose streams may give them up as soon as they are quiet."""
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, max_streams=4, max_streams_per_peer=0, phrase_cache_mb=0)
+    )
+    park_after(srv, 0.0)
+    yield srv
+    srv.close()
+
+
+def test_streams_that_send_a_config_and_then_nothing_do_not_hold_every_slot(
+    parking: ServerThread,
+) -> None:
+    """Bug: 36 streams from one client that sent only a config held every slot until the
+    idle timeout (300 s), and every other caller got RESOURCE_EXHAUSTED. A stream with
+    nothing to speak gives its slot to a new call that needs one; it takes one back, as a new
+    call would, when its text comes, and is spoken as ever."""
+    with parking.channel() as channel:
+        stub = parking.stub(channel)
+        held = []
+        for _ in range(9):  # more than twice --max-streams, all on one connection
+            d = Duplex(stub, timeout=60)
+            d.config()
+            assert d.next().WhichOneof("response") == "format"
+            held.append(d)
+        assert parking.server.admission.active <= 4
+        assert parking.server.admission.parked >= 5
+        with parking.channel() as other:
+            responses = list(
+                parking.stub(other).Synthesize(pb.SynthesizeRequest(text="Still here."), timeout=60)
+            )
+        assert kinds(responses)[-1] == "summary"
+        # A parked stream speaks when its text comes.
+        first = held[0]
+        first.send(text="Back again.")
+        first.close()
+        rest = first.rest()
+        assert "audio" in kinds(rest)
+        assert kinds(rest)[-1] == "summary"
+        for d in held[1:]:
+            d.close()
+            assert kinds(d.rest())[-1] == "summary"
+    wait_until(lambda: parking.server.admission.idle.is_set())
+    assert parking.server.admission.parked == 0
+
+
+def test_only_a_stream_with_nothing_to_speak_is_quiet(parking: ServerThread) -> None:
+    """A stream whose text waits for a worker is not quiet (its slot stays); one that only
+    sent its config is, from its config on."""
+    with parking.channel() as channel:
+        stub = parking.stub(channel)
+        idle_one = Duplex(stub, timeout=60)
+        idle_one.config()
+        assert idle_one.next().WhichOneof("response") == "format"
+        speaking = Duplex(stub, timeout=60)
+        speaking.config()
+        assert speaking.next().WhichOneof("response") == "format"
+        sessions = parking.on_loop(lambda: list(parking.server.admission.sessions))
+        with held_workers(parking):
+            speaking.send(text="Hello there, this waits for a worker.")
+            wait_until(lambda: sum(1 for s in sessions if s.quiet_for() == 0) == 1)
+            assert quiet_streams(parking) == 1
+        for d in (idle_one, speaking):
+            d.close()
+            assert kinds(d.rest())[-1] == "summary"
+
+
+def test_a_parked_stream_that_finds_no_room_is_told_why(cache_dir: Path, tmp_path: Path) -> None:
+    """A quiet stream whose slot went to another call, and whose next text finds the slot
+    still taken, ends with RESOURCE_EXHAUSTED saying what happened and which limit."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, max_streams=1, phrase_cache_mb=0))
+    try:
+        park_after(srv, 0.0)
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            quiet = Duplex(stub, timeout=60)
+            quiet.config()
+            assert quiet.next().WhichOneof("response") == "format"
+            wait_until(lambda: quiet_streams(srv) == 1)
+            newcomer = Duplex(stub, timeout=60)
+            newcomer.config()
+            assert newcomer.next().WhichOneof("response") == "format"
+            assert srv.server.admission.parked == 1
+            park_after(srv, math.inf)  # the newcomer keeps its slot, quiet or not
+            quiet.send(text="Me again.")
+            with pytest.raises(grpc.RpcError) as info:
+                quiet.rest()
+            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            details = info.value.details()
+            assert "gave its slot to another call" in details
+            assert "limit of 1 concurrent streams speaking (--max-streams)" in details
+            newcomer.send(text="I am served.")
+            newcomer.close()
+            assert "audio" in kinds(newcomer.rest())
+    finally:
+        srv.close()
+
+
 def test_a_message_now_and_then_that_speaks_nothing_does_not_keep_a_stream(
     guarded: ServerThread,
 ) -> None:
@@ -109,6 +222,7 @@ def capped(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             phrase_cache_mb=0,
         )
     )
+    park_after(srv, math.inf)  # the caps themselves: quiet streams keep their slots
     yield srv
     srv.close()
 

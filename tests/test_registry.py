@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
+from voxlite.service.engine import VoiceSource
 from voxlite.service.errors import Unavailable, VoiceNotFound
-from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, embedded_voice_files
+from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
 from voxlite.service.piper.split_cache import SplitCache
 from voxlite.service.registry import VoiceRegistry
 from voxlite.service.runtime import OrtSettings
@@ -66,3 +68,48 @@ def test_registry_without_its_default_voice_refuses_to_start(
         VoiceNotFound, match=r"default voice 'xx_XX-missing' not found: put xx_XX-missing\.onnx"
     ):
         registry.load()
+
+
+class _GatedFamily(PiperFamily):
+    """The Piper family, but the first voice loaded after `gate_after` loads waits for the
+    test: a load in progress at the moment the test chooses."""
+
+    def __init__(self, cache_dir: Path, gate_after: int) -> None:
+        super().__init__(OrtSettings(), SplitCache(cache_dir))
+        self.loads = 0
+        self.gate_after = gate_after
+        self.waiting = threading.Event()
+        self.go = threading.Event()
+
+    def load(self, source: VoiceSource) -> PiperVoice:
+        self.loads += 1
+        if self.loads == self.gate_after + 1:
+            self.waiting.set()
+            assert self.go.wait(timeout=60)
+        return super().load(source)
+
+
+def test_loading_stops_at_the_voice_in_progress_when_the_server_stops(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """Bug: SIGTERM while the voices after SERVING loaded kept the process alive until every
+    one had loaded (22.7 s with a 2 s grace). stop_loading() lets the voice in progress finish
+    and starts no other."""
+    model, config = embedded_voice_files()
+    names = [f"en_GB-copy{i}-medium" for i in range(4)]
+    for name in names:
+        (tmp_path / f"{name}.onnx").symlink_to(model)
+        shutil.copyfile(config, tmp_path / f"{name}.onnx.json")
+    family = _GatedFamily(cache_dir, gate_after=1)  # the default loads; the first copy waits
+    registry = VoiceRegistry([family], voices_dir=tmp_path, default_voice=EMBEDDED_VOICE)
+    registry.load()
+    rest = threading.Thread(target=registry.load_rest)
+    rest.start()
+    assert family.waiting.wait(timeout=60)
+    registry.stop_loading()
+    family.go.set()
+    rest.join(timeout=60)
+    assert not rest.is_alive()
+    assert family.loads == 2  # the default and the copy in progress: no other started
+    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, names[0]]
+    assert registry.loading() == []

@@ -4,6 +4,7 @@ streams: a new stream's first audio does not wait behind a stream that has audio
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import threading
 import time
@@ -14,10 +15,10 @@ import grpc
 import numpy as np
 import onnxruntime as ort
 import pytest
-from voxlite.service.admission import Admission, AdmissionPolicy
+from voxlite.service.admission import Admission, AdmissionPolicy, Caller
 from voxlite.service.audio import Encoding, resolve_audio_settings
 from voxlite.service.engine import VoiceRequest
-from voxlite.service.errors import AtCapacity
+from voxlite.service.errors import AtCapacity, Overloaded
 from voxlite.service.events import AudioEvent
 from voxlite.service.jobs import Batch, JobDropped, Runner, Work
 from voxlite.service.piper import PiperVoice
@@ -493,8 +494,7 @@ async def test_one_callers_calls_back_to_back_are_never_refused() -> None:
     admission.open()
 
     for _ in range(12):
-        await admission.admit()  # raises AtCapacity if refused
-        admission.leave()
+        admission.leave(await admission.admit())  # raises AtCapacity if refused
 
 
 def test_streams_with_long_jobs_share_a_budget_and_the_first_is_always_taken() -> None:
@@ -503,19 +503,18 @@ def test_streams_with_long_jobs_share_a_budget_and_the_first_is_always_taken() -
     voice measured at load, one stream of it is taken on an otherwise quiet server."""
     admission = Admission(10, workers=3)  # long jobs may hold 2 workers: a budget of 1.8
     admission.open()
-    for _ in range(3):
-        admission.enter(cost=0.5)
+    costly = [admission.enter(cost=0.5) for _ in range(3)]
     with pytest.raises(AtCapacity, match=r"voices of this cost .*50% of a core, and 3 already"):
         admission.enter(cost=0.5)
     admission.enter()  # a Piper stream is weighed by the load, not this budget
-    admission.leave(cost=0.5)
-    admission.enter(cost=0.5)
-    for _ in range(3):
-        admission.leave(cost=0.5)
-    admission.enter(cost=5.0)
+    admission.leave(costly.pop())
+    costly.append(admission.enter(cost=0.5))
+    for slot in costly:
+        admission.leave(slot)
+    dear = admission.enter(cost=5.0)
     with pytest.raises(AtCapacity, match="1 already speak"):
         admission.enter(cost=0.1)
-    admission.leave(cost=5.0)
+    admission.leave(dear)
     admission.enter(cost=0.1)
     assert admission.active == 2
 
@@ -615,3 +614,74 @@ async def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
     finally:
         scheduler.shutdown()
     assert frames == voice.schedule.first * (2 if load > LONG_FIRST_WINDOW_LOAD else 1)
+
+
+def test_a_full_limit_takes_the_slot_of_the_stream_quiet_longest() -> None:
+    """A new call that finds --max-streams (or its peer's, or its token's cap, or the budget
+    of costly voices) full takes the slot of the stream that has had nothing to speak for
+    longest, if for at least park_after; a stream speaking (quiet 0) never loses its slot.
+    The quiet times are the test's own figures."""
+    admission = Admission(3, per_peer=2, workers=3)
+    admission.open()
+    a, b = Caller("10.0.0.1"), Caller("10.0.0.2")
+    first, second, third = (
+        admission.enter(caller=a),
+        admission.enter(caller=a),
+        admission.enter(caller=b),
+    )
+    quiet = {id(first): 5.0, id(second): 1.0, id(third): 9.0}
+    for slot in (first, second, third):
+        slot.quiet = functools.partial(quiet.__getitem__, id(slot))
+    # Over --max-streams: the quietest (third, 9 s) goes.
+    fourth = admission.enter(caller=Caller("10.0.0.3"))
+    assert not third.held
+    assert first.held
+    assert second.held
+    assert admission.parked == 1
+    assert admission.active == 3
+    # Peer a's cap: only a's own quiet stream may go; second (1 s) is too fresh.
+    quiet[id(first)] = 0.0
+    with pytest.raises(Overloaded, match="this client address already has 2 streams speaking"):
+        admission.enter(caller=a)
+    quiet[id(second)] = 3.0
+    admission.enter(caller=a)
+    assert not second.held
+    fourth.quiet = lambda: 0.0
+    # The parked stream comes back only when a slot is free (here, one that is quiet).
+    with pytest.raises(Overloaded, match="limit of 3 concurrent streams speaking"):
+        admission.enter(slot=third)
+    admission.leave(fourth)
+    assert admission.enter(slot=third) is third
+    assert third.held
+    assert admission.parked == 1
+    admission.leave(second)  # a parked stream's call ends
+    assert admission.parked == 0
+
+
+def test_quiet_costly_streams_give_their_budget_to_a_new_one() -> None:
+    """The budget of streams with long jobs counts those speaking: a quiet Kokoro stream's
+    share goes to a new one, one speaking keeps it."""
+    admission = Admission(10, workers=3)  # a budget of 1.8
+    admission.open()
+    costly = [admission.enter(cost=0.9) for _ in range(2)]
+    costly[0].quiet = lambda: 0.0
+    costly[1].quiet = lambda: 0.0
+    with pytest.raises(AtCapacity, match="voices of this cost"):
+        admission.enter(cost=0.9)
+    costly[1].quiet = lambda: 60.0
+    admission.enter(cost=0.9)
+    assert not costly[1].held
+    assert costly[0].held
+
+
+def test_open_streams_are_bounded_with_the_quiet_ones() -> None:
+    """Parked streams cost memory: at open_streams times --max-streams open, the next call is
+    refused with the count and what to do."""
+    admission = Admission(2, policy=AdmissionPolicy(open_streams=2, park_after=0.0))
+    admission.open()
+    for _ in range(4):
+        slot = admission.enter()
+        slot.quiet = lambda: 1.0
+    assert admission.parked == 2
+    with pytest.raises(Overloaded, match="has 4 streams open, the most it keeps"):
+        admission.enter()
