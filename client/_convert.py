@@ -118,6 +118,8 @@ def voice_list(response: tts_pb2.ListVoicesResponse) -> VoiceList:
             speakers=tuple(v.speakers),
             quality=v.quality,
             default=v.default,
+            language_default=v.language_default,
+            not_recommended=v.not_recommended,
         )
         for v in response.voices
     )

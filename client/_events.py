@@ -117,6 +117,10 @@ class Voice:
     quality: str
     default: bool
     """True for the voice used when a request names none."""
+    language_default: bool = False
+    """True for the voice a request naming its language and no voice gets."""
+    not_recommended: str = ""
+    """Why the server advises against this voice ("hard to understand"); "" for a sound one."""
 
 
 @dataclass(frozen=True)

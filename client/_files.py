@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from ..service.ogg import FLAG_EOS, ogg_crc32
 from ._events import AudioChunk, AudioFormat, Encoding, StreamEvent
 
 FORMATS: dict[str, Encoding] = {
@@ -20,6 +21,7 @@ FORMATS: dict[str, Encoding] = {
 """File formats by name (= extension) and the encoding each asks of the server."""
 
 _UNKNOWN_SIZE = 0xFFFFFFFF  # RIFF size of a stream whose length is not known (pipes, stdout)
+_OGG_FLAGS_AT, _OGG_CRC_AT, _OGG_SEGMENTS_AT = 5, 22, 26  # offsets in an Ogg page header
 
 
 def format_for_path(path: str | os.PathLike[str]) -> str:
@@ -39,8 +41,12 @@ class AudioFileWriter:
     Formats: "opus"/"ogg" (Ogg Opus: the chunks are whole Ogg pages, appended as they come),
     "wav" (16-bit PCM with a RIFF header; the sizes are patched at close, or set to 0xFFFFFFFF
     when the output cannot seek, such as a pipe), "raw" (16-bit little-endian PCM), "ulaw" and
-    "alaw" (G.711, 8000 Hz, no header). Ask the server for `writer.encoding`, then pass every
-    event to `write()`; events that carry no audio are ignored. `file` is a path (the format
+    "alaw" (G.711, 8000 Hz, no header). A call that fails part-way still leaves a valid file
+    at close where the file can seek: the WAV sizes count the audio written, and the last Ogg
+    page written gets the end-of-stream flag the server had not sent yet (after close,
+    `complete` is False only for an Ogg stream cut short on a pipe). Ask the server for
+    `writer.encoding`, then pass every event to `write()`; events that carry no audio are
+    ignored. `file` is a path (the format
     comes from its extension unless `format` is given) or a binary file object (`format`
     required), which is flushed but left open at close."""
 
@@ -58,6 +64,9 @@ class AudioFileWriter:
         self._file: BinaryIO = open(file, "wb") if isinstance(file, str | os.PathLike) else file  # noqa: SIM115
         self._data_bytes = 0
         self._header_at: int | None = None
+        # The last Ogg page written and where it starts, to mark it the last at close.
+        self._last_page: bytes | None = None
+        self._last_page_at: int | None = None
 
     def write(self, event: StreamEvent) -> None:
         if isinstance(event, AudioFormat):
@@ -69,6 +78,8 @@ class AudioFileWriter:
             if self.format == "wav":
                 self._write_wav_header(event.sample_rate_hz, event.channels)
         elif isinstance(event, AudioChunk):
+            if self.encoding is Encoding.OGG_OPUS:
+                self._note_last_page(event.audio)
             self._file.write(event.audio)
             self._file.flush()  # readers of a growing file (players, pipes) see audio at once
             self._data_bytes += len(event.audio)
@@ -87,10 +98,48 @@ class AudioFileWriter:
             + struct.pack("<I", data_size)
         )
 
+    @property
+    def complete(self) -> bool:
+        """Whether what was written reads to its end as a valid file of its format."""
+        return self._last_page is None or bool(self._last_page[_OGG_FLAGS_AT] & FLAG_EOS)
+
+    def _note_last_page(self, chunk: bytes) -> None:
+        # Chunks are whole Ogg pages (the API's contract): walk them to the last one's start.
+        start = 0
+        while start + _OGG_SEGMENTS_AT < len(chunk) and chunk.startswith(b"OggS", start):
+            segments = chunk[start + _OGG_SEGMENTS_AT]
+            body_at = start + _OGG_SEGMENTS_AT + 1 + segments
+            end = body_at + sum(chunk[start + _OGG_SEGMENTS_AT + 1 : body_at])
+            if end > len(chunk):
+                break
+            if end == len(chunk):
+                self._last_page = chunk[start:]
+                self._last_page_at = self._file.tell() + start if self._file.seekable() else None
+                return
+            start = end
+        self._last_page = self._last_page_at = None  # not whole pages: leave the bytes as sent
+
+    def _end_ogg_stream(self) -> None:
+        """Flag the last page written as the stream's end, as a decoder expects of a whole
+        stream; a call that failed part-way never sent the page that carries the flag."""
+        if self._last_page is None or self._last_page_at is None or self.complete:
+            return
+        page = bytearray(self._last_page)
+        page[_OGG_FLAGS_AT] |= FLAG_EOS
+        struct.pack_into("<I", page, _OGG_CRC_AT, 0)
+        struct.pack_into("<I", page, _OGG_CRC_AT, ogg_crc32(bytes(page)))
+        end = self._file.tell()
+        self._file.seek(self._last_page_at)
+        self._file.write(page)
+        self._file.seek(end)
+        self._last_page = bytes(page)
+
     def close(self) -> None:
-        """Patch the WAV sizes when the file can seek; close the file if this writer opened it."""
+        """Patch the WAV sizes, or end the Ogg stream, when the file can seek; close the file
+        if this writer opened it."""
         if self._file.closed:
             return
+        self._end_ogg_stream()
         if self._header_at is not None:
             end = self._file.tell()
             data = min(self._data_bytes, _UNKNOWN_SIZE - 36)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import unicodedata
 from pathlib import Path
 from typing import TextIO
 
@@ -11,6 +13,46 @@ from ._events import StreamEvent, Timestamps, WordTimestamp
 
 WORDS_PER_CUE = 7
 """A subtitle cue holds the words of one segment, at most this many (about one subtitle line)."""
+WIDE_CHARS_PER_CUE = 16
+"""A segment of Chinese or Japanese text (written without spaces between words) longer than
+this many characters, one subtitle line of those scripts, is cut into cues of about equal
+length, each cut falling between two words."""
+
+
+def _wide(char: str) -> bool:
+    """A character of a script written without spaces between words (Han, kana, full-width)."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def _joined(words: list[str]) -> str:
+    """Words as the script writes them: spaces between Latin words, none beside Han or kana."""
+    text = ""
+    for word in words:
+        if text and word and not (_wide(text[-1]) or _wide(word[0])):
+            text += " "
+        text += word
+    return text
+
+
+def _cues(words: tuple[WordTimestamp, ...]) -> list[tuple[WordTimestamp, ...]]:
+    """One segment's words in cues, each cut between two words: WORDS_PER_CUE words, or for
+    text without spaces WIDE_CHARS_PER_CUE characters, in cues of about equal length."""
+    if not any(_wide(c) for w in words for c in w.word):
+        return [words[i : i + WORDS_PER_CUE] for i in range(0, len(words), WORDS_PER_CUE)]
+    total = sum(len(w.word) for w in words)
+    count = math.ceil(total / WIDE_CHARS_PER_CUE)
+    cues: list[tuple[WordTimestamp, ...]] = []
+    start, written = 0, 0
+    for i, word in enumerate(words):
+        before = written
+        written += len(word.word)
+        # Cut before this word when that lands nearer the next cue's share than after it.
+        target = total * (len(cues) + 1) / count
+        if i > start and len(cues) < count - 1 and abs(before - target) < abs(written - target):
+            cues.append(words[start:i])
+            start = i
+    cues.append(words[start:])
+    return cues
 
 
 def _clock(ms: float, separator: str) -> str:
@@ -25,8 +67,9 @@ class TimestampsWriter:
     """Writes the Timestamps events of a call to a file, one segment at a time.
 
     The format comes from the extension: ".srt" (SubRip) and ".vtt" (WebVTT) get one cue per
-    group of up to WORDS_PER_CUE consecutive words of a segment, from the first word's start to
-    the last word's end; anything else gets JSON lines, one object per word:
+    group of up to WORDS_PER_CUE consecutive words of a segment (Chinese and Japanese: about
+    WIDE_CHARS_PER_CUE characters, written without spaces, never cut inside a word), from the
+    first word's start to the last word's end; anything else gets JSON lines, one object per word:
     {"word": ..., "start_ms": ..., "end_ms": ..., "segment": ...}. Other events are ignored."""
 
     def __init__(self, file: str | os.PathLike[str] | TextIO, *, format: str | None = None):
@@ -57,9 +100,8 @@ class TimestampsWriter:
                 }
                 self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            words = event.words
-            for i in range(0, len(words), WORDS_PER_CUE):
-                self._cue(words[i : i + WORDS_PER_CUE])
+            for cue in _cues(event.words) if event.words else []:
+                self._cue(cue)
         self._file.flush()
 
     def _cue(self, words: tuple[WordTimestamp, ...]) -> None:
@@ -67,7 +109,7 @@ class TimestampsWriter:
         separator = "," if self.format == "srt" else "."
         start, end = _clock(words[0].start_ms, separator), _clock(words[-1].end_ms, separator)
         number = f"{self._cues}\n" if self.format == "srt" else ""
-        text = " ".join(w.word for w in words)
+        text = _joined([w.word for w in words])
         self._file.write(f"{number}{start} --> {end}\n{text}\n\n")
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
 import threading
 import time
@@ -25,31 +26,59 @@ QUICK_TIMEOUT = 10.0
 """Seconds `voices` and `health` wait when --timeout is not given."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(*, defaults: bool) -> argparse.ArgumentParser:
+    """The connection options. They go before the command or after it, as in git or kubectl:
+    the copy after it has no defaults, so that it only overrides one given before."""
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--server",
-        default=os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER,
+        default=default(os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER),
         help="host:port, dns:///name:port, or several host:port separated by commas (round "
         f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
     )
-    common.add_argument("--timeout", type=float, help="give up after this many seconds")
+    common.add_argument(
+        "--timeout", type=float, default=default(None), help="give up after this many seconds"
+    )
     security = common.add_argument_group("TLS and tokens")
     security.add_argument(
-        "--tls", action="store_true", help="connect with TLS, trusting the system's CAs"
+        "--tls",
+        action="store_true",
+        default=default(False),
+        help="connect with TLS, trusting the system's CAs",
     )
-    security.add_argument("--ca", metavar="FILE", help="PEM CA to trust instead (implies --tls)")
     security.add_argument(
-        "--cert", metavar="FILE", help="PEM client certificate, for mutual TLS (with --key)"
+        "--ca",
+        metavar="FILE",
+        default=default(None),
+        help="PEM CA to trust instead (implies --tls)",
     )
-    security.add_argument("--key", metavar="FILE", help="PEM private key of --cert")
+    security.add_argument(
+        "--cert",
+        metavar="FILE",
+        default=default(None),
+        help="PEM client certificate, for mutual TLS (with --key)",
+    )
+    security.add_argument(
+        "--key", metavar="FILE", default=default(None), help="PEM private key of --cert"
+    )
     security.add_argument(
         "--token",
-        default=os.environ.get("VOXLITE_TOKEN") or None,
+        default=default(os.environ.get("VOXLITE_TOKEN") or None),
         help="bearer token sent with each call; default $VOXLITE_TOKEN (safer: not in ps)",
     )
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
     parser = argparse.ArgumentParser(
-        prog="voxlite", description="Streaming text-to-speech from a voxlite server."
+        prog="voxlite",
+        description="Streaming text-to-speech from a voxlite server.",
+        parents=[_common(defaults=True)],
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     speak = commands.add_parser(
@@ -90,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.handler(args, args.parser)
         return code
+    except _SpeakFailed as failed:
+        reason = _describe(failed.error, args.server)
+        return _fail(f"{reason}; {failed.kept}" if failed.kept else reason)
     except VoxliteError as exc:
         return _fail(_describe(exc, args.server))
     except NoPlayer as exc:
@@ -108,12 +140,33 @@ def _fail(message: str) -> int:
     return 1
 
 
+_IN_FLAGS = (
+    (re.compile(r"\b(audio\.)?sample_rate_hz\b"), "--sample-rate"),
+    (re.compile(r"\bspeaking_rate\b"), "--rate"),
+    (re.compile(r"\bleave speaker empty\b"), "leave out --speaker"),
+    (re.compile(r"\bListVoices\b"), "`voxlite voices`"),
+)
+"""The server's messages name the API's fields; the user typed flags, so those are named."""
+
+_NOT_LISTENING = ("failed to connect", "connection refused", "dns resolution failed")
+"""gRPC's words (lower case) for a server that is not there, as opposed to one that answered."""
+
+
 def _describe(exc: VoxliteError, server: str) -> str:
+    details = exc.details
+    for field, flag in _IN_FLAGS:
+        details = field.sub(flag, details)
     if isinstance(exc, Unavailable):
-        return f"{server} is unavailable: {exc.details}"
+        if any(words in details.lower() for words in _NOT_LISTENING):
+            return (
+                f"{server} is unavailable: nothing answers there; start voxlite-server "
+                "(scripts/serve in a checkout), or name another with --server or "
+                f"VOXLITE_SERVER (gRPC: {details})"
+            )
+        return f"{server} is unavailable: {details}"
     if isinstance(exc, DeadlineExceeded):
-        return f"no complete answer within --timeout: {exc.details}"
-    return exc.details
+        return f"no complete answer within --timeout: {details}"
+    return details
 
 
 def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client:
@@ -168,33 +221,73 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     progress = _Progress(sys.stderr) if not args.play and sys.stderr.isatty() else None
     sink: AudioFileWriter | Player | None = player
     timestamps: TimestampsWriter | None = None
+    audio_ms = 0.0
     with _client(args, parser) as client:
         events = (
             _stdin_events(client, args.timeout, options)
             if args.text == "-"
             else client.synthesize(args.text, timeout=args.timeout, **options)
         )
-        started = False
         try:
-            for event in events:
-                if not started:  # files are opened at the first event: a failed call leaves none
-                    started = True
-                    if sink is None:
+            try:
+                for event in events:
+                    if sink is None:  # opened at the first event: a refused call leaves no file
                         output = sys.stdout.buffer if args.output == "-" else args.output
                         sink = AudioFileWriter(output, format=file_format)
-                    if args.timestamps:
-                        timestamps = TimestampsWriter(args.timestamps)
-                assert sink is not None
-                sink.write(event)
-                if timestamps:
-                    timestamps.write(event)
-                if progress:
-                    progress.update(event)
-        finally:
-            for part in (sink, timestamps, progress):
-                if part is not None:
-                    part.close()
+                        if args.timestamps:
+                            timestamps = TimestampsWriter(args.timestamps)
+                    sink.write(event)
+                    if timestamps:
+                        timestamps.write(event)
+                    if progress:
+                        progress.update(event)
+                    if isinstance(event, AudioChunk):
+                        audio_ms += event.duration_ms
+            finally:
+                for part in (sink, timestamps, progress):
+                    if part is not None:
+                        part.close()
+        except VoxliteError as exc:
+            raise _SpeakFailed(exc, _what_was_kept(args, sink, audio_ms)) from exc
     return 0
+
+
+class _SpeakFailed(Exception):
+    """A speak call that failed, and what it left behind (said after the reason)."""
+
+    def __init__(self, error: VoxliteError, kept: str) -> None:
+        super().__init__(error.details)
+        self.error = error
+        self.kept = kept
+
+
+def _what_was_kept(
+    args: argparse.Namespace, sink: AudioFileWriter | Player | None, audio_ms: float
+) -> str:
+    """After a failed call: remove a file that holds no audio, or say what the file holds.
+
+    The file keeps what was spoken before the error, finished as a valid file (AudioFileWriter
+    ends its Ogg stream and WAV header), rather than being written aside and renamed at the
+    end: a long text spoken into a file is read while it grows (a player, `tail -f`), and the
+    minutes already spoken are worth keeping when a server drains."""
+    if args.play:
+        return ""
+    seconds = f"{audio_ms / 1000:.1f} s"
+    # Only a stream that cannot seek (a pipe, a FIFO) cannot be given its Ogg end.
+    cut = isinstance(sink, AudioFileWriter) and not sink.complete
+    unended = ", an Ogg stream without its end (write to a file for a valid one)" if cut else ""
+    if args.output == "-":
+        if audio_ms == 0:
+            return "no audio was written to standard output"
+        return f"standard output got the {seconds} spoken before the error{unended}"
+    if audio_ms == 0:
+        for path in (args.output, args.timestamps):
+            if path and sink is not None and Path(path).is_file():  # never a FIFO or device
+                Path(path).unlink()
+        return f"nothing was written to {args.output}"
+    if cut:
+        return f"{args.output} got the {seconds} spoken before the error{unended}"
+    return f"saved the {seconds} spoken before the error in {args.output}, a valid file"
 
 
 def _stdin_events(
@@ -318,8 +411,10 @@ def _voices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def render_voices(voices: VoiceList) -> str:
     """The table `voxlite voices` prints, then the voice files that failed to load and the
-    voices still loading."""
-    rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT")]
+    voices still loading. DEFAULT names the language a voice is the default of ("server"
+    added for the voice of a request that names neither voice nor language); NOTE says why
+    the server advises against a voice."""
+    rows = [("NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT", "NOTE")]
     rows += [
         (
             v.name,
@@ -327,7 +422,10 @@ def render_voices(voices: VoiceList) -> str:
             str(v.native_sample_rate_hz),
             v.quality,
             str(len(v.speakers) or 1),
-            "*" if v.default else "",
+            ", ".join(
+                ([v.language] if v.language_default else []) + (["server"] if v.default else [])
+            ),
+            f"not recommended ({v.not_recommended})" if v.not_recommended else "",
         )
         for v in voices
     ]

@@ -3,7 +3,7 @@
 With a voxlite server running (`scripts/serve`) and the extra installed
 (`pip install "voxlite[livekit]"`, or `pip install ".[livekit]"` in a checkout):
 
-    python examples/livekit_agent.py -o livekit_agent.wav [--server localhost:50051]
+    python examples/livekit_agent.py -o livekit_agent.wav [--server localhost:50051] [--language zh]
 
 No LiveKit server or room: the session's audio output is a WAV file instead of a room
 track, and the replies stream in token by token as an LLM's would (`session.say`).
@@ -24,10 +24,25 @@ from livekit.agents.voice import io
 from voxlite.client.livekit import TTS
 
 RATE = 24000
-REPLIES = [
-    "Sure, I can help with that. Your next meeting is at 3:30 with the design team.",
-    "Okay, I've set a timer for ten minutes. Anything else?",
-]
+REPLIES = {
+    "en": [
+        "Sure, I can help with that. Your next meeting is at 3:30 with the design team.",
+        "Okay, I've set a timer for ten minutes. Anything else?",
+    ],
+    "zh": [
+        "好的，我可以帮您。您的下一个会议是三点半，和设计团队一起。",
+        "好的，十分钟的计时器已经设好了。还有别的事吗？",
+    ],
+    "ja": [
+        "かしこまりました。次の会議は三時半から、デザインチームとです。",
+        "十分のタイマーをセットしました。ほかにご用件はありますか？",
+    ],
+}
+"""The scripted replies in each language the server speaks by default (--language)."""
+# An LLM's token: a word with the space before it, or a character or two of Chinese or Japanese.
+TOKEN = re.compile(
+    r"\s*(?:[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{1,2}|[^\s\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]+)"
+)
 
 
 class WavOutput(io.AudioOutput):
@@ -59,7 +74,7 @@ class WavOutput(io.AudioOutput):
 
 async def tokens(reply: str) -> AsyncIterator[str]:
     """The reply as an LLM streams it: a token every 30 ms."""
-    for token in re.findall(r"\s*\S+", reply):
+    for token in TOKEN.findall(reply):
         yield token
         await asyncio.sleep(0.03)
 
@@ -68,10 +83,18 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default="localhost:50051")
     parser.add_argument("--voice", help="a voice the server has (default: its default voice)")
+    parser.add_argument(
+        "--language",
+        default="en",
+        help="en, zh or ja: the replies' language; without --voice, the server's voice for it",
+    )
     parser.add_argument("-o", "--output", default="livekit_agent.wav")
     args = parser.parse_args()
+    replies = REPLIES.get(args.language.split("-")[0].lower())
+    if replies is None:
+        parser.error(f"--language: the scripted replies are in {', '.join(REPLIES)}")
 
-    tts = TTS(args.server, voice=args.voice, sample_rate=RATE)
+    tts = TTS(args.server, voice=args.voice, language=args.language, sample_rate=RATE)
 
     def on_metrics(metrics: TTSMetrics) -> None:
         print(f"first audio {1000 * metrics.ttfb:.0f} ms after the first token")
@@ -83,7 +106,7 @@ async def main() -> None:
     )
     session.output.audio = output
     await session.start(Agent(instructions="Reads scripted replies."))
-    for reply in REPLIES:
+    for reply in replies:
         await session.say(tokens(reply))
     await session.aclose()
     output.wav.close()

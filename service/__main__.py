@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -20,16 +21,25 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger("voxlite")
 
 
-async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
-    """Run a server until SIGTERM or SIGINT; `workers`: see VoxliteServer."""
+async def serve(config: ServerConfig, workers: Workers | None = None) -> int:
+    """Run a server until SIGTERM or SIGINT, then drain; `workers`: see VoxliteServer.
+
+    Returns the exit status: 0 after the drain, or 128 + the signal's number when a second
+    SIGTERM or SIGINT cut it short (130 after a second Ctrl-C)."""
     from .security import describe_auth
     from .server import create_server
 
     server, port = await create_server(config, workers=workers)
-    stop = asyncio.Event()
+    stop, again = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
+    signals: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        signals.append(sig)
+        (again if stop.is_set() else stop).set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal, sig)
     # SIGHUP: rescan the voices folder (new or changed voice files), as daemons reload config.
     reloads: set[asyncio.Task[list[str]]] = set()
 
@@ -52,9 +62,26 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
         await server.stop(0)
         raise ready.exception()  # type: ignore[misc]
     await stopping
-    _LOG.info("draining: up to %.0f s for running streams", config.grace_seconds)
-    await server.stop()
+    _LOG.info(
+        "draining: up to %.0f s for running streams (SIGTERM or Ctrl-C again: stop now)",
+        config.grace_seconds,
+    )
+    drain = asyncio.ensure_future(server.stop())
+    asked_again = asyncio.ensure_future(again.wait())
+    await asyncio.wait([drain, asked_again], return_when=asyncio.FIRST_COMPLETED)
+    if not drain.done():
+        # As uvicorn and gunicorn do: the operator asked twice, so the calls still running
+        # end now (each with its status) rather than at the end of the grace.
+        second = signals[1]
+        _LOG.warning("%s again: stopping now, ending the calls still running", second.name)
+        drain.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await drain
+        await server.stop(0)
+        return 128 + second
+    asked_again.cancel()
     _LOG.info("stopped")
+    return 0
 
 
 MALLOC_ARENAS = 2
@@ -95,14 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for warning in start_warnings(config, os.environ):
         _LOG.warning("%s", warning)
     try:
-        asyncio.run(serve(config))
+        return asyncio.run(serve(config))
     except VoxliteError as exc:
         _LOG.error("%s", exc)
         return 1
     except OSError as exc:
         _LOG.error("cannot start: %s", exc)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

@@ -83,6 +83,7 @@ def voice_entry(voice: Voice, *, default: bool, language_default: bool) -> tts_p
         family=info.family,
         word_timestamps=info.word_timestamps,
         language_default=language_default,
+        not_recommended=info.not_recommended,
     )
 
 

@@ -50,6 +50,8 @@ class VoiceInfo:
     """Whether the voice can say when each word is spoken."""
     files: tuple[Path, ...] = ()
     """The files it was loaded from (errors and reloads name them)."""
+    not_recommended: str = ""
+    """Why callers should choose another voice ("hard to understand"); "" for a sound voice."""
 
 
 @dataclass(frozen=True)

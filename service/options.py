@@ -209,7 +209,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "language-voices",
         _language_voices,
-        "each language's voice for requests that name none, e.g. zh=zf_xiaoxiao,ja=jf_alpha",
+        "each language's voice for requests that name none, replacing those of its languages "
+        "(default zh-CN=zf_xiaoxiao,ja-JP=jf_alpha), e.g. zh=zm_yunxi",
         metavar="LANG=VOICE,...",
     ),
     Option("max-streams", _integer(1, 10000), "synthesis calls at once (default 32)"),
@@ -275,7 +276,11 @@ OPTIONS: tuple[Option, ...] = (
         "split-graph cache folder; 'none' disables (default ~/.cache/voxlite)",
         metavar="FOLDER",
     ),
-    Option("grace-seconds", _seconds(), "drain period on SIGTERM (default 10)"),
+    Option(
+        "grace-seconds",
+        _seconds(),
+        "drain period on SIGTERM or SIGINT; a second signal stops at once (default 10)",
+    ),
     Option(
         "drain-delay-seconds",
         _seconds(60),

@@ -56,8 +56,15 @@ class VoiceRegistry:
     ) -> None:
         self.voices_dir = voices_dir
         self.default_name = default_voice
-        suggested = {lang: v for f in families for lang, v in f.default_voices.items()}
-        self.language_voices = suggested | dict(language_voices or {})
+        given = dict(language_voices or {})
+        # A pair given for a range ("zh") replaces the families' suggestions inside it ("zh-CN").
+        suggested = {
+            lang: v
+            for f in families
+            for lang, v in f.default_voices.items()
+            if not any(language_matches(lang, wanted) for wanted in given)
+        }
+        self.language_voices = suggested | given
         """A language range's default voice ("zh": "zf_xiaoxiao"), before the rule of
         resolve()."""
         self._families = {family.name: family for family in families}

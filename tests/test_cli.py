@@ -8,7 +8,9 @@ import json
 import os
 import pty
 import re
+import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -23,7 +25,17 @@ from grpc_health.v1 import health_pb2
 from voxlite.client import Voice, VoiceList, VoiceLoadFailure
 from voxlite.client.cli import render_voices
 
-from .helpers import CLI, ServerThread, assert_one_error_line, base_config, environment, voxlite
+from .helpers import (
+    CLI,
+    LONG_TEXT,
+    ServerProcess,
+    ServerThread,
+    assert_one_error_line,
+    base_config,
+    environment,
+    voxlite,
+    wait_until,
+)
 
 TEXT = "Good morning. The meeting starts at nine, in the small room."
 WORDS = ["Good", "morning", "The", "meeting", "starts", "at", "nine", "in", "the", "small", "room"]
@@ -215,6 +227,54 @@ def test_a_stream_ended_before_stdin_is_an_error_not_a_truncation(
     assert info.returncode == 0, info.stdout
 
 
+@pytest.mark.parametrize("name", ["cut.opus", "cut.wav"])
+def test_a_call_the_server_ends_part_way_leaves_a_valid_file_and_says_so(
+    cache_dir: Path, tmp_path: Path, name: str
+) -> None:
+    """Bug: Ctrl-C on the server during a long `voxlite speak -o cut.opus` left a truncated
+    file (opusinfo: "EOS not set on stream 1"). The file now holds what was spoken before the
+    drain's grace ran out, as a valid file, and the error line says how much and where. The
+    text is far longer than any machine speaks in the 1 s grace."""
+    srv = ServerProcess(
+        cache_dir, tmp_path / "voices", "--grace-seconds", "1", "--phrase-cache-mb", "0"
+    )
+    path = tmp_path / name
+    try:
+        with subprocess.Popen(
+            [*CLI, "speak", " ".join([LONG_TEXT] * 4), "-o", str(path), "--server", srv.address],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(),
+        ) as process:
+            try:
+                # Audio is arriving: the file holds more than its headers.
+                wait_until(lambda: path.exists() and path.stat().st_size > 4000)
+                srv.proc.send_signal(signal.SIGTERM)
+                _, stderr = process.communicate(timeout=60)
+            finally:
+                process.kill()
+        assert srv.wait(timeout=60) == 0
+    finally:
+        srv.close()
+    assert process.returncode == 1, stderr
+    assert stderr.count("\n") == 1, stderr
+    assert "is unavailable: the server is shutting down" in stderr
+    saved = re.search(
+        r"; saved the (\d+\.\d) s spoken before the error in (.+), a valid file$", stderr.strip()
+    )
+    assert saved, stderr
+    assert saved[2] == str(path)
+    # The message rounds to 0.1 s; Opus trims its encoder delay.
+    assert soundfile.info(str(path)).duration == pytest.approx(float(saved[1]), abs=0.1)
+    if name.endswith(".opus"):
+        info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=True)
+        assert "WARNING" not in info.stdout + info.stderr, info.stdout
+    else:
+        data = path.read_bytes()
+        assert struct.unpack("<I", data[4:8])[0] == len(data) - 8  # RIFF size
+        assert struct.unpack("<I", data[40:44])[0] == len(data) - 44  # data size
+
+
 @pytest.fixture(scope="module")
 def small_limit(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
@@ -352,10 +412,29 @@ def test_voices_prints_a_table(server: ServerThread) -> None:
     result = voxlite("voices", "--server", server.address)
     assert result.returncode == 0, result.stderr
     header, row = result.stdout.splitlines()
-    assert header.split() == ["NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT"]
-    assert row.split() == ["en_US-joe-medium", "en-US", "22050", "medium", "1", "*"]
+    assert header.split() == ["NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT", "NOTE"]
+    assert row.split() == ["en_US-joe-medium", "en-US", "22050", "medium", "1", "en-US,", "server"]
     assert header.index("LANGUAGE") == row.index("  en-US ") + 2  # aligned columns
     assert voxlite("voices", "--language", "de", "--server", server.address).stdout.count("\n") == 1
+
+
+def test_voices_table_marks_defaults_and_voices_not_recommended() -> None:
+    """Bug: `voxlite voices` marked only the server's default voice, and said nothing of a
+    voice the server advises against. Each language's default is marked with its language, the
+    server's with "server"; NOTE carries the server's reason (Voice.not_recommended)."""
+    voices = VoiceList(
+        (
+            Voice("en_a", "en-US", 22050, (), "medium", default=True, language_default=True),
+            Voice("zf_a", "zh-CN", 24000, (), "", default=False, language_default=True),
+            Voice("zf_b", "zh-CN", 24000, (), "", default=False, not_recommended="hard to say"),
+        ),
+    )
+    assert render_voices(voices).splitlines() == [
+        "NAME  LANGUAGE  RATE   QUALITY  SPEAKERS  DEFAULT        NOTE",
+        "en_a  en-US     22050  medium   1         en-US, server",
+        "zf_a  zh-CN     24000           1         zh-CN",
+        "zf_b  zh-CN     24000           1                        not recommended (hard to say)",
+    ]
 
 
 def test_voices_table_lists_files_that_failed_and_voices_still_loading() -> None:
@@ -391,6 +470,28 @@ def test_health(server: ServerThread) -> None:
     assert "is not serving (NOT_SERVING)" in assert_one_error_line(result)
 
 
+def test_connection_options_go_before_or_after_the_command(
+    server: ServerThread, refused_address: str, tmp_path: Path
+) -> None:
+    """Bug: `voxlite --server HOST:PORT speak ...` failed with "argument COMMAND: invalid
+    choice": the connection options worked only after the command. They go either side, as
+    in git or kubectl; given both sides, the one after the command wins."""
+    path = tmp_path / "a.wav"
+    spoken = voxlite(
+        "--server", server.address, "--timeout", "60", "speak", "Options first.", "-o", str(path)
+    )
+    assert spoken.returncode == 0, spoken.stderr
+    assert soundfile.info(str(path)).duration > 0.2
+    listed = voxlite("--server", server.address, "voices")
+    assert listed.returncode == 0, listed.stderr
+    assert "en_US-joe-medium" in listed.stdout
+    assert (
+        voxlite("--server", refused_address, "health", "--server", server.address).returncode == 0
+    )
+    result = voxlite("--server", server.address, "health", "--server", refused_address)
+    assert f"{refused_address} is unavailable" in assert_one_error_line(result)
+
+
 def test_server_comes_from_the_environment(server: ServerThread, refused_address: str) -> None:
     assert voxlite("health", env=environment(VOXLITE_SERVER=server.address)).returncode == 0
     result = voxlite("health", env=environment(VOXLITE_SERVER=refused_address))
@@ -403,9 +504,9 @@ def test_server_comes_from_the_environment(server: ServerThread, refused_address
 def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
     for args in (["health"], ["voices"], ["speak", "Hello.", "-o", str(tmp_path / "a.opus")]):
         result = voxlite(*args, "--server", refused_address)
-        assert f"voxlite: error: {refused_address} is unavailable: " in assert_one_error_line(
-            result
-        )
+        line = assert_one_error_line(result)
+        assert f"voxlite: error: {refused_address} is unavailable: nothing answers there" in line
+        assert "start voxlite-server (scripts/serve in a checkout)" in line
     assert not (tmp_path / "a.opus").exists()
 
 
@@ -418,8 +519,9 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
             1,
             "voice 'en_US-joe-medium' speaks en-US, not de: name a voice of that language",
         ),
-        (["--rate", "10"], 1, "speaking_rate must be between 0.25 and 4, got 10"),
-        (["--sample-rate", "22050"], 1, "sample_rate_hz 22050 cannot be carried by Opus"),
+        # The server names its fields (speaking_rate); the line names the flag typed.
+        (["--rate", "10"], 1, "--rate must be between 0.25 and 4, got 10"),
+        (["--sample-rate", "22050"], 1, "--sample-rate 22050 cannot be carried by Opus"),
         (["--rate", "fast"], 2, "argument --rate: invalid float value: 'fast'"),
         (["--format", "mp3"], 2, "argument --format: invalid choice: 'mp3'"),
     ],
@@ -429,7 +531,10 @@ def test_bad_requests_are_one_line(
 ) -> None:
     path = tmp_path / "a.opus"
     result = voxlite("speak", "Hello.", "-o", str(path), *args, "--server", server.address)
-    assert message in assert_one_error_line(result, code)
+    line = assert_one_error_line(result, code)
+    assert message in line
+    if code == 1:  # the call failed, rather than the command line: it says what it left
+        assert line.endswith(f"; nothing was written to {path}")
     assert not path.exists()
 
 

@@ -49,6 +49,7 @@ from voxlite.client import (
 )
 from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
 from voxlite.client._errors import from_rpc_error
+from voxlite.client._subtitles import WIDE_CHARS_PER_CUE
 from voxlite.tts.v1 import tts_pb2
 
 from .helpers import QUIET, ServerThread, base_config, wait_until
@@ -484,6 +485,42 @@ def test_file_writer_writes_each_chunk_as_it_arrives(client: Client, tmp_path: P
     assert sizes[0] > 0
 
 
+class Pipe(io.BytesIO):
+    """A file object that cannot seek, as a pipe."""
+
+    def seekable(self) -> bool:
+        return False
+
+
+def test_an_ogg_file_cut_short_is_ended_at_close(client: Client, tmp_path: Path) -> None:
+    """Bug: a call that failed part-way left an Ogg file without its end-of-stream page
+    (opusinfo: "EOS not set on stream 1"). At close the writer flags the last page written as
+    the end, where the file can seek; on a pipe it says the stream is not complete."""
+    events = list(client.synthesize(LONG_TEXT, **QUIET))
+    chunks = [i for i, e in enumerate(events) if isinstance(e, AudioChunk)]
+    cut = events[: chunks[len(chunks) // 2]]  # half the audio, as a drain would leave it
+    path = tmp_path / "cut.opus"
+    with AudioFileWriter(path) as writer:
+        for event in cut:
+            writer.write(event)
+        assert not writer.complete
+    assert writer.complete
+    data = path.read_bytes()
+    last = data.rindex(b"OggS")
+    assert data[last + 5] & 0x04  # the end-of-stream flag, on the last page only
+    assert not any(data[m.start() + 5] & 0x04 for m in re.finditer(b"OggS", data[:last]))
+    info = subprocess.run(["opusinfo", str(path)], capture_output=True, text=True, check=True)
+    assert "WARNING" not in info.stdout + info.stderr, info.stdout  # checks each page's CRC too
+    spoken = sum(e.duration_ms for e in cut if isinstance(e, AudioChunk)) / 1000
+    assert soundfile.info(str(path)).duration == pytest.approx(spoken, abs=0.05)
+    pipe = Pipe()
+    with AudioFileWriter(pipe, format="opus") as writer:
+        for event in cut:
+            writer.write(event)
+    assert not writer.complete
+    assert pipe.getvalue() == b"".join(e.audio for e in cut if isinstance(e, AudioChunk))
+
+
 def test_file_format_comes_from_the_extension(tmp_path: Path) -> None:
     expected = {
         "a.opus": "ogg_opus",
@@ -529,6 +566,28 @@ def test_subtitles_and_json_lines_match_the_timestamps(client: Client, tmp_path:
         ]
     assert (tmp_path / "t.vtt").read_text().startswith("WEBVTT\n\n")
     assert (tmp_path / "t.srt").read_text().startswith("1\n00:00:00,")
+
+
+def test_chinese_and_japanese_cues_have_no_spaces_and_are_cut_between_words() -> None:
+    """Bug: SRT cues for Mandarin put spaces between the words (Chinese writes none) and were
+    cut every 7 words, whatever the length. A cue holds the words as the script writes them (a
+    space only between two Latin words); a segment over WIDE_CHARS_PER_CUE characters is cut
+    between two words into cues of about equal length. The words are jieba's, as the Mandarin
+    voices send them."""
+    words = ["我们", "的", "营业时间", "是", "早上", "九点", "到", "晚上", "六点"]
+    latin = ["iPhone", "Pro", "的", "价格"]
+    out = io.StringIO()
+    with TimestampsWriter(out, format="srt") as writer:
+        for segment, names in enumerate((words, latin)):
+            spans = tuple(WordTimestamp(w, 100 * i, 100 * i + 90) for i, w in enumerate(names))
+            writer.write(Timestamps(segment, "".join(names), spans))
+    cues = parse_cues(out.getvalue(), ",")
+    assert cues == [
+        (0, 390, "我们的营业时间是"),
+        (400, 890, "早上九点到晚上六点"),
+        (0, 390, "iPhone Pro的价格"),
+    ]
+    assert len("".join(words)) > WIDE_CHARS_PER_CUE
 
 
 def parse_cues(text: str, sep: str) -> list[tuple[int, int, str]]:

@@ -4,7 +4,10 @@ name, decoded by libsndfile, judged by Whisper base; routing and its errors; a c
 from __future__ import annotations
 
 import io
+import itertools
+import json
 import queue
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +107,76 @@ def test_list_voices_by_language_prefix(stub: tts_pb2_grpc.TextToSpeechServiceSt
     assert all(v.language == "zh-CN" for v in zh)
     ja = stub.ListVoices(pb.ListVoicesRequest(language="ja-JP"), timeout=10).voices
     assert "jf_alpha" in {v.name for v in ja}
+
+
+def test_voices_say_each_languages_default_and_which_is_not_recommended(
+    kokoro_server: ServerThread, stub: tts_pb2_grpc.TextToSpeechServiceStub
+) -> None:
+    """Bug: ListVoices and `voxlite voices` marked only the server's default and did not flag
+    zf_xiaoni, which README calls hard to understand. Each language's default carries
+    language_default, zf_xiaoni alone carries not_recommended, and the table shows both."""
+    voices = {v.name: v for v in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices}
+    defaults = {v.language: v.name for v in voices.values() if v.language_default}
+    assert defaults == {"en-US": "en_US-joe-medium", "zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+    assert [v.name for v in voices.values() if v.not_recommended] == ["zf_xiaoni"]
+    assert "hard to understand" in voices["zf_xiaoni"].not_recommended
+    result = voxlite("voices", "--language", "zh", "--server", kokoro_server.address)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
+    assert rows["zf_xiaoxiao"].split()[-1] == "zh-CN"
+    assert rows["zf_xiaoni"].endswith(
+        "not recommended (hard to understand: choose another Mandarin voice)"
+    )
+    assert rows["zm_yunxi"].split()[-1] == "1"  # no default, no note
+
+
+def test_language_voices_for_a_range_replace_the_suggested_default_inside_it(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: `--language-voices zh=zm_yunxi` (README's example) gave requests for "zh" zm_yunxi
+    but those for "zh-CN" still Kokoro's suggestion zf_xiaoxiao, which ListVoices kept marking
+    as the default. A pair given for a range replaces the suggestions inside it."""
+    config = base_config(
+        cache_dir, tmp_path, engines=("piper", "kokoro"), language_voices=(("zh", "zm_yunxi"),)
+    )
+    srv = ServerThread(config)
+    try:
+        with srv.channel() as channel:
+            stub = srv.stub(channel)
+            for language in ("zh", "zh-CN"):
+                request = pb.SynthesizeRequest(text="你好。", config=by_language(language))
+                first = next(iter(stub.Synthesize(request, timeout=120)))
+                assert first.format.voice == "zm_yunxi", language
+            voices = stub.ListVoices(pb.ListVoicesRequest(language="zh"), timeout=10).voices
+            assert [v.name for v in voices if v.language_default] == ["zm_yunxi"]
+            ja = stub.ListVoices(pb.ListVoicesRequest(language="ja"), timeout=10).voices
+            assert [v.name for v in ja if v.language_default] == ["jf_alpha"]  # still suggested
+    finally:
+        srv.close()
+
+
+def test_mandarin_subtitles_are_written_without_spaces_and_cut_between_words(
+    kokoro_server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: `voxlite speak --timestamps a.srt` in Mandarin put spaces between the words and cut
+    cues inside a clause every 7 words. Each cue now holds whole words with no space between
+    them, a long clause is cut between two of its words, and together the cues hold every word
+    the server timed."""
+    text = "我们的营业时间是早上九点到晚上六点，周末也开放。"
+    audio, srt, jsonl = tmp_path / "a.wav", tmp_path / "a.srt", tmp_path / "a.jsonl"
+    for stamps in (srt, jsonl):
+        result = voxlite(
+            "speak", text, "--language", "zh", "-o", str(audio), "--timestamps", str(stamps),
+            "--server", kokoro_server.address,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    words = [json.loads(line)["word"] for line in jsonl.read_text().splitlines()]
+    cues = re.findall(r"\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n(.+)\n", srt.read_text())
+    assert "".join(cues) == "".join(words)
+    assert not any(" " in cue for cue in cues)
+    ends = set(itertools.accumulate(len(w) for w in words))
+    assert all(end in ends for end in itertools.accumulate(len(c) for c in cues))  # between words
+    assert len(cues) > len(re.findall("[，。]", text))  # the long first clause was cut
 
 
 def test_an_unsupported_language_lists_the_languages(

@@ -245,6 +245,33 @@ def test_streams_still_speaking_when_the_drain_ends_get_unavailable_and_why(
         srv.close()
 
 
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_during_the_drain_stops_at_once(
+    cache_dir: Path, tmp_path: Path, second: signal.Signals
+) -> None:
+    """Bug: a second Ctrl-C during the drain was ignored, and the server waited out its whole
+    grace for a long call. The second SIGINT or SIGTERM ends the calls still running, each
+    with its status, and the server exits 128 + the signal's number (as a shell reports a
+    process the signal ended). The grace here is far longer than the test's timeout."""
+    srv = ServerProcess(cache_dir, tmp_path, "--grace-seconds", "3600", "--phrase-cache-mb", "0")
+    try:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+        responses = stub.Synthesize(pb.SynthesizeRequest(text=" ".join([LONG_TEXT] * 4)))
+        assert next(responses).WhichOneof("response") == "format"
+        srv.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: any("draining: up to 3600 s" in line for line in srv.log), "the drain")
+        srv.proc.send_signal(second)
+        with pytest.raises(grpc.RpcError) as ended:
+            for _ in responses:
+                pass
+        assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in ended.value.details()
+        assert srv.wait(timeout=60) == 128 + second
+        assert f"{second.name} again: stopping now" in "".join(srv.log)
+    finally:
+        srv.close()
+
+
 def test_a_second_server_on_a_taken_port_says_so_in_one_line(
     process: ServerProcess, cache_dir: Path, tmp_path: Path
 ) -> None:

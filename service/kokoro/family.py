@@ -37,6 +37,9 @@ _NEEDS = {
 # The voice each language gets when a call names a language but no voice: the clearest to
 # Whisper base (CER 0.00, docs/kokoro.md).
 DEFAULT_VOICES = {"zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+# Voices that speak but that callers should not choose, and why (ListVoices says so): the
+# clearest are the defaults, these the least clear to Whisper base (docs/kokoro.md).
+NOT_RECOMMENDED = {"zf_xiaoni": "hard to understand: choose another Mandarin voice"}
 # Short texts for calibrate(): about two seconds of speech each.
 _CALIBRATION = {"zh-CN": "您好，请问有什么可以帮您？", "ja-JP": "お電話ありがとうございます。"}
 _STYLE_SHAPE = (510, 1, 256)
@@ -163,6 +166,7 @@ class KokoroFamily:
                 gender=_GENDERS.get(name[1:2], ""),
                 word_timestamps=g2p.words,
                 files=source.files,
+                not_recommended=NOT_RECOMMENDED.get(name, ""),
             )
             voice = KokoroVoice(
                 info,

@@ -209,7 +209,7 @@ class ListVoicesResponse(_message.Message):
     def __init__(self, voices: _Optional[_Iterable[_Union[Voice, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[VoiceLoadError, _Mapping]]] = ..., loading: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Voice(_message.Message):
-    __slots__ = ("name", "language", "native_sample_rate_hz", "speakers", "quality", "default", "gender", "family", "word_timestamps", "language_default")
+    __slots__ = ("name", "language", "native_sample_rate_hz", "speakers", "quality", "default", "gender", "family", "word_timestamps", "language_default", "not_recommended")
     NAME_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     NATIVE_SAMPLE_RATE_HZ_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +220,7 @@ class Voice(_message.Message):
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     WORD_TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    NOT_RECOMMENDED_FIELD_NUMBER: _ClassVar[int]
     name: str
     language: str
     native_sample_rate_hz: int
@@ -230,7 +231,8 @@ class Voice(_message.Message):
     family: str
     word_timestamps: bool
     language_default: bool
-    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., native_sample_rate_hz: _Optional[int] = ..., speakers: _Optional[_Iterable[str]] = ..., quality: _Optional[str] = ..., default: _Optional[bool] = ..., gender: _Optional[str] = ..., family: _Optional[str] = ..., word_timestamps: _Optional[bool] = ..., language_default: _Optional[bool] = ...) -> None: ...
+    not_recommended: str
+    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., native_sample_rate_hz: _Optional[int] = ..., speakers: _Optional[_Iterable[str]] = ..., quality: _Optional[str] = ..., default: _Optional[bool] = ..., gender: _Optional[str] = ..., family: _Optional[str] = ..., word_timestamps: _Optional[bool] = ..., language_default: _Optional[bool] = ..., not_recommended: _Optional[str] = ...) -> None: ...
 
 class VoiceLoadError(_message.Message):
     __slots__ = ("path", "reason")
