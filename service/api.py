@@ -196,13 +196,21 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         who calls, and what its voice costs)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
+        session, cost = await self.open_session(caller, config)
+        call.caller, call.cost = caller, cost
+        return session
+
+    async def open_session(
+        self, caller: Caller, config: tts_pb2.SynthesisConfig
+    ) -> tuple[Session, float]:
+        """A session for `config` once the admission takes the call, and the cost to give back
+        with Admission.leave() when it ends (the HTTP API opens its sessions here too)."""
         settings = self.settings(config, caller)
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
         await self._admission.admit(caller, cost)
-        call.caller, call.cost = caller, cost
-        return self._session(settings)
+        return self._session(settings), cost
 
     async def _speak(
         self,
