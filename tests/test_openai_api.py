@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 import ssl
 import threading
 import urllib.error
@@ -172,6 +173,22 @@ def test_the_example_from_openais_documentation_saves_a_playable_mp3(
     client.close()
     samples = ffmpeg_pcm(speech_file_path.read_bytes())
     assert samples.size / RATE > 2.0
+    assert np.mean(np.abs(samples) > 0.01) > 0.3
+
+
+def test_the_readmes_three_lines_save_a_playable_mp3(
+    http_server: ServerThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's example, run from the README itself with the test server's port."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    code = re.search(r"```python\n(from openai import OpenAI\n.*?)```", readme, re.S)
+    assert code is not None
+    assert len(code.group(1).strip().splitlines()) == 3
+    monkeypatch.chdir(tmp_path)
+    port = str(http_server.server.http_port)
+    exec(code.group(1).replace(":8000/", f":{port}/"), {})
+    samples = ffmpeg_pcm((tmp_path / "hello.mp3").read_bytes())
+    assert samples.size / RATE > 1.0
     assert np.mean(np.abs(samples) > 0.01) > 0.3
 
 
