@@ -44,7 +44,9 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> None:
     _LOG.info("%s", describe_auth(config))
     if server.http_port:
         scheme = "https" if config.tls_cert else "http"
-        _LOG.info("HTTP API and the page on %s://%s:%d/", scheme, config.host, server.http_port)
+        # Every interface: the address to type in a browser on this machine.
+        host = "localhost" if config.host in ("[::]", "::", "0.0.0.0") else config.host
+        _LOG.info("HTTP API and the page on %s://%s:%d/", scheme, host, server.http_port)
     if server.metrics_port:
         _LOG.info("metrics on http://%s:%d/metrics", config.host, server.metrics_port)
     ready = asyncio.ensure_future(server.wait_ready())

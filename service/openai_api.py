@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import importlib.resources
 import json
 import logging
@@ -160,9 +161,15 @@ class SpeechHTTP:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
+            if exc.errno == errno.EADDRINUSE:
+                raise OSError(
+                    f"port {config.http_port} (--http-port) is already in use on {config.host}: "
+                    "stop what holds it, or choose another port with --http-port (or "
+                    "VOXLITE_HTTP_PORT)"
+                ) from None
             raise OSError(
                 f"cannot serve the HTTP API on {config.host}:{config.http_port}: {exc.strerror} "
-                "(choose another port with --http-port, or VOXLITE_HTTP_PORT)"
+                "(check --host and --http-port)"
             ) from None
         return int(self._runner.addresses[0][1])
 
