@@ -137,7 +137,7 @@ class SpeechHTTP:
         self._registry = registry
         self._admission = admission
         self._auth = TokenAuth(config.auth_tokens) if config.auth_tokens else None
-        page = importlib.resources.files("voxlite.service").joinpath("static/index.html")
+        page = importlib.resources.files("voxlite.service").joinpath("openai_page.html")
         self._page = page.read_bytes()
         app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
         app.router.add_get("/", self._index)
