@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import re
+import signal
 import socket
 import ssl
 import threading
@@ -23,11 +24,13 @@ import numpy as np
 import openai
 import pytest
 import soundfile
+from grpc_health.v1 import health_pb2
 from voxlite.service.server import VoxliteServer
 
 from .helpers import (
     LONG_TEXT,
     Pki,
+    ServerProcess,
     ServerThread,
     base_config,
     config_error,
@@ -537,5 +540,43 @@ def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
             with pytest.raises(httpx2.RemoteProtocolError):
                 for _ in chunks:
                     pass
+    finally:
+        srv.close()
+
+
+@pytest.mark.slow
+def test_sigterm_drains_http_replies_and_exits_zero(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """voxlite-server itself: on SIGTERM a reply under way (far more audio than the sockets
+    hold, and unread) goes on while new requests get 503, is spoken to its end, and the
+    process exits 0."""
+    srv = ServerProcess(cache_dir, tmp_path, "--http-port", "0", "--grace-seconds", "120")
+    try:
+        wait_until(lambda: any("HTTP API and the page on" in line for line in srv.log))
+        line = next(line for line in srv.log if "HTTP API and the page on" in line)
+        port = re.search(r":(\d+)/", line)
+        assert port is not None
+        client = openai.OpenAI(
+            api_key="unused", base_url=f"http://127.0.0.1:{port.group(1)}/v1", max_retries=0
+        )
+        text = " ".join([LONG_TEXT] * 4)
+        with client.audio.speech.with_streaming_response.create(
+            model="tts-1", voice="alloy", input=text, response_format="pcm"
+        ) as running:
+            chunks = running.iter_bytes()
+            body = [next(chunks)]
+            srv.proc.send_signal(signal.SIGTERM)
+            srv.wait_for_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            with pytest.raises(openai.InternalServerError) as refused:
+                client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
+            assert refused.value.status_code == 503
+            assert "shutting down" in error_of(refused)["message"]
+            body += list(chunks)
+        client.close()
+        assert len(b"".join(body)) / 2 / RATE > 150  # the whole reply
+        assert srv.wait(timeout=120) == 0
+        access = [line for line in srv.log if "method=POST /v1/audio/speech" in line]
+        assert any("status=200" in line for line in access), access
     finally:
         srv.close()
