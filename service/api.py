@@ -196,14 +196,22 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         who calls, and what its voice costs)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
+        session, call.slot = await self.open_session(caller, config)
+        return session
+
+    async def open_session(
+        self, caller: Caller, config: tts_pb2.SynthesisConfig
+    ) -> tuple[Session, Slot]:
+        """A session for `config` once the admission takes the call, and its slot, to give
+        back with Admission.leave() when it ends (the HTTP API opens its sessions here too)."""
         settings = self.settings(config, caller)
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
-        call.slot = await self._admission.admit(caller, cost)
+        slot = await self._admission.admit(caller, cost)
         session = self._session(settings)
-        call.slot.quiet = session.quiet_for
-        return session
+        slot.quiet = session.quiet_for
+        return session, slot
 
     async def _speak(
         self,
