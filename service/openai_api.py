@@ -9,6 +9,7 @@ import errno
 import importlib.resources
 import json
 import logging
+import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -154,10 +155,17 @@ class SpeechHTTP:
         config = self._config
         await self._runner.setup()
         host = config.host.removeprefix("[").removesuffix("]")
-        site = web.TCPSite(
-            self._runner, host, config.http_port or 0, ssl_context=_tls(config), reuse_port=False
-        )
+        site: web.BaseSite
         try:
+            if host == "::":
+                # Every interface, as gRPC's [::] is: one socket for IPv6 and IPv4 alike, so
+                # that a client resolving localhost to 127.0.0.1 finds it too (asyncio's own
+                # sockets for "::" are IPv6 only).
+                site = web.SockSite(self._runner, _dual_stack(config.http_port or 0),
+                                    ssl_context=_tls(config))  # fmt: skip
+            else:
+                site = web.TCPSite(self._runner, host, config.http_port or 0,
+                                   ssl_context=_tls(config), reuse_port=False)  # fmt: skip
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
@@ -373,6 +381,21 @@ def _cut(
     if request.transport is not None:
         request.transport.abort()
     return response
+
+
+def _dual_stack(port: int) -> socket.socket:
+    """A listening socket on every interface, IPv6 and IPv4 (mapped) alike."""
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(("::", port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _tls(config: ServerConfig) -> ssl.SSLContext | None:

@@ -580,3 +580,20 @@ def test_sigterm_drains_http_replies_and_exits_zero(
         assert any("status=200" in line for line in access), access
     finally:
         srv.close()
+
+
+def test_every_interface_means_ipv4_and_ipv6(cache_dir: Path, tmp_path: Path, sdk: Sdk) -> None:
+    """Bug: with the default --host [::] the HTTP port listened on IPv6 only, and OpenAI's SDK,
+    which resolved localhost to 127.0.0.1, got "connection refused" where curl (::1) worked.
+    Every interface is one socket for both, as gRPC's [::] is."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, host="[::]", http_port=0))
+    try:
+        port = srv.server.http_port
+        for host in ("127.0.0.1", "[::1]"):
+            client = sdk(srv, base_url=f"http://{host}:{port}/v1")
+            with client.audio.speech.with_streaming_response.create(
+                model="tts-1", voice="alloy", input="Hello.", response_format="pcm"
+            ) as response:
+                assert response.read()
+    finally:
+        srv.close()
