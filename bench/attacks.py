@@ -107,14 +107,18 @@ def kokoro_attack(
     def playing() -> None:
         turn = 0
         while time.monotonic() < stop:
-            reply = " ".join(REPLIES[(turn + i) % len(REPLIES)] for i in range(4))
+            reply = f"Reply {turn}, " + " ".join(
+                REPLIES[(turn + i) % len(REPLIES)] for i in range(4)
+            )
             english.worst_late = max(english.worst_late, played(stub, reply, english))
             english.playing_calls += 1
             turn += 4
 
     def newcomer(turn: int) -> None:
         try:
-            played(stub, REPLIES[turn % len(REPLIES)] + f" Case {turn}.", english)
+            # A first clause never said before: the phrase cache (on, as by default) would
+            # answer a repeated one without the model.
+            played(stub, f"Case {turn}, " + REPLIES[turn % len(REPLIES)], english)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 english.refused += 1
