@@ -35,6 +35,9 @@ HALF_CLOSE_WAIT = 1.0
 """Seconds a stream that the server ended waits, after its Summary, for its client to half-close
 (the client library does on the Summary: a round trip); a client that never does gets its
 status then."""
+QUEUE_DEADLINE_MARGIN = 0.2
+"""Seconds before its deadline a queued Synthesize call gives up: its refusal, which says how
+long the queue is, then reaches the caller instead of a bare DEADLINE_EXCEEDED."""
 SERVICE_NAME = tts_pb2.DESCRIPTOR.services_by_name["TextToSpeechService"].full_name
 
 
@@ -291,8 +294,9 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     ) -> Session:
         """The call's session, once its settings are checked and the admission takes it (by
         who calls, and what its voice costs). `first`: the text of its first segment.
-        `segments`: a Synthesize call's text, cut as its session cuts it, checked against the
-        voice's scripts."""
+        `segments`: a Synthesize call's text, cut as its session cuts it: such a call waits in
+        the admission's queue for room, and needs none when the phrase cache holds every
+        segment (no model work)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
         settings = self.settings(config, caller, first)
@@ -303,7 +307,12 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             call.slot = await self._admission.admit(caller, cost)
         else:
             self._check_script(voice, "".join(segments))
-            call.slot = await self._admission.admit(caller, cost)
+            if _replayed(settings, segments):
+                call.slot = self._admission.enter(caller=caller, free=True)
+            else:
+                left = context.time_remaining()
+                wait = None if left is None else left - QUEUE_DEADLINE_MARGIN
+                call.slot = await self._admission.queue(caller, cost, wait=wait)
         session = self._session(settings)
         call.slot.quiet = session.quiet_for
         return session
@@ -427,6 +436,15 @@ def _segments(text: str) -> list[str]:
 def _first(segments: list[str]) -> str:
     """The first segment with something to say, or ""."""
     return next((s for s in segments if s.strip()), "")
+
+
+def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
+    """Whether the phrase cache holds every segment: the call needs no model work."""
+    voice = settings.voice
+    return isinstance(voice, CachedVoice) and all(
+        voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+        for s in segments
+    )
 
 
 def _script_name(text: str) -> str:
