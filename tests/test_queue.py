@@ -14,15 +14,27 @@ from typing import Any
 import grpc
 import pytest
 from voxlite.service.admission import Admission, AdmissionPolicy, Slot
+from voxlite.service.config import config_from_args
 from voxlite.service.errors import AtCapacity, Overloaded
 from voxlite.service.scheduler import Scheduler
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .helpers import ServerThread, base_config, eventually, kinds, wait_until
+from .helpers import ServerThread, base_config, config_error, eventually, kinds, wait_until
 
 KOKORO_COST = 0.5
 """A stream of a voice with long jobs: on two workers the budget (0.9) takes one at a time."""
 POLICY = AdmissionPolicy()
+
+
+def test_the_queue_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    default = config_from_args([], {})
+    assert (default.queue_wait_seconds, default.max_queued_calls) == (3.0, 32)
+    env = {"VOXLITE_QUEUE_WAIT_SECONDS": "8", "VOXLITE_MAX_QUEUED_CALLS": "5"}
+    chosen = config_from_args([], env)
+    assert (chosen.queue_wait_seconds, chosen.max_queued_calls) == (8.0, 5)
+    assert config_from_args(["--queue-wait-seconds", "0"], {}).queue_wait_seconds == 0
+    assert "from 0 to 60" in config_error(capsys, "--queue-wait-seconds", "61")
+    assert "between 1 and 10000" in config_error(capsys, "--max-queued-calls", "-1")
 
 
 # -- the queue itself ----------------------------------------------------------------------------
