@@ -50,6 +50,9 @@ need about a second more to get ahead of their listeners. At 20 callers, every r
 seven 60 s levels came 2.0 to 3.5 s into the level."""
 TTFA_LIMIT = 0.300
 """p95 time to first audio a level must stay under (design target)."""
+LATE_CHUNK = 0.020
+"""A chunk this much after its turn on a player that starts with the first chunk (no buffer)
+is a late chunk: the listener hears a gap there."""
 
 
 @dataclass
@@ -90,6 +93,8 @@ class Level:
     lock: threading.Lock = field(default_factory=threading.Lock)
     parts: dict[str, Level] = field(default_factory=dict)
     """A mixed level's figures by language as well ("en", "zh")."""
+    late_chunks: collections.Counter[int] = field(default_factory=collections.Counter)
+    """Late chunks (LATE_CHUNK) by their index in the call: 1 is the one after the first."""
 
     @property
     def name(self) -> str:
@@ -171,6 +176,7 @@ def _merge(level: Level, part: Level) -> None:
         level.refusals = sum((p.refusals for p in parts), collections.Counter())
         for name in ("calls", "underrun_calls", "underrun_seconds", "refused", "audio_seconds"):
             setattr(level, name, sum(getattr(p, name) for p in parts))
+        level.late_chunks = sum((p.late_chunks for p in parts), collections.Counter())
 
 
 def _call(
@@ -191,6 +197,11 @@ def _call(
     needed_at = 0.0
     stalled = 0.0
     audio = 0.0
+    # The same chunks on a player with no buffer: each chunk's turn comes when the one before
+    # has played (a late one shifts what follows, as a player resumes when it arrives).
+    turn = 0.0
+    late: collections.Counter[int] = collections.Counter()
+    index = 0
     speech = None
     pcm = output.encoding == pb.AUDIO_ENCODING_PCM_S16LE
     try:
@@ -201,6 +212,12 @@ def _call(
                 if started is None:
                     started = now
                     needed_at = now + PLAYOUT
+                    turn = now
+                if now > turn + LATE_CHUNK:
+                    late[index] += 1
+                    turn = now
+                turn += response.audio.duration_ms / 1000
+                index += 1
                 if now > needed_at + STALL_TOLERANCE:
                     stalled += now - needed_at
                     needed_at = now
@@ -221,17 +238,18 @@ def _call(
                 return None
             level.errors.append(f"{exc.code().name}: {exc.details()}")
         return time.monotonic()
-    late, end = stalled, needed_at
+    end = needed_at
     with level.lock:
+        level.late_chunks.update(late)
         level.calls += 1
         level.audio_seconds += audio
         if started is not None:
             level.ttfa.append(started - sent)
         if speech is not None:
             level.speech.append(speech - sent)
-        if late > 0:
+        if stalled > 0:
             level.underrun_calls += 1
-            level.underrun_seconds += late
+            level.underrun_seconds += stalled
     return end
 
 
@@ -338,7 +356,9 @@ def ramp(
               f"{dict(level.refusals) or ''}  "
               f"errors {len(level.errors)}  "
               f"cpu {100 * level.cpu:3.0f}% (callers {100 * level.client_cpu:.0f}%)  "
-              f"{1000 * level.cpu_per_audio:.1f} ms cpu per audio s",
+              f"{1000 * level.cpu_per_audio:.1f} ms cpu per audio s  "
+              f"late chunks {sum(level.late_chunks.values())} "
+              f"{dict(sorted(level.late_chunks.items())) or ''}",
               flush=True)  # fmt: skip
         failed = 0 if level.in_time() else failed + 1
         if failed >= 2:  # well past its capacity: the rest would only be slower
@@ -354,8 +374,10 @@ def voxlite_ramp(
     workdir: Path,
     module: str = "",
     audio: pb.AudioConfig = ENCODINGS["ogg"],
+    new_connections: bool = True,
 ) -> list[Level]:
     port = free_port()
+    address = f"127.0.0.1:{port}"
     # Kokoro only when a level has Mandarin callers (it costs memory and start-up time).
     engines = "piper,kokoro" if any(m for _, m in levels) else "piper"
     argv = voxlite_argv(
@@ -363,20 +385,23 @@ def voxlite_ramp(
     )
     child = spawn(name.replace(" ", "-"), argv, workdir)
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with grpc.insecure_channel(address) as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
             voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
             if engines != "piper":
                 wait_all_voices(channel)
                 voxlite_call(stub, REPLIES_ZH[0], Level(0), audio, "zh")
-            return ramp(
-                name,
-                lambda language, text, level: voxlite_call(stub, text, level, audio, language),
-                child.proc.pid,
-                levels,
-                seconds,
-            )
+
+            def call(language: str, text: str, level: Level) -> float | None:
+                if not new_connections:
+                    return voxlite_call(stub, text, level, audio, language)
+                # As a telephony bridge or a serverless agent calls: a connection of its own.
+                with grpc.insecure_channel(address) as own:
+                    own_stub = tts_pb2_grpc.TextToSpeechServiceStub(own)
+                    return voxlite_call(own_stub, text, level, audio, language)
+
+            return ramp(name, call, child.proc.pid, levels, seconds)
     finally:
         child.stop()
 
@@ -433,6 +458,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="",
         help="extra voxlite-server flags for the scheduler side, e.g. '--workers 2'",
     )
+    p.add_argument(
+        "--one-connection",
+        action="store_true",
+        help="every call on one shared connection (default: each call on a new one)",
+    )
     args = p.parse_args(argv)
     levels = [
         (int(english), int(mandarin or 0))
@@ -467,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     workdir,
                     module,
                     ENCODINGS[args.encoding],
+                    new_connections=not args.one_connection,
                 )
         if "piper" not in skip:
             results["piper http_server"] = piper_ramp(levels, seconds, workdir)
@@ -476,7 +507,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for lv in lvls:
             t = _common.Stats.of([1000 * x for x in lv.ttfa])
             rtf = _common.Stats.of(lv.rtf)
+            late = sum(lv.late_chunks.values())
+            firsts = lv.late_chunks[1]
             rows.append([name, lv.name, t.p50, t.p95, f"{lv.underrun_calls}/{lv.calls}",
+                         f"{late} ({firsts})",
                          f"{lv.refused} ({lv.refused_in_burst})", lv.calls / seconds, rtf.p50,
                          100 * lv.cpu, 100 * lv.client_cpu, 1000 * lv.cpu_per_audio,
                          len(lv.errors)])  # fmt: skip
@@ -485,8 +519,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"capacity: callers hearing reply after reply in real time, {seconds:g} s per level "
         f"({PLAYOUT * 1000:.0f} ms playout buffer)",
         ["server", "callers", "ttfa p50 ms", "ttfa p95 ms", "underrun calls",
-         "refused (in the burst)", "calls/s", "rtf p50", "server cpu %", "callers cpu %",
-         "cpu ms/audio s", "errors"],
+         "late chunks (chunk 1)", "refused (in the burst)", "calls/s", "rtf p50",
+         "server cpu %", "callers cpu %", "cpu ms/audio s", "errors"],
         rows,
     ))  # fmt: skip
     for name, lvls in results.items():
@@ -507,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "ttfa_ms": _common.Stats.of([1000 * x for x in lv.ttfa]).as_dict(),
                      "underrun_calls": lv.underrun_calls, "calls": lv.calls,
                      "underrun_seconds": lv.underrun_seconds, "refused": lv.refused,
+                     "late_chunks_by_index": dict(sorted(lv.late_chunks.items())),
                      "refused_in_burst": lv.refused_in_burst,
                      "refused_at": [round(t, 2) for t in sorted(lv.refused_at)],
                      "refusals": dict(lv.refusals),

@@ -1,5 +1,6 @@
-"""Time to first audio at a loopback client: voxlite-server's RPCs against Piper's HTTP server,
-or (--language zh, ja) against Kokoro's own one-shot synthesis of the same replies."""
+"""Time to first audio at a loopback client: voxlite-server's RPCs and its OpenAI-compatible HTTP
+API against Piper's HTTP server, or (--language zh, ja) against Kokoro's own one-shot synthesis
+of the same replies."""
 
 from __future__ import annotations
 
@@ -120,6 +121,8 @@ def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, language: 
     return first - start
 
 
+PCM_RATE = 24000
+"""The rate of the HTTP API's pcm (OpenAI's definition)."""
 SPEECH_LEVEL = 1000
 """A PCM sample above this (3 % of full scale) is speech: the models' pauses stay far below it
 (Kokoro's leading pause is about 60 dB under its speech)."""
@@ -222,6 +225,71 @@ def piper_http(port: int, text: str) -> float:
     return end - start
 
 
+def _post_speech(
+    port: int, text: str, response_format: str, language: str
+) -> tuple[http.client.HTTPConnection, float]:
+    """A connection to voxlite's HTTP port with a speech request sent on it, and when it was
+    sent (the connection opened before, as a client's pool keeps it)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=CALL_TIMEOUT)
+    conn.connect()
+    fields = {"model": "tts-1", "input": text, "voice": "alloy", "response_format": response_format}
+    if language:
+        fields["language"] = language
+    body = json.dumps(fields).encode()
+    start = time.perf_counter()
+    conn.request(
+        "POST", "/v1/audio/speech", body=body, headers={"Content-Type": "application/json"}
+    )
+    return conn, start
+
+
+def http_first_byte(port: int, text: str, language: str = "") -> float:
+    """Seconds from sending POST /v1/audio/speech (mp3, the SDK's default) to its first body
+    byte; the rest is read to the end."""
+    conn, start = _post_speech(port, text, "mp3", language)
+    try:
+        response = conn.getresponse()
+        first = response.read1(1 << 16)
+        end = time.perf_counter()
+        rest = response.read()
+    finally:
+        conn.close()
+    if response.status != 200 or not (first or rest):
+        raise RuntimeError(f"voxlite's HTTP API answered {response.status}: {first[:200]!r}")
+    return end - start
+
+
+def http_speech_heard(port: int, text: str, language: str = "") -> float:
+    """Seconds from sending POST /v1/audio/speech (pcm) to when its listener hears speech,
+    with the player of synthesize_speech (it starts with the first bytes, waits for late ones)."""
+    conn, start = _post_speech(port, text, "pcm", language)
+    heard: float | None = None
+    speech: float | None = None
+    odd = b""
+    try:
+        response = conn.getresponse()
+        if response.status != 200:
+            raise RuntimeError(f"voxlite's HTTP API answered {response.status}")
+        while data := response.read1(1 << 16):
+            if speech is not None:
+                continue
+            now = time.perf_counter()
+            heard = now if heard is None else max(heard, now)
+            data, odd = odd + data, b""
+            if len(data) % 2:
+                data, odd = data[:-1], data[-1:]
+            samples = np.frombuffer(data, "<i2")
+            loud = np.flatnonzero(np.abs(samples) > SPEECH_LEVEL)
+            if loud.size:
+                speech = heard + float(loud[0]) / PCM_RATE - start
+            heard += samples.size / PCM_RATE
+    finally:
+        conn.close()
+    if speech is None:
+        raise RuntimeError(f"voxlite's HTTP API sent no speech for {text!r}")
+    return speech
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -235,6 +303,10 @@ class Samples:
     """The baseline's: Piper's HTTP server, or Kokoro's one-shot synthesis."""
     speech: list[float] = field(default_factory=list)
     """Synthesize (PCM): seconds to the first speech the listener hears (synthesize_speech)."""
+    http_first: list[float] = field(default_factory=list)
+    """POST /v1/audio/speech (mp3): seconds to the first body byte."""
+    http_speech: list[float] = field(default_factory=list)
+    """POST /v1/audio/speech (pcm): seconds to the first speech heard."""
     replies: int = 0
 
 
@@ -264,6 +336,7 @@ def measure(
     warmup: int,
     interval: float,
     language: str = "",
+    http_port: int = 0,
 ) -> Samples:
     s = Samples([], [], [], [], [], replies=len(texts))
 
@@ -285,6 +358,15 @@ def measure(
         lambda text: streaming(stub, text, interval, language),
         baseline,
     ]
+    if http_port:
+        calls += [
+            lambda text: s.http_first.append(http_first_byte(http_port, text, language)),
+            lambda text: s.http_speech.append(http_speech_heard(http_port, text, language)),
+        ]
+        warm += [
+            lambda text: http_first_byte(http_port, text, language),
+            lambda text: http_speech_heard(http_port, text, language),
+        ]
     for text in texts[:warmup]:
         for call in warm:
             call(text)
@@ -334,7 +416,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             started = time.monotonic()
             # The phrase cache is off: the rounds repeat the replies, which it would replay.
             engines = "piper" if english else "piper,kokoro"
-            argv = voxlite_argv(vox_port, voices_dir, "--phrase-cache-mb", "0", engines=engines)
+            http_port = free_port()
+            argv = voxlite_argv(
+                vox_port, voices_dir, "--phrase-cache-mb", "0", "--http-port", str(http_port),
+                engines=engines,
+            )  # fmt: skip
             vox = spawn("voxlite-server", argv, workdir)
             children.append(vox)
             with grpc.insecure_channel(f"127.0.0.1:{vox_port}") as channel:
@@ -352,7 +438,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 piper_start = time.monotonic() - started
                 stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
                 language = "" if english else args.language
-                samples = measure(stub, baseline, texts, rounds, warmup, interval, language)
+                samples = measure(
+                    stub, baseline, texts, rounds, warmup, interval, language, http_port
+                )
         finally:
             for child in reversed(children):
                 with contextlib.suppress(Exception):
@@ -379,6 +467,8 @@ def report(
         "voxlite StreamingSynthesize, from completing piece": ms(s.stream_completing),
         "  (server's own Summary.time_to_first_audio_ms)": ms(s.stream_server),
         "voxlite Synthesize (PCM), first speech heard": ms(s.speech),
+        "voxlite HTTP POST /v1/audio/speech (mp3), first byte": ms(s.http_first),
+        "voxlite HTTP POST /v1/audio/speech (pcm), first speech heard": ms(s.http_speech),
         "piper http_server POST /synthesize, whole WAV"
         if language == "en"
         else "kokoro one-shot, whole utterance (in process, all cores)": ms(s.piper),
@@ -395,6 +485,12 @@ def report(
             _common.ratio(piper.p95, comp.p95),
         ),
     }
+    if s.http_first:
+        http_first = ms(s.http_first)
+        ratios[f"{base} / voxlite HTTP first byte"] = (
+            _common.ratio(piper.p50, http_first.p50),
+            _common.ratio(piper.p95, http_first.p95),
+        )
     if s.speech:
         # The baseline's first audio is its whole reply: against when voxlite's speech is heard
         # (a Kokoro reply's first audio is its leading pause).

@@ -52,6 +52,11 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> int:
     loop.add_signal_handler(signal.SIGHUP, reload)
     _LOG.info("listening on %s:%d; loading voices", config.host, port)
     _LOG.info("%s", describe_auth(config))
+    if server.http_port:
+        scheme = "https" if config.tls_cert else "http"
+        # Every interface: the address to type in a browser on this machine.
+        host = "localhost" if config.host in ("[::]", "::", "0.0.0.0") else config.host
+        _LOG.info("HTTP API and the page on %s://%s:%d/", scheme, host, server.http_port)
     if server.metrics_port:
         _LOG.info("metrics on http://%s:%d/metrics", config.host, server.metrics_port)
     ready = asyncio.ensure_future(server.wait_ready())

@@ -299,23 +299,39 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         segment (no model work)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
+        wait = None
+        if segments is not None and (left := context.time_remaining()) is not None:
+            wait = left - QUEUE_DEADLINE_MARGIN
+        session, call.slot = await self.open_session(caller, config, first, segments, wait)
+        return session
+
+    async def open_session(
+        self,
+        caller: Caller,
+        config: tts_pb2.SynthesisConfig,
+        first: str = "",
+        segments: list[str] | None = None,
+        wait: float | None = None,
+    ) -> tuple[Session, Slot]:
+        """A session for `config` once the admission takes the call, and its slot, to give
+        back with Admission.leave() when it ends (the HTTP API opens its sessions here too).
+        `first`, `segments`: as _admitted's; `wait`: how long a call with `segments` may
+        wait in the queue (None: the server's setting)."""
         settings = self.settings(config, caller, first)
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
         if segments is None:
-            call.slot = await self._admission.admit(caller, cost)
+            slot = await self._admission.admit(caller, cost)
         else:
             self._check_script(voice, "".join(segments))
             if _replayed(settings, segments):
-                call.slot = self._admission.enter(caller=caller, free=True)
+                slot = self._admission.enter(caller=caller, free=True)
             else:
-                left = context.time_remaining()
-                wait = None if left is None else left - QUEUE_DEADLINE_MARGIN
-                call.slot = await self._admission.queue(caller, cost, wait=wait)
+                slot = await self._admission.queue(caller, cost, wait=wait)
         session = self._session(settings)
-        call.slot.quiet = session.quiet_for
-        return session
+        slot.quiet = session.quiet_for
+        return session, slot
 
     async def _speak(
         self,

@@ -105,6 +105,9 @@ class ServerConfig:
     """Reflection asks for a token like the TTS service (when tokens are configured)."""
     metrics_port: int = 0
     """Prometheus metrics over HTTP on this port, on `host`; 0: none."""
+    http_port: int | None = None
+    """The OpenAI-compatible HTTP API (`/v1/audio/speech`) and the page at `/` on this port, on
+    `host`, with the same TLS and tokens as gRPC; 0 picks a free one; None: no HTTP API."""
     log_format: str = "text"
     """text (one readable line per record) or json (one JSON object per line)."""
     max_connection_age_seconds: float = 300.0
@@ -186,6 +189,13 @@ def config_from_args(
     port, metrics_port = values.get("port"), values.get("metrics_port")
     if metrics_port and metrics_port == port:
         parser.error(f"--metrics-port and --port are both {port}: give metrics a port of its own")
+    http_port = values.get("http_port")
+    grpc_port = values.get("port", ServerConfig.port)
+    for other, name in ((grpc_port, "--port"), (metrics_port, "--metrics-port")):
+        if http_port and http_port == other:
+            parser.error(
+                f"--http-port and {name} are both {http_port}: give the HTTP API a port of its own"
+            )
     _check_security(values, given, parser)
     _check_voices(values, given, parser)
     known = {f.name for f in fields(ServerConfig)}

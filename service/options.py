@@ -338,6 +338,12 @@ OPTIONS: tuple[Option, ...] = (
         "Prometheus metrics and /readyz over HTTP on this port (default 0: none)",
     ),
     Option(
+        "http-port",
+        _integer(0, 65535),
+        "OpenAI-compatible HTTP API (POST /v1/audio/speech) and a page to try the voices at / "
+        "on this port, with the same TLS and tokens (0: any free port; default: none)",
+    ),
+    Option(
         "max-connection-age-seconds",
         _seconds(MAX_CONNECTION_AGE, zero="never"),
         "close connections this old so clients rebalance; calls then get --grace-seconds "

@@ -23,6 +23,7 @@ from .families import families
 from .health import BoundedHealthServicer
 from .jobs import Workers
 from .metrics import Metrics
+from .openai_api import SpeechHTTP
 from .registry import VoiceRegistry
 from .scheduler import Scheduler
 from .security import TokenAuth, server_credentials
@@ -132,6 +133,11 @@ class VoxliteServer:
             shared_cache=config.shared_phrase_cache,
         )
         add_to_server(self.servicer, self.grpc)
+        self.http: SpeechHTTP | None = None
+        """The OpenAI-compatible HTTP API (--http-port), on this loop, through the servicer."""
+        if config.http_port is not None:
+            self.http = SpeechHTTP(config, self.servicer, self.registry, self.admission)
+        self.http_port = 0
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         self.reflection: reflection.DocumentedReflectionServicer | None = None
         if config.reflection:
@@ -167,6 +173,8 @@ class VoxliteServer:
             self.metrics_port = self.metrics.serve(
                 self.config.host, self.config.metrics_port, ready=lambda: self.serving
             )
+        if self.http is not None:
+            self.http_port = await self.http.start()
         await self.grpc.start()
         self._loader = asyncio.ensure_future(self._load())
         return self.port
@@ -256,6 +264,8 @@ class VoxliteServer:
         if shut:
             self.admission.shut(grace)
         await self.grpc.stop(STATUS_GRACE if shut else max(0.0, deadline - loop.time()))
+        if self.http is not None:
+            await self.http.stop()
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
         if self._loading is not None:

@@ -37,6 +37,7 @@ from voxlite.service.engine import Voice
 from voxlite.service.piper import PiperVoice
 from voxlite.service.scheduler import Scheduler
 from voxlite.service.server import VoxliteServer, create_server
+from voxlite.service.session import Session
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 T = TypeVar("T")
@@ -530,3 +531,47 @@ async def streamed_seconds(address: str, text: str, rate: int, **options: Any) -
             await session.close()
             chunks = [e async for e in session if isinstance(e, AudioChunk)]
     return sum(c.duration_ms for c in chunks) / 1000
+
+
+# -- the HTTP API -------------------------------------------------------------------------------
+
+
+def http_url(srv: ServerThread, path: str = "", *, scheme: str = "http") -> str:
+    """The address of `srv`'s HTTP API (a server started with http_port=0)."""
+    assert srv.server.http_port, "start the server with http_port=0"
+    return f"{scheme}://127.0.0.1:{srv.server.http_port}{path}"
+
+
+def ffmpeg_pcm(data: bytes, rate: int = 24000) -> np.ndarray:
+    """Audio in any container ffmpeg reads (mp3, Ogg Opus), decoded by ffmpeg to mono float32
+    at `rate`: a decoder independent of the encoders under test."""
+    result = subprocess.run(
+        [
+            *("ffmpeg", "-hide_banner", "-loglevel", "error", "-i", "pipe:0"),
+            *("-f", "s16le", "-ac", "1", "-ar", str(rate), "pipe:1"),
+        ],
+        input=data,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return np.frombuffer(result.stdout, "<i2").astype(np.float32) / 32768.0
+
+
+def opusdec_pcm(data: bytes, folder: Path) -> tuple[np.ndarray, int]:
+    """An Ogg Opus file decoded by opus-tools' opusdec (as a WAV, read with soundfile)."""
+    source, wav = folder / "in.opus", folder / "out.wav"
+    source.write_bytes(data)
+    result = subprocess.run(
+        ["opusdec", "--quiet", str(source), str(wav)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    samples, rate = soundfile.read(wav, dtype="float32")
+    return samples, rate
+
+
+def only_session(srv: ServerThread) -> Session:
+    """The one session `srv` holds (a call under way)."""
+    sessions = list(srv.server.admission.sessions)
+    assert len(sessions) == 1, sessions
+    return sessions[0]

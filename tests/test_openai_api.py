@@ -1,0 +1,599 @@
+"""The OpenAI-compatible HTTP API through OpenAI's own Python SDK: every format decoded by an
+independent decoder, streaming shown by the order of events, every error path, tokens, TLS,
+loading and the drain."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import re
+import signal
+import socket
+import ssl
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import numpy as np
+import openai
+import pytest
+import soundfile
+from grpc_health.v1 import health_pb2
+from voxlite.service.server import VoxliteServer
+
+from .helpers import (
+    LONG_TEXT,
+    Pki,
+    ServerProcess,
+    ServerThread,
+    base_config,
+    config_error,
+    ffmpeg_pcm,
+    held_workers,
+    http_url,
+    only_session,
+    opusdec_pcm,
+    speech_fraction,
+    voxlite_server,
+    wait_until,
+)
+
+TEXT = "Sure, I can help with that. The weather today is sunny and warm."
+FIRST = "Sure, I can help with that."
+TOKEN = "http-token-1"
+RATE = 24000
+
+
+@pytest.fixture(scope="module")
+def http_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    srv = ServerThread(base_config(cache_dir, tmp_path_factory.mktemp("voices"), http_port=0))
+    yield srv
+    srv.close()
+
+
+Sdk = Callable[..., openai.OpenAI]
+
+
+@pytest.fixture
+def sdk() -> Iterator[Sdk]:
+    """OpenAI's client for a server: sdk(srv, api_key=..., **options), closed after the test;
+    no retries, so that each refusal is seen as it is."""
+    clients: list[openai.OpenAI] = []
+
+    def make(srv: ServerThread, *, api_key: str = "unused", **options: Any) -> openai.OpenAI:
+        options.setdefault("base_url", http_url(srv, "/v1"))
+        client = openai.OpenAI(api_key=api_key, max_retries=0, **options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def speak(client: openai.OpenAI, text: str = TEXT, **fields: Any) -> tuple[bytes, Any]:
+    """The whole streamed body of one POST /v1/audio/speech, and its headers."""
+    fields.setdefault("voice", "alloy")
+    with client.audio.speech.with_streaming_response.create(
+        model="tts-1", input=text, **fields
+    ) as response:
+        return b"".join(response.iter_bytes()), response.headers
+
+
+def reply(client: openai.OpenAI, response_format: Any = "pcm", text: str = LONG_TEXT) -> Any:
+    """A streamed reply whose first sentence is FIRST (say it once before, and its audio comes
+    from the phrase cache, with no model run), `text` after it."""
+    return client.audio.speech.with_streaming_response.create(
+        model="tts-1", voice="alloy", input=f"{FIRST} {text}", response_format=response_format
+    )
+
+
+def pcm16(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, "<i2").astype(np.float32) / 32768.0
+
+
+def error_of(raised: pytest.ExceptionInfo[openai.APIStatusError]) -> dict[str, Any]:
+    body = raised.value.response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+def raw_post(srv: ServerThread, body: bytes, headers: dict[str, str] | None = None) -> Any:
+    """POST /v1/audio/speech without the SDK (bodies it would never send); the error's JSON."""
+    request = urllib.request.Request(
+        http_url(srv, "/v1/audio/speech"), data=body, headers=headers or {}, method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    return refused.value.code, json.loads(refused.value.read()), refused.value.headers
+
+
+# -- formats -----------------------------------------------------------------------------------
+
+
+def test_every_format_streams_audio_an_independent_decoder_reads(
+    http_server: ServerThread, tmp_path: Path, sdk: Sdk
+) -> None:
+    """pcm first: the phrase cache then replays the same audio for every other format, so each
+    decoded body can be held against it."""
+    client = sdk(http_server)
+    pcm_body, headers = speak(client, response_format="pcm")
+    assert headers["content-type"] == "audio/pcm"
+    assert headers["transfer-encoding"] == "chunked"
+    reference = pcm16(pcm_body)
+    seconds = reference.size / RATE
+    assert seconds > 2.0
+    assert speech_fraction(pcm_body, RATE) > 0.4
+
+    wav_body, headers = speak(client, response_format="wav")
+    assert headers["content-type"] == "audio/wav"
+    wav, rate = soundfile.read(io.BytesIO(wav_body), dtype="float32")
+    assert rate == RATE
+    np.testing.assert_array_equal(wav, reference)
+
+    opus_body, headers = speak(client, response_format="opus")
+    assert headers["content-type"] == "audio/ogg"
+    assert opus_body[:4] == b"OggS"
+    opus, rate = opusdec_pcm(opus_body, tmp_path)
+    assert rate == RATE  # opusdec's output: the rate the Ogg header names
+    assert opus.size / rate == pytest.approx(seconds, abs=0.05)
+    assert ffmpeg_pcm(opus_body).size / RATE == pytest.approx(seconds, abs=0.05)
+
+    mp3_body, headers = speak(client)  # mp3: the SDK's default
+    assert headers["content-type"] == "audio/mpeg"
+    mp3 = ffmpeg_pcm(mp3_body)
+    # LAME adds its encoder delay and pads the last frame (no seekable header to trim them).
+    assert seconds <= mp3.size / RATE < seconds + 0.15
+    loud = np.sqrt(np.mean(mp3**2))
+    assert loud == pytest.approx(np.sqrt(np.mean(reference**2)), rel=0.2)
+
+
+def test_the_example_from_openais_documentation_saves_a_playable_mp3(
+    http_server: ServerThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's own text-to-speech example, with only base_url changed (the key comes from
+    OPENAI_API_KEY as there; this server asks for none)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "anything")
+    speech_file_path = tmp_path / "speech.mp3"
+
+    client = openai.OpenAI(base_url=http_url(http_server, "/v1"))
+    with client.audio.speech.with_streaming_response.create(
+        model="gpt-4o-mini-tts",
+        voice="coral",
+        input="Today is a wonderful day to build something people love!",
+        instructions="Speak in a cheerful and positive tone.",
+    ) as response:
+        response.stream_to_file(speech_file_path)
+
+    client.close()
+    samples = ffmpeg_pcm(speech_file_path.read_bytes())
+    assert samples.size / RATE > 2.0
+    assert np.mean(np.abs(samples) > 0.01) > 0.3
+
+
+def test_the_readmes_three_lines_save_a_playable_mp3(
+    http_server: ServerThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's example, run from the README itself with the test server's port."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    code = re.search(r"```python\n(from openai import OpenAI\n.*?)```", readme, re.S)
+    assert code is not None
+    assert len([line for line in code.group(1).splitlines() if line.strip()]) == 3
+    monkeypatch.chdir(tmp_path)
+    port = str(http_server.server.http_port)
+    exec(code.group(1).replace(":8000/", f":{port}/"), {})
+    samples = ffmpeg_pcm((tmp_path / "hello.mp3").read_bytes())
+    assert samples.size / RATE > 0.4  # "Hello!"
+    assert np.mean(np.abs(samples) > 0.01) > 0.3
+
+
+@pytest.mark.parametrize("response_format", ["mp3", "opus", "wav", "pcm"])
+def test_the_first_bytes_arrive_while_the_rest_is_still_being_synthesized(
+    http_server: ServerThread, response_format: str, sdk: Sdk
+) -> None:
+    """Order, not time: the reply's first sentence is in the phrase cache, every model worker
+    is held, and the first bytes of the reply still arrive, while its session cannot have
+    synthesized the rest. Closing the response early then ends the server's work for it."""
+    client = sdk(http_server)
+    speak(client, FIRST, response_format=response_format)  # its audio is cached from now on
+    # No model run happens inside this block.
+    with held_workers(http_server), reply(client, response_format) as response:
+        chunks = response.iter_bytes()
+        assert next(chunks)
+        session = only_session(http_server)
+        assert not session.finished
+        assert session.spoken_seconds < 3.0  # the first sentence's audio, no more
+    wait_until(lambda: http_server.server.admission.active == 0)
+
+
+def test_speed_changes_the_pace(http_server: ServerThread, sdk: Sdk) -> None:
+    client = sdk(http_server)
+    normal, _ = speak(client, "One, two, three, four, five, six.", response_format="pcm")
+    fast, _ = speak(client, "One, two, three, four, five, six.", response_format="pcm", speed=2.0)
+    assert len(fast) < 0.7 * len(normal)
+
+
+def test_openai_voice_names_and_no_voice_get_the_default_voice(
+    http_server: ServerThread, sdk: Sdk
+) -> None:
+    client = sdk(http_server)
+    for voice in ("alloy", "onyx", "shimmer", "en_US-joe-medium"):
+        _, headers = speak(client, "Hello.", voice=voice, response_format="pcm")
+        assert headers["x-voxlite-voice"] == "en_US-joe-medium"
+
+
+def test_models_and_voices_are_listed(http_server: ServerThread, sdk: Sdk) -> None:
+    client = sdk(http_server)
+    ids = [model.id for model in client.models.list()]
+    assert {"voxlite", "tts-1", "tts-1-hd", "gpt-4o-mini-tts"} <= set(ids)
+    with urllib.request.urlopen(http_url(http_server, "/v1/audio/voices"), timeout=30) as r:
+        voices = json.loads(r.read())
+    assert voices["voices"] == ["en_US-joe-medium"]
+    assert voices["data"][0]["language"] == "en-US"
+    assert voices["data"][0]["default"] is True
+    assert "alloy" in voices["openai_voices"]
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "says"),
+    [
+        ({"input": ""}, "input", "input is empty"),
+        ({"input": "x" * 5001}, "input", "over this server's limit of 5000"),
+        ({"speed": 5.0}, "speed", "between 0.25 and 4"),
+        ({"speed": 0.1}, "speed", "between 0.25 and 4"),
+        ({"response_format": "aac"}, "response_format", "use one of mp3, opus, wav, pcm"),
+        ({"response_format": "flac"}, "response_format", "not served here"),
+        ({"response_format": "ogg"}, "response_format", "unknown"),
+        ({"extra_body": {"colour": "red"}}, "colour", "unknown field"),
+        ({"extra_body": {"language": 7}}, "language", "language must be a string"),
+        ({"extra_body": {"stream_format": "sse"}}, "stream_format", "use audio"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(
+    http_server: ServerThread, fields: dict[str, Any], param: str, says: str, sdk: Sdk
+) -> None:
+    fields = {"input": TEXT, "voice": "alloy"} | fields
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk(http_server).audio.speech.create(model="tts-1", **fields)
+    error = error_of(refused)
+    assert error["param"] == param
+    assert error["type"] == "invalid_request_error"
+    assert says in error["message"]
+
+
+def test_a_body_that_is_not_json_is_a_400(http_server: ServerThread) -> None:
+    status, body, _ = raw_post(http_server, b"input=hello")
+    assert status == 400
+    assert "the body is not JSON" in body["error"]["message"]
+    status, body, _ = raw_post(http_server, b'["input"]')
+    assert status == 400
+    assert "JSON object" in body["error"]["message"]
+
+
+def test_a_body_over_a_mebibyte_is_refused_with_the_error_shape(http_server: ServerThread) -> None:
+    status, body, _ = raw_post(http_server, b"{" + b" " * (1024 * 1024 + 10) + b"}")
+    assert status == 413
+    assert "send less text in input" in body["error"]["message"]
+
+
+def test_an_unknown_voice_is_a_404_that_lists_the_voices(
+    http_server: ServerThread, sdk: Sdk
+) -> None:
+    with pytest.raises(openai.NotFoundError) as refused:
+        sdk(http_server).audio.speech.create(model="tts-1", voice="nobody", input=TEXT)
+    error = error_of(refused)
+    assert error["param"] == "voice"
+    assert "voice 'nobody' not found: choose one of en_US-joe-medium" in error["message"]
+
+
+def test_a_language_no_voice_speaks_is_a_404(http_server: ServerThread, sdk: Sdk) -> None:
+    with pytest.raises(openai.NotFoundError) as refused:
+        sdk(http_server).audio.speech.create(
+            model="tts-1", voice="alloy", input=TEXT, extra_body={"language": "ko"}
+        )
+    error = error_of(refused)
+    assert error["param"] == "language"
+    assert "this server has en-US" in error["message"]
+    # Chinese text with OpenAI's voice name and no language: its script says which.
+    with pytest.raises(openai.NotFoundError) as refused:
+        sdk(http_server).audio.speech.create(model="tts-1", voice="alloy", input="您好。请问。")
+    error = error_of(refused)
+    assert error["param"] == "input"
+    assert "input is written in zh" in error["message"]
+
+
+def test_unknown_paths_and_methods_answer_in_the_error_shape(http_server: ServerThread) -> None:
+    for url, method in (("/v1/audio/transcriptions", "POST"), ("/v1/audio/speech", "GET")):
+        request = urllib.request.Request(http_url(http_server, url), data=None, method=method)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code in (404, 405)
+        assert "POST /v1/audio/speech" in json.loads(refused.value.read())["error"]["message"]
+
+
+def test_at_capacity_is_a_429_with_retry_after(cache_dir: Path, tmp_path: Path, sdk: Sdk) -> None:
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0, max_streams=1))
+    try:
+        client = sdk(srv)
+        speak(client, FIRST, response_format="pcm")
+        # The first reply cannot end while the workers are held.
+        with held_workers(srv), reply(client) as running:
+            chunks = running.iter_bytes()
+            assert next(chunks)
+            with pytest.raises(openai.RateLimitError) as refused:
+                client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
+            assert refused.value.response.headers["retry-after"] == "1"
+            error = error_of(refused)
+            assert "limit of 1 concurrent streams" in error["message"]
+            assert error["type"] == "rate_limit_error"
+    finally:
+        srv.close()
+
+
+# -- tokens and TLS ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def token_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    config = base_config(
+        cache_dir, tmp_path_factory.mktemp("voices"), http_port=0, auth_tokens=(TOKEN,)
+    )
+    srv = ServerThread(config)
+    yield srv
+    srv.close()
+
+
+def test_tokens_are_asked_for_as_bearer(token_server: ServerThread, sdk: Sdk) -> None:
+    with pytest.raises(openai.AuthenticationError) as refused:
+        sdk(token_server, api_key="wrong-token").audio.speech.create(
+            model="tts-1", voice="alloy", input=TEXT
+        )
+    assert refused.value.response.headers["www-authenticate"] == "Bearer"
+    assert "not valid for this server" in error_of(refused)["message"]
+    with pytest.raises(openai.AuthenticationError):
+        sdk(token_server, api_key="wrong-token").models.list()
+    status, body, _ = raw_post(token_server, json.dumps({"input": TEXT}).encode())
+    assert status == 401
+    assert "Authorization: Bearer <token>" in body["error"]["message"]
+    status, body, _ = raw_post(
+        token_server, json.dumps({"input": TEXT}).encode(), {"Authorization": "Basic abc"}
+    )
+    assert status == 401
+    assert "must be 'Bearer <token>'" in body["error"]["message"]
+    audio, _ = speak(sdk(token_server, api_key=TOKEN), response_format="pcm")
+    assert speech_fraction(audio, RATE) > 0.4
+
+
+def test_the_http_port_speaks_grpcs_tls(
+    cache_dir: Path, tmp_path: Path, pki: Pki, sdk: Sdk
+) -> None:
+    config = base_config(
+        cache_dir, tmp_path, http_port=0, tls_cert=pki.server.cert, tls_key=pki.server.key
+    )
+    srv = ServerThread(config)
+    try:
+        trust = ssl.create_default_context(cafile=str(pki.ca.cert))
+        client = sdk(
+            srv,
+            base_url=http_url(srv, "/v1", scheme="https"),
+            http_client=openai.DefaultHttpxClient(verify=trust),
+        )
+        audio, _ = speak(client, response_format="pcm")
+        assert speech_fraction(audio, RATE) > 0.4
+        client.close()  # before the server: its TLS close waits for the client's reply
+    finally:
+        srv.close()
+
+
+# -- loading and draining ----------------------------------------------------------------------
+
+
+def test_while_loading_calls_get_503_then_are_served(cache_dir: Path, tmp_path: Path) -> None:
+    """The registry's load waits for the test, so the server is still loading for sure."""
+    loaded = threading.Event()
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def start() -> VoxliteServer:
+        server = VoxliteServer(base_config(cache_dir, tmp_path, http_port=0))
+        load = server.registry.load
+        server.registry.load = lambda: (loaded.wait(60), load())[1]  # type: ignore[method-assign]
+        await server.start()
+        return server
+
+    def run(coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=60)
+
+    server: VoxliteServer = run(start())
+    try:
+        url = f"http://127.0.0.1:{server.http_port}/v1"
+        client = openai.OpenAI(api_key="unused", base_url=url, max_retries=0)
+        with pytest.raises(openai.InternalServerError) as refused:
+            client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
+        assert refused.value.status_code == 503
+        assert refused.value.response.headers["retry-after"] == "1"
+        assert "loading voices" in error_of(refused)["message"]
+        loaded.set()
+        run(server.wait_ready())
+        audio = client.audio.speech.create(
+            model="tts-1", voice="alloy", input=TEXT, response_format="pcm"
+        ).read()
+        assert speech_fraction(audio, RATE) > 0.4
+        client.close()
+    finally:
+        loaded.set()
+        run(server.stop(0))
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
+
+
+def test_the_drain_finishes_running_replies_and_refuses_new_ones(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """As a Synthesize call: the reply under way is spoken to its end (a whole WAV), a new
+    request gets 503 with Retry-After while the drain lasts."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0))
+    try:
+        client = sdk(srv)
+        speak(client, FIRST, response_format="wav")
+        with contextlib.ExitStack() as holding:
+            holding.enter_context(held_workers(srv))  # the reply is under way at the drain
+            with reply(client, "wav", LONG_TEXT[:400]) as running:
+                chunks = running.iter_bytes()
+                body = [next(chunks)]
+                session = only_session(srv)
+                stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(120), srv.loop)
+                wait_until(lambda: srv.server.admission.draining)
+                with pytest.raises(openai.InternalServerError) as refused:
+                    client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
+                assert refused.value.status_code == 503
+                assert refused.value.response.headers["retry-after"] == "1"
+                assert "shutting down" in error_of(refused)["message"]
+                holding.close()  # the workers go back to the reply
+                body += list(chunks)
+        samples, rate = soundfile.read(io.BytesIO(b"".join(body)))
+        assert samples.size / rate == pytest.approx(session.spoken_seconds, abs=0.01)
+        assert samples.size / rate > 15  # all 400 characters were spoken
+        stopped.result(timeout=120)
+    finally:
+        srv.close()
+
+
+def test_replies_still_speaking_when_the_grace_ends_are_cut_not_passed_off_as_whole(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """Past the drain's grace the body ends without its last chunk: the SDK raises rather than
+    saving a short file as if it were all."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0))
+    try:
+        client = sdk(srv)
+        speak(client, FIRST, response_format="pcm")
+        with held_workers(srv), reply(client) as running:
+            chunks = running.iter_bytes()
+            assert next(chunks)
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(0.2), srv.loop)
+            wait_until(lambda: srv.server.admission.idle.is_set())  # cut, never finished
+            with pytest.raises(httpx2.RemoteProtocolError):
+                for _ in chunks:
+                    pass
+        stopped.result(timeout=60)
+    finally:
+        srv.close()
+
+
+def test_the_http_port_may_not_be_another_port(capsys: pytest.CaptureFixture[str]) -> None:
+    line = config_error(capsys, "--http-port", "50051")
+    assert "--http-port and --port are both 50051" in line
+    line = config_error(capsys, "--http-port", "9000", "--metrics-port", "9000")
+    assert "--http-port and --metrics-port are both 9000" in line
+    assert "between 0 and 65535" in config_error(capsys, "--http-port", "70000")
+
+
+def test_a_taken_http_port_says_so_in_one_line(cache_dir: Path, tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        result = voxlite_server(
+            *("--host", "127.0.0.1", "--port", "0", "--http-port", port, "--engines", "piper"),
+            *("--voices-dir", str(tmp_path), "--cache-dir", str(cache_dir)),
+        )
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback
+    assert f"port {port} (--http-port) is already in use on 127.0.0.1" in lines[0]
+
+
+def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """A reply whose client reads nothing more fills what the sockets hold, its session waits,
+    and after --idle-timeout-seconds the server ends it (the slot back, the body cut) rather
+    than holding it for ever."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0, idle_timeout_seconds=0.5))
+    try:
+        client = sdk(srv)
+        text = " ".join([LONG_TEXT] * 4)  # far more audio than the sockets between us hold
+        with client.audio.speech.with_streaming_response.create(
+            model="tts-1", voice="alloy", input=text, response_format="pcm"
+        ) as running:
+            chunks = running.iter_bytes()
+            assert next(chunks)
+            wait_until(lambda: srv.server.admission.active == 0)
+            with pytest.raises(httpx2.RemoteProtocolError):
+                for _ in chunks:
+                    pass
+    finally:
+        srv.close()
+
+
+@pytest.mark.slow
+def test_sigterm_drains_http_replies_and_exits_zero(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """voxlite-server itself: on SIGTERM a reply under way (far more audio than the sockets
+    hold, and unread) goes on while new requests get 503, is spoken to its end, and the
+    process exits 0."""
+    srv = ServerProcess(cache_dir, tmp_path, "--http-port", "0", "--grace-seconds", "120")
+    try:
+        wait_until(lambda: any("HTTP API and the page on" in line for line in srv.log))
+        line = next(line for line in srv.log if "HTTP API and the page on" in line)
+        port = re.search(r":(\d+)/", line)
+        assert port is not None
+        client = openai.OpenAI(
+            api_key="unused", base_url=f"http://127.0.0.1:{port.group(1)}/v1", max_retries=0
+        )
+        text = " ".join([LONG_TEXT] * 4)
+        with client.audio.speech.with_streaming_response.create(
+            model="tts-1", voice="alloy", input=text, response_format="pcm"
+        ) as running:
+            chunks = running.iter_bytes()
+            body = [next(chunks)]
+            srv.proc.send_signal(signal.SIGTERM)
+            srv.wait_for_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            with pytest.raises(openai.InternalServerError) as refused:
+                client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
+            assert refused.value.status_code == 503
+            assert "shutting down" in error_of(refused)["message"]
+            body += list(chunks)
+        client.close()
+        assert len(b"".join(body)) / 2 / RATE > 150  # the whole reply
+        assert srv.wait(timeout=120) == 0
+        access = [line for line in srv.log if "method=POST /v1/audio/speech" in line]
+        assert any("status=200" in line for line in access), access
+    finally:
+        srv.close()
+
+
+def test_every_interface_means_ipv4_and_ipv6(cache_dir: Path, tmp_path: Path, sdk: Sdk) -> None:
+    """Bug: with the default --host [::] the HTTP port listened on IPv6 only, and OpenAI's SDK,
+    which resolved localhost to 127.0.0.1, got "connection refused" where curl (::1) worked.
+    Every interface is one socket for both, as gRPC's [::] is."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, host="[::]", http_port=0))
+    try:
+        port = srv.server.http_port
+        for host in ("127.0.0.1", "[::1]"):
+            client = sdk(srv, base_url=f"http://{host}:{port}/v1")
+            with client.audio.speech.with_streaming_response.create(
+                model="tts-1", voice="alloy", input="Hello.", response_format="pcm"
+            ) as response:
+                assert response.read()
+    finally:
+        srv.close()

@@ -1,0 +1,179 @@
+"""The page at / played in Debian's chromium, headless, through chromium-driver; and OpenAI's
+voice names in Mandarin and Japanese."""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openai
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from .helpers import (
+    LONG_TEXT,
+    ServerThread,
+    base_config,
+    held_workers,
+    http_url,
+    only_session,
+    speech_fraction,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FIRST = "Sure, I can help with that."
+MANDARIN = "您好。请问有什么可以帮您。"
+JAPANESE = "こんにちは。今日はいい天気ですね。"
+
+
+@pytest.fixture(scope="module")
+def srv(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    config = base_config(
+        cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"), http_port=0
+    )
+    server = ServerThread(config)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    """Debian's chromium, headless; the driver's path given, so that Selenium fetches none."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def client(srv: ServerThread) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(api_key="unused", base_url=http_url(srv, "/v1"), max_retries=0) as sdk:
+        yield sdk
+
+
+def state(driver: webdriver.Chrome) -> dict[str, Any]:
+    """What the page says it is doing (window.voxlite)."""
+    value: dict[str, Any] = driver.execute_script("return window.voxlite")
+    return value
+
+
+def wait_page(
+    driver: webdriver.Chrome, condition: Callable[[dict[str, Any]], bool], timeout: float = 90
+) -> dict[str, Any]:
+    """Poll the page's state until `condition` holds (or it reports an error)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = state(driver)
+        assert now["error"] is None, now["error"]
+        if condition(now):
+            return now
+        assert time.monotonic() < deadline, f"the page never got there: {now}"
+        time.sleep(0.02)
+
+
+def open_page(driver: webdriver.Chrome, srv: ServerThread, language: str) -> None:
+    driver.get(http_url(srv, "/"))
+    wait_until(lambda: bool(driver.execute_script("return voices.length")))
+    Select(driver.find_element(By.ID, "language")).select_by_value(language)
+
+
+def heard(now: dict[str, Any]) -> bool:
+    return now["state"] in ("playing", "finished")
+
+
+@pytest.mark.parametrize(
+    ("language", "voice"), [("en-US", "en_US-joe-medium"), ("zh-CN", "zf_xiaoxiao")]
+)
+def test_the_page_plays_each_language_as_it_streams(
+    browser: webdriver.Chrome, srv: ServerThread, language: str, voice: str
+) -> None:
+    """The page's analyser, between the audio and the speakers, hears sound: the voice really
+    played, in English and in Mandarin (the language's default voice is chosen)."""
+    open_page(browser, srv, language)
+    assert (
+        Select(browser.find_element(By.ID, "voice")).first_selected_option.get_attribute("value")
+        == voice
+    )
+    browser.find_element(By.ID, "speak").click()
+    played = wait_page(browser, heard)
+    assert played["firstAudioMs"] is not None
+    assert played["firstHeardMs"] >= played["firstAudioMs"]
+    assert "first audio after" in browser.find_element(By.ID, "status").text
+    wait_page(browser, lambda now: now["state"] == "finished")
+
+
+def test_the_page_plays_audio_before_the_rest_is_synthesized(
+    browser: webdriver.Chrome, srv: ServerThread, client: openai.OpenAI
+) -> None:
+    """Order, not time: the reply's first sentence is in the phrase cache and every model worker
+    is held, yet the page plays sound, while the server's session for the reply has not
+    synthesized the rest and the page's download has not ended."""
+    client.audio.speech.create(model="tts-1", voice="en_US-joe-medium", input=FIRST).read()
+    open_page(browser, srv, "en-US")
+    text = browser.find_element(By.ID, "text")
+    text.clear()
+    text.send_keys(f"{FIRST} {LONG_TEXT}")
+    with held_workers(srv):
+        browser.find_element(By.ID, "speak").click()
+        played = wait_page(browser, heard)
+        assert not played["done"]
+        assert played["heardBeforeDone"]
+        assert not only_session(srv).finished
+        browser.find_element(By.ID, "stop").click()  # the server's work for it ends
+    wait_until(lambda: srv.server.admission.active == 0)
+
+
+def test_the_page_shows_the_servers_error(browser: webdriver.Chrome, srv: ServerThread) -> None:
+    open_page(browser, srv, "en-US")
+    speed = browser.find_element(By.ID, "speed")
+    speed.clear()
+    speed.send_keys("9")
+    browser.find_element(By.ID, "speak").click()
+    wait_until(lambda: state(browser)["state"] == "error")
+    assert "speed must be between 0.25 and 4" in browser.find_element(By.ID, "status").text
+
+
+def test_the_page_has_nothing_from_outside(srv: ServerThread) -> None:
+    """One file, no address outside it, and a policy that lets the browser load nothing else."""
+    with urllib.request.urlopen(http_url(srv, "/"), timeout=30) as response:
+        policy = response.headers["Content-Security-Policy"]
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+        page = response.read().decode()
+    assert policy.startswith("default-src 'none';")
+    assert "connect-src 'self'" in policy
+    assert not re.search(r"https?://|\b(src|href)\s*=", page)
+
+
+@pytest.mark.parametrize(
+    ("fields", "voice"),
+    [
+        ({"voice": "alloy", "input": MANDARIN}, "zf_xiaoxiao"),  # the script says Mandarin
+        ({"voice": "nova", "input": JAPANESE}, "jf_alpha"),  # kana: Japanese
+        ({"voice": "onyx", "input": JAPANESE, "extra_body": {"language": "ja"}}, "jf_alpha"),
+        ({"voice": "zm_yunxi", "input": MANDARIN}, "zm_yunxi"),
+    ],
+)
+def test_openai_voice_names_get_the_default_voice_of_the_language(
+    client: openai.OpenAI, fields: dict[str, Any], voice: str
+) -> None:
+    with client.audio.speech.with_streaming_response.create(
+        model="tts-1", response_format="pcm", **fields
+    ) as response:
+        assert response.headers["x-voxlite-voice"] == voice
+        audio = response.read()
+    assert speech_fraction(audio, 24000) > 0.2
+    assert np.frombuffer(audio, "<i2").size / 24000 > 0.5
