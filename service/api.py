@@ -17,7 +17,14 @@ from . import calls, convert, textlang
 from .admission import Admission, Caller, Slot
 from .cache import CachedVoice, PhraseCache
 from .engine import Voice, language_matches
-from .errors import IdleTimeout, InvalidRequest, Unavailable, VoiceNotFound, VoxliteError
+from .errors import (
+    IdleTimeout,
+    InvalidRequest,
+    Overloaded,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+)
 from .events import Event
 from .jobs import Workers
 from .registry import VoiceRegistry
@@ -254,6 +261,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         waits at most the idle timeout."""
         segmenter = Segmenter()
         early: list[tts_pb2.StreamingSynthesizeRequest] = []
+        held = 0  # characters and requests kept to replay: blank text completes no segment
         loop = asyncio.get_running_loop()
         give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
         while True:
@@ -271,6 +279,13 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 ) from None
             kind = request.WhichOneof("request")
             early.append(request)
+            held += len(request.text) if kind == "text" else 1
+            if held > self._max_text_chars:
+                raise Overloaded(
+                    f"the stream sent {held} characters and requests before its first "
+                    f"sentence, over the limit of {self._max_text_chars}: send text to speak "
+                    "(its voice waits for it), or name a voice or language in config"
+                )
             found: list[str] = []
             if kind == "text":
                 self._check_text(request.text, piece=True)

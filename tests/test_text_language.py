@@ -17,7 +17,16 @@ from voxlite.service.textlang import HAN, KANA, script_of, text_language, unread
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
-from .helpers import CLI, Duplex, ServerThread, base_config, environment, kinds, voxlite
+from .helpers import (
+    CLI,
+    Duplex,
+    ServerThread,
+    add_voice,
+    base_config,
+    environment,
+    kinds,
+    voxlite,
+)
 from .whisper import judge
 
 CHINESE = "你好，今天天气很好。"
@@ -111,6 +120,65 @@ def test_a_stream_piece_the_voice_cannot_speak_ends_the_stream_with_invalid_argu
         call.rest()
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "Han characters" in (info.value.details() or "")
+
+
+# -- a stream's voice waiting for its first sentence (a Piper copy stands in for Mandarin) ----
+
+
+@pytest.fixture(scope="module")
+def two_languages(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    folder = tmp_path_factory.mktemp("voices")
+    add_voice(folder, "zh_CN-copy-medium", "zh_CN")
+    srv = ServerThread(base_config(cache_dir, folder, max_text_chars=50, phrase_cache_mb=0))
+    yield srv
+    srv.close()
+
+
+def test_a_stream_with_no_voice_gets_the_voice_of_its_first_sentence(
+    two_languages: ServerThread,
+) -> None:
+    with two_languages.channel() as channel:
+        stub = two_languages.stub(channel)
+        # The character after a sentence's mark settles the cut: then the segment is complete.
+        for text, voice in (("你好。今天", "zh_CN-copy-medium"), ("Hello. ", "en_US-joe-medium")):
+            call = Duplex(stub, timeout=60)
+            call.config()
+            call.send(text=text)
+            first = call.next()
+            assert first.WhichOneof("response") == "format"
+            assert first.format.voice == voice
+            call.close()
+            assert kinds(call.rest())[-1] == "summary"
+
+
+def test_a_bad_config_is_refused_before_any_text_while_the_voice_waits(
+    two_languages: ServerThread,
+) -> None:
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config(speaking_rate=100.0)
+        with pytest.raises(grpc.RpcError) as info:
+            call.next()  # no text was sent: the stream is not closed either
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "speaking_rate" in (info.value.details() or "")
+        call.close()
+
+
+def test_blank_text_before_the_first_sentence_is_bounded(two_languages: ServerThread) -> None:
+    """Blank text completes no segment: without a bound the requests kept to replay would grow
+    until the idle timeout."""
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config()
+        for _ in range(60):
+            call.send(text=" ")
+        with pytest.raises(grpc.RpcError) as info:
+            call.next()
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "before its first sentence, over the limit of 50" in (info.value.details() or "")
+        call.close()
 
 
 # -- with Mandarin and Japanese voices ----------------------------------------------------------
