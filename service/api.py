@@ -105,8 +105,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             return self._registry.resolve("", language)
         except (VoiceNotFound, Unavailable) as exc:
             raise type(exc)(
-                f"the text is written in {_script_name(first)}, which a call that names neither "
-                f"voice nor language gets a voice of language '{language}' for: {exc}"
+                "a call that names neither voice nor language gets the voice of the language "
+                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
             ) from None
 
     @staticmethod
@@ -472,9 +472,13 @@ def _first(segments: list[str]) -> str:
 def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
     """Whether the phrase cache holds every segment: the call needs no model work."""
     voice = settings.voice
-    return isinstance(voice, CachedVoice) and all(
-        voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
-        for s in segments
+    return (
+        bool(segments)
+        and isinstance(voice, CachedVoice)
+        and all(
+            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+            for s in segments
+        )
     )
 
 
