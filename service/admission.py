@@ -103,6 +103,9 @@ class Admission:
         per_peer: int = 0,
         per_tenant: int = 0,
         workers: int = 1,
+        queue_wait: float = 0.0,
+        max_queued: int = 0,
+        on_queued: Callable[[float, bool], None] = lambda seconds, admitted: None,
     ) -> None:
         self.max_streams = max_streams
         self.workers = workers
@@ -130,6 +133,16 @@ class Admission:
         self.active = 0
         self.waiting_calls = 0
         """Calls waiting for room, in line or first in it."""
+        self.queue_wait = queue_wait
+        """Seconds a call that can wait (queue()) may wait for room, at most."""
+        self.max_queued = max_queued
+        self.queued = 0
+        """Calls in queue(), waiting their turn or first in it."""
+        # One line for voices with long jobs, one for the others: an English call that the
+        # machine has room for never waits behind a Kokoro call waiting for a long-job slot.
+        self._queues = {True: asyncio.Lock(), False: asyncio.Lock()}
+        self._on_queued = on_queued
+        """Told how long each queued call waited, and whether it was admitted (metrics)."""
         self._open = False
         self._draining = False
         self.sessions: set[Session] = set()
@@ -218,6 +231,64 @@ class Admission:
             self.waiting_calls -= 1
             self._line.release()
 
+    async def queue(
+        self, caller: Caller = Caller(), cost: float = 0.0, *, wait: float | None = None
+    ) -> Slot:
+        """enter(), for a call that can wait (a Synthesize caller waits for its reply anyway):
+        one that finds the machine at capacity waits its turn, first come first served, up to
+        `wait` seconds (its deadline; at most queue_wait), among at most max_queued calls.
+        Only capacity is waited for: a stream limit refuses at once, as it does every call."""
+        if self.queue_wait <= 0 or self.max_queued <= 0:
+            return await self.admit(caller, cost)  # no queue: the short wait of every call
+        policy = self.policy
+        wait = self.queue_wait if wait is None else max(0.0, min(wait, self.queue_wait))
+        line = self._queues[cost > 0]
+        if not line.locked():
+            try:
+                return self.enter(caller=caller, cost=cost)
+            except AtCapacity:
+                if wait <= 0:
+                    raise
+        if self.queued >= self.max_queued:
+            raise AtCapacity(
+                f"the server is at capacity and its queue is full ({self.queued} calls wait, "
+                "the most it holds: --max-queued-calls): retry in a moment or on another replica"
+            )
+        ahead = self.queued
+        started = time.monotonic()
+        give_up = started + wait
+        self.queued += 1
+        admitted = False
+        try:
+            try:
+                await asyncio.wait_for(line.acquire(), max(0.0, give_up - time.monotonic()))
+            except TimeoutError:
+                raise self._expired(wait, ahead) from None
+            try:
+                while True:
+                    try:
+                        slot = self.enter(policy.waiter_max_load, policy.waiter_slack, caller, cost)
+                    except AtCapacity:
+                        if time.monotonic() + policy.poll > give_up:
+                            raise self._expired(wait, ahead) from None
+                    else:
+                        admitted = True
+                        return slot
+                    await asyncio.sleep(policy.poll)
+            finally:
+                line.release()
+        finally:
+            self.queued -= 1
+            self._on_queued(time.monotonic() - started, admitted)
+
+    def _expired(self, wait: float, ahead: int) -> AtCapacity:
+        return AtCapacity(
+            f"the server is at capacity: this call waited {wait:.3g} s in the queue, behind "
+            f"{ahead} other calls, and {self.queued - 1} others wait now (the wait is at most "
+            f"--queue-wait-seconds, {self.queue_wait:g} s, or the call's deadline): retry in a "
+            "moment or on another replica"
+        )
+
     @property
     def waiting(self) -> bool:
         """Some call is waiting for room."""
@@ -241,9 +312,12 @@ class Admission:
         cost: float = 0.0,
         *,
         slot: Slot | None = None,
+        free: bool = False,
     ) -> Slot:
         """Count a call in, or refuse it now. `cost`: its voice's worker seconds per second
-        of audio. `slot`: a parked stream's, taken again (its caller and cost count)."""
+        of audio. `slot`: a parked stream's, taken again (its caller and cost count). `free`:
+        the call needs no model work (its text is all in the phrase cache): only the stream
+        limits count, not the machine's capacity."""
         policy = self.policy
         max_load = policy.max_load if max_load is None else max_load
         self.check_open()
@@ -279,6 +353,8 @@ class Admission:
                 f"the server is at its limit of {self.max_streams} concurrent streams "
                 "speaking (--max-streams): retry later or on another replica"
             )
+        if free:
+            return self._take(slot or Slot(caller, cost), victims)
         heavy = cost > 0
         budget = policy.heavy_share * max(1, self.workers - 1)
         costly = lambda s: s.cost > 0  # noqa: E731
@@ -323,15 +399,16 @@ class Admission:
                 "just taken another call: retry in a moment or on another replica"
             )
         self._admitted_at = now
+        return self._take(slot or Slot(caller, cost), victims)
+
+    def _take(self, slot: Slot, victims: list[Slot]) -> Slot:
+        """Hold `slot` (new, or a parked stream's again), parking `victims` for it."""
         for victim in victims:
             self._release(victim)
             victim.held = False
             self._parked.add(victim)
-        if slot is None:
-            slot = Slot(caller, cost)
-        else:
-            self._parked.discard(slot)
-            slot.held = True
+        self._parked.discard(slot)
+        slot.held = True
         self._hold(slot)
         return slot
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -13,15 +13,23 @@ import grpc
 from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
-from . import calls, convert
+from . import calls, convert, textlang
 from .admission import Admission, Caller, Slot
 from .cache import CachedVoice, PhraseCache
-from .engine import language_matches
-from .errors import IdleTimeout, InvalidRequest, VoxliteError
+from .engine import Voice, language_matches
+from .errors import (
+    IdleTimeout,
+    InvalidRequest,
+    Overloaded,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+)
 from .events import Event
 from .jobs import Workers
 from .registry import VoiceRegistry
 from .security import tenant
+from .segmenter import Segmenter
 from .session import Session, SessionLimits, StreamSettings
 from .status import abort
 from .watchdog import Watchdog
@@ -34,6 +42,9 @@ HALF_CLOSE_WAIT = 1.0
 """Seconds a stream that the server ended waits, after its Summary, for its client to half-close
 (the client library does on the Summary: a round trip); a client that never does gets its
 status then."""
+QUEUE_DEADLINE_MARGIN = 0.2
+"""Seconds before its deadline a queued Synthesize call gives up: its refusal, which says how
+long the queue is, then reaches the caller instead of a bare DEADLINE_EXCEEDED."""
 SERVICE_NAME = tts_pb2.DESCRIPTOR.services_by_name["TextToSpeechService"].full_name
 
 
@@ -67,11 +78,13 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     # -- requests ------------------------------------------------------------------------------
 
     def settings(
-        self, config: tts_pb2.SynthesisConfig, caller: Caller | None = None
+        self, config: tts_pb2.SynthesisConfig, caller: Caller | None = None, first: str = ""
     ) -> StreamSettings:
         """Check a request's config and resolve it against the voice; raises with what to fix.
-        With tokens, each tenant has phrase-cache entries of its own unless they are shared."""
-        voice = self._registry.resolve(config.voice, config.language)
+        `first`: the text of the call's first segment, whose script picks the voice when the
+        config names neither voice nor language. With tokens, each tenant has phrase-cache
+        entries of its own unless they are shared."""
+        voice = self._voice(config, first)
         request = convert.voice_request(config)
         audio = convert.audio_settings(config.audio)
         params = voice.params(request)
@@ -79,6 +92,37 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             scope = None if self._shared_cache or caller is None else caller.tenant
             voice = CachedVoice(voice, self._cache, scope)
         return StreamSettings(voice, params, audio, config.enable_word_timestamps)
+
+    def _voice(self, config: tts_pb2.SynthesisConfig, first: str) -> Voice:
+        """The voice the config names, else its language's, else that of the language `first`
+        is written in (Han: Mandarin, kana: Japanese), else the server's default."""
+        if config.voice or config.language:
+            return self._registry.resolve(config.voice, config.language)
+        language = textlang.text_language(first)
+        if language is None:
+            return self._registry.default
+        try:
+            return self._registry.resolve("", language)
+        except (VoiceNotFound, Unavailable) as exc:
+            raise type(exc)(
+                "a call that names neither voice nor language gets the voice of the language "
+                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
+            ) from None
+
+    @staticmethod
+    def _check_script(voice: Voice, text: str) -> None:
+        """Refuse text in a script the voice cannot read (Piper reads a Han character out as
+        "Chinese letter")."""
+        found = textlang.unreadable(text, voice.info.language)
+        if found is None:
+            return
+        ch, script = found
+        raise InvalidRequest(
+            f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
+            f"({voice.info.language}) cannot speak: set language to '{script.readers[0]}' or "
+            "voice to a voice of it, or leave both voice and language empty to get the voice "
+            "of the language the text is written in"
+        )
 
     def _check_text(self, text: str, *, piece: bool = False) -> None:
         if len(text) <= self._max_text_chars:
@@ -145,7 +189,10 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             self._check_text(parsed.text)
-            session = await self._admitted(context, call, parsed.config)
+            segments = _segments(parsed.text)
+            session = await self._admitted(
+                context, call, parsed.config, segments[0] if segments else "", segments
+            )
             session.push_text(parsed.text)
             session.end()
             return session
@@ -177,38 +224,126 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                     "the first message must be config, got "
                     + (first.WhichOneof("request") or "an empty message")
                 )
+            early: list[tts_pb2.StreamingSynthesizeRequest] = []
+            ended, opening = False, ""
+            if self._by_text(first.config):
+                # What no voice changes is checked now: a bad rate need not wait for text.
+                convert.voice_request(first.config)
+                convert.audio_settings(first.config.audio)
+                opening, early, ended = await self._opening(requests)
             self._admission.check_open()
-            session = await self._admitted(context, call, first.config)
+            session = await self._admitted(context, call, first.config, opening)
             call.watchdog.touch()
-            call.reader = asyncio.ensure_future(self._read(requests, session, call))
+            call.reader = asyncio.ensure_future(
+                self._read(requests, session, call, early=early, ended=ended)
+            )
             return session
 
         async for response in self._speak(context, start, convert.streaming_response):
             yield response
+
+    def _by_text(self, config: tts_pb2.SynthesisConfig) -> bool:
+        """Whether a stream's voice waits for its first segment: its config names neither
+        voice nor language, and a voice of a language the text may pick is here or loading
+        (with none, as on an English-only server, the default voice and its format go at once,
+        and text it cannot speak is refused)."""
+        if config.voice or config.language:
+            return False
+        return any(self._registry.may_speak(language) for language in textlang.LANGUAGES)
+
+    async def _opening(
+        self, requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed]
+    ) -> tuple[str, list[tts_pb2.StreamingSynthesizeRequest], bool]:
+        """A stream whose config names neither voice nor language: its requests up to its first
+        segment (text that completes one, a flush, or the half-close), whose script picks the
+        voice. Returns that segment's text, the requests read (to replay once the stream has a
+        session), and whether the stream half-closed. A clear starts over. Holds no slot, and
+        waits at most the idle timeout."""
+        segmenter = Segmenter()
+        early: list[tts_pb2.StreamingSynthesizeRequest] = []
+        held = 0  # characters and requests kept to replay: blank text completes no segment
+        loop = asyncio.get_running_loop()
+        give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
+        while True:
+            left = None if give_up is None else max(0.0, give_up - loop.time())
+            try:
+                request = _parsed(await asyncio.wait_for(requests.__anext__(), left))
+            except StopAsyncIteration:
+                return _first(segmenter.flush()), early, True
+            except TimeoutError:
+                raise IdleTimeout(
+                    f"no text completed a sentence within {self._idle_timeout:g} s of the "
+                    "config, which names neither voice nor language (the voice, and so the "
+                    "format, waits for the first sentence): send text and flush, or name a "
+                    "voice or language"
+                ) from None
+            kind = request.WhichOneof("request")
+            early.append(request)
+            held += len(request.text) if kind == "text" else 1
+            if held > self._max_text_chars:
+                raise Overloaded(
+                    f"the stream sent {held} characters and requests before its first "
+                    f"sentence, over the limit of {self._max_text_chars}: send text to speak "
+                    "(its voice waits for it), or name a voice or language in config"
+                )
+            found: list[str] = []
+            if kind == "text":
+                self._check_text(request.text, piece=True)
+                found = segmenter.push(request.text)
+            elif kind == "flush":
+                found = segmenter.flush()
+            elif kind == "clear":
+                segmenter.clear()
+            else:
+                raise _misplaced(kind)
+            if opening := _first(found):
+                return opening, early, False
 
     async def _admitted(
         self,
         context: grpc.aio.ServicerContext[Any, Any],
         call: _Call,
         config: tts_pb2.SynthesisConfig,
+        first: str = "",
+        segments: list[str] | None = None,
     ) -> Session:
         """The call's session, once its settings are checked and the admission takes it (by
-        who calls, and what its voice costs)."""
+        who calls, and what its voice costs). `first`: the text of its first segment.
+        `segments`: a Synthesize call's text, cut as its session cuts it: such a call waits in
+        the admission's queue for room, and needs none when the phrase cache holds every
+        segment (no model work)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
-        session, call.slot = await self.open_session(caller, config)
+        wait = None
+        if segments is not None and (left := context.time_remaining()) is not None:
+            wait = left - QUEUE_DEADLINE_MARGIN
+        session, call.slot = await self.open_session(caller, config, first, segments, wait)
         return session
 
     async def open_session(
-        self, caller: Caller, config: tts_pb2.SynthesisConfig
+        self,
+        caller: Caller,
+        config: tts_pb2.SynthesisConfig,
+        first: str = "",
+        segments: list[str] | None = None,
+        wait: float | None = None,
     ) -> tuple[Session, Slot]:
         """A session for `config` once the admission takes the call, and its slot, to give
-        back with Admission.leave() when it ends (the HTTP API opens its sessions here too)."""
-        settings = self.settings(config, caller)
+        back with Admission.leave() when it ends (the HTTP API opens its sessions here too).
+        `first`, `segments`: as _admitted's; `wait`: how long a call with `segments` may
+        wait in the queue (None: the server's setting)."""
+        settings = self.settings(config, caller, first)
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
-        slot = await self._admission.admit(caller, cost)
+        if segments is None:
+            slot = await self._admission.admit(caller, cost)
+        else:
+            self._check_script(voice, "".join(segments))
+            if _replayed(settings, segments):
+                slot = self._admission.enter(caller=caller, free=True)
+            else:
+                slot = await self._admission.queue(caller, cost, wait=wait)
         session = self._session(settings)
         slot.quiet = session.quiet_for
         return session, slot
@@ -267,37 +402,24 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
         session: Session,
         call: _Call,
+        *,
+        early: Sequence[tts_pb2.StreamingSynthesizeRequest] = (),
+        ended: bool = False,
     ) -> None:
-        """Feed requests to the session as they arrive, while audio is being produced. Only
+        """Feed requests to the session as they arrive, while audio is being produced: first
+        `early`, those read before the session began (and the half-close if `ended`). Only
         progress keeps the stream from being idle: text that completes a segment, a flush, a
         clear, the half-close (any message at all would let one byte every few minutes hold a
         slot for ever). A stream whose slot went to another call while it was quiet takes one
         again, as a new call would, before its next text."""
-        watchdog = call.watchdog
         try:
-            async for raw in requests:
-                request = _parsed(raw)
-                kind = request.WhichOneof("request")
-                if kind in ("text", "flush") and call.slot is not None and not call.slot.held:
-                    await self._take_back(call.slot)
-                if kind == "text":
-                    self._check_text(request.text, piece=True)
-                    if session.push_text(request.text):
-                        watchdog.touch()
-                elif kind == "flush":
-                    session.flush(request.flush.id)
-                    watchdog.touch()
-                elif kind == "clear":
-                    session.clear(request.clear.id)
-                    watchdog.touch()
-                elif kind == "config":
-                    raise InvalidRequest(
-                        "config was already sent: send it once, as the first message"
-                    )
-                else:
-                    raise InvalidRequest("empty request: set one of config, text, flush or clear")
+            for request in early:
+                await self._apply(request, session, call)
+            if not ended:
+                async for raw in requests:
+                    await self._apply(_parsed(raw), session, call)
             session.end()
-            watchdog.touch()
+            call.watchdog.touch()
         except VoxliteError as exc:
             session.fail(exc)
         except asyncio.CancelledError:
@@ -305,6 +427,64 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         except Exception as exc:  # the call broke (client gone): stop the session's work
             _LOG.debug("request stream ended: %r", exc)
             session.fail(exc)
+
+    async def _apply(
+        self, request: tts_pb2.StreamingSynthesizeRequest, session: Session, call: _Call
+    ) -> None:
+        """One request of a stream, given to its session."""
+        watchdog = call.watchdog
+        kind = request.WhichOneof("request")
+        if kind in ("text", "flush") and call.slot is not None and not call.slot.held:
+            await self._take_back(call.slot)
+        if kind == "text":
+            self._check_text(request.text, piece=True)
+            self._check_script(session.settings.voice, request.text)
+            if session.push_text(request.text):
+                watchdog.touch()
+        elif kind == "flush":
+            session.flush(request.flush.id)
+            watchdog.touch()
+        elif kind == "clear":
+            session.clear(request.clear.id)
+            watchdog.touch()
+        else:
+            raise _misplaced(kind)
+
+
+def _misplaced(kind: str | None) -> InvalidRequest:
+    """The error for a stream's request after its first that is not text, flush or clear."""
+    if kind == "config":
+        return InvalidRequest("config was already sent: send it once, as the first message")
+    return InvalidRequest("empty request: set one of config, text, flush or clear")
+
+
+def _segments(text: str) -> list[str]:
+    """`text` cut as a session cuts it, less the blank segments it skips."""
+    segmenter = Segmenter()
+    return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
+
+
+def _first(segments: list[str]) -> str:
+    """The first segment with something to say, or ""."""
+    return next((s for s in segments if s.strip()), "")
+
+
+def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
+    """Whether the phrase cache holds every segment: the call needs no model work."""
+    voice = settings.voice
+    return (
+        bool(segments)
+        and isinstance(voice, CachedVoice)
+        and all(
+            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+            for s in segments
+        )
+    )
+
+
+def _script_name(text: str) -> str:
+    """The name of the script that picks `text`'s language (textlang.text_language)."""
+    return textlang.KANA.name if textlang.text_language(text) == "ja" else textlang.HAN.name
 
 
 @dataclass

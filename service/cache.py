@@ -75,6 +75,12 @@ class PhraseCache:
         self._on_hit()
         return phrase
 
+    def has(self, key: Key, *, need_words: bool) -> bool:
+        """Whether get() would answer now; counts no hit or miss and keeps the order."""
+        with self._lock:
+            phrase = self._entries.get(key)
+        return phrase is not None and not (need_words and phrase.words is None)
+
     def put(self, key: Key, phrase: CachedPhrase) -> None:
         size = phrase.nbytes
         if size > self.max_bytes // 4:  # one long text must not flush every greeting out
@@ -120,6 +126,11 @@ class CachedVoice:
 
     def params(self, request: VoiceRequest) -> Hashable:
         return self.voice.params(request)
+
+    def cached(self, text: str, params: Hashable, *, word_timestamps: bool) -> bool:
+        """Whether segment() would replay `text` now, with no model run."""
+        key = self._cache.key(self.info.name, text, params, self._scope)
+        return self._cache.has(key, need_words=word_timestamps)
 
     def segment(
         self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False

@@ -58,6 +58,12 @@ class ServerConfig:
     admission_wait_seconds: float = 0.25
     """A call that finds the machine at capacity waits this long, in arrival order, for room
     before it is refused with RESOURCE_EXHAUSTED; 0: refused at once."""
+    queue_wait_seconds: float = 3.0
+    """A Synthesize call that finds the machine at capacity waits up to this long (or its
+    deadline, if sooner), first come first served, before it is refused with
+    RESOURCE_EXHAUSTED; 0: no queue (it waits admission_wait_seconds, as a stream does)."""
+    max_queued_calls: int = 32
+    """Synthesize calls waiting in that queue at once, at most; one more is refused at once."""
     max_text_chars: int = 5000
     """Longest text of one Synthesize request, and most text a stream may hold unspoken."""
     reflection: bool = True

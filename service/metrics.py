@@ -24,6 +24,7 @@ SYNTHESIS_METHODS = frozenset(
 
 _TTFA_BUCKETS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 _RTF_BUCKETS = (0.02, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
+_QUEUE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 _WAIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -64,6 +65,19 @@ class Metrics:
             buckets=_WAIT_BUCKETS,
             registry=r,
         )
+        self._queued = Gauge(
+            "voxlite_queued_calls",
+            "Synthesize calls waiting in line for room (--max-queued-calls at most).",
+            registry=r,
+        )
+        self._queue_waits = Histogram(
+            "voxlite_call_queue_wait_seconds",
+            "How long a Synthesize call waited in line for room, by outcome (admitted, or "
+            "refused when its wait ran out).",
+            ["outcome"],
+            buckets=_QUEUE_BUCKETS,
+            registry=r,
+        )
         self._cache_hits = Counter(
             "voxlite_phrase_cache_hits", "Phrases served from the cache.", registry=r
         )
@@ -97,6 +111,14 @@ class Metrics:
 
     def queue_wait(self, seconds: float) -> None:
         self._queue_wait.observe(seconds)
+
+    def queued(self, seconds: float, admitted: bool) -> None:
+        """A call left the line after `seconds`: admitted, or refused."""
+        self._queue_waits.labels(outcome="admitted" if admitted else "refused").observe(seconds)
+
+    def track_queue(self, depth: Callable[[], int]) -> None:
+        """Read the number of calls in line from `depth` at each scrape."""
+        self._queued.set_function(depth)
 
     def cache_hit(self) -> None:
         self._cache_hits.inc()

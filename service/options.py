@@ -235,6 +235,17 @@ OPTIONS: tuple[Option, ...] = (
         "how long a call may wait for room when the server is at capacity (default 0.25)",
     ),
     Option(
+        "queue-wait-seconds",
+        _seconds(60, zero="no queue"),
+        "how long a Synthesize call may wait in line when the server is at capacity, at most "
+        "its deadline (default 3)",
+    ),
+    Option(
+        "max-queued-calls",
+        _integer(1, 10000, zero="no queue"),
+        "Synthesize calls waiting in that line at once (default 32)",
+    ),
+    Option(
         "max-text-chars",
         # A request over 1 MiB is refused by gRPC before it is read (server.py).
         _integer(1, 1_000_000),

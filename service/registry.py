@@ -293,6 +293,10 @@ class VoiceRegistry:
             not languages.get(n) or language_matches(languages[n], language) for n in self.pending
         )
 
+    def may_speak(self, language: str) -> bool:
+        """Whether a voice loaded, or still loading, may speak `language`."""
+        return self.for_language(language) is not None or self._may_speak_later(language)
+
     def speaks_for(self, voice: Voice) -> bool:
         """Whether `voice` is what a request of its own language and no voice gets."""
         return self.for_language(voice.info.language) is voice

@@ -85,7 +85,12 @@ class VoxliteServer:
             per_peer=config.max_streams_per_peer,
             per_tenant=config.max_streams_per_token,
             workers=threads,
+            queue_wait=config.queue_wait_seconds,
+            max_queued=config.max_queued_calls,
+            on_queued=self.metrics.queued,
         )
+        admission = self.admission
+        self.metrics.track_queue(lambda: admission.queued)
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
         # The observer first: it also counts and logs the calls TokenAuth refuses.

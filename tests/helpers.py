@@ -8,6 +8,7 @@ import contextlib
 import datetime
 import io
 import ipaddress
+import json
 import os
 import queue
 import re
@@ -34,7 +35,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxlite.client import AsyncClient, AudioChunk, Encoding
 from voxlite.service.config import ServerConfig, config_from_args
 from voxlite.service.engine import Voice
-from voxlite.service.piper import PiperVoice
+from voxlite.service.piper import PiperVoice, embedded_voice_files
 from voxlite.service.scheduler import Scheduler
 from voxlite.service.server import VoxliteServer, create_server
 from voxlite.service.session import Session
@@ -243,6 +244,15 @@ def park_after(srv: ServerThread, seconds: float) -> None:
     admission = srv.server.admission
     policy = replace(admission.policy, park_after=seconds)
     srv.on_loop(lambda: setattr(admission, "policy", policy))
+
+
+def add_voice(folder: Path, name: str, language: str) -> None:
+    """A copy of the embedded voice under `name`, saying it speaks `language`."""
+    model, config = embedded_voice_files()
+    (folder / f"{name}.onnx").symlink_to(model)
+    settings = json.loads(config.read_text())
+    settings["language"]["code"] = language
+    (folder / f"{name}.onnx.json").write_text(json.dumps(settings))
 
 
 def base_config(cache_dir: Path, tmp_path: Path, **changes: Any) -> ServerConfig:

@@ -114,7 +114,14 @@ def test_english_is_served_while_long_jobs_hold_their_slot_and_run_late(
     spoken to its end. (The long jobs stand in for Kokoro runs: the test decides how long
     they take, not the machine.)"""
     srv = ServerThread(
-        base_config(cache_dir, tmp_path, workers=2, phrase_cache_mb=0, admission_wait_seconds=0)
+        base_config(
+            cache_dir,
+            tmp_path,
+            workers=2,
+            phrase_cache_mb=0,
+            admission_wait_seconds=0,
+            queue_wait_seconds=0,
+        )
     )
     scheduler = srv.server.scheduler
     assert isinstance(scheduler, Scheduler)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,19 +9,9 @@ import grpc
 import pytest
 from voxlite.client import Client
 from voxlite.service.config import config_from_args
-from voxlite.service.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 
-from .helpers import ServerThread, base_config, config_error
-
-
-def add_voice(folder: Path, name: str, language: str) -> None:
-    """A copy of the embedded voice under `name`, saying it speaks `language`."""
-    model, config = embedded_voice_files()
-    (folder / f"{name}.onnx").symlink_to(model)
-    settings = json.loads(config.read_text())
-    settings["language"]["code"] = language
-    (folder / f"{name}.onnx.json").write_text(json.dumps(settings))
+from .helpers import ServerThread, add_voice, base_config, config_error
 
 
 @pytest.fixture(scope="module")

@@ -336,7 +336,9 @@ def test_a_server_at_capacity_refuses_new_calls_and_recovers(
 ) -> None:
     """Past its capacity the server refuses new calls at once (RESOURCE_EXHAUSTED) instead of
     letting every caller stutter; once the load passes, it admits calls again."""
-    srv = ServerThread(base_config(cache_dir, tmp_path, workers=1, phrase_cache_mb=0))
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path, workers=1, phrase_cache_mb=0, queue_wait_seconds=0)
+    )
     try:
         scheduler = srv.server.scheduler
         assert isinstance(scheduler, Scheduler)
@@ -386,7 +388,12 @@ def test_a_call_at_capacity_waits_its_turn_or_is_refused_at_once(
     """With an admission wait, a call that finds the machine at capacity waits for room and
     then plays; without one, it is refused at once."""
     config = base_config(
-        cache_dir, tmp_path, workers=1, phrase_cache_mb=0, admission_wait_seconds=wait
+        cache_dir,
+        tmp_path,
+        workers=1,
+        phrase_cache_mb=0,
+        admission_wait_seconds=wait,
+        queue_wait_seconds=0,  # Synthesize keeps the short wait here: the queue has its tests
     )
     srv = ServerThread(config)
     try:
@@ -523,7 +530,14 @@ def test_a_busy_server_with_nothing_queued_admits_a_call(cache_dir: Path, tmp_pa
     """The same through a real server: its only worker busy for the whole load window (held by
     a job that waits for the test), nothing queued: the call is let in, not refused."""
     srv = ServerThread(
-        base_config(cache_dir, tmp_path, workers=1, phrase_cache_mb=0, admission_wait_seconds=0)
+        base_config(
+            cache_dir,
+            tmp_path,
+            workers=1,
+            phrase_cache_mb=0,
+            admission_wait_seconds=0,
+            queue_wait_seconds=0,
+        )
     )
     try:
         scheduler = srv.server.scheduler

@@ -69,7 +69,11 @@ class TextToSpeechServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Synthesize(self, request, context):
-        """One text in, its audio streamed back: format first, audio chunks, summary last.
+        """One text in, its audio streamed back: format first, audio chunks, summary last. A call that
+        finds the server at capacity waits in a first-come-first-served queue, up to its deadline or
+        the server's --queue-wait-seconds, before it is refused with RESOURCE_EXHAUSTED (the message
+        says how many calls wait); a text whose every segment is in the phrase cache needs no model
+        work and is never refused for capacity.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

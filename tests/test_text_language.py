@@ -1,0 +1,293 @@
+"""The language from the text: a call naming neither voice nor language gets the voice of the
+language its text is written in (Han: Mandarin, kana: Japanese), and text a voice cannot speak
+is refused, not spelled out (issue 27, item 6)."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import soundfile
+from voxlite.service.textlang import HAN, KANA, script_of, text_language, unreadable
+from voxlite.tts.v1 import tts_pb2 as pb
+from voxlite.tts.v1 import tts_pb2_grpc
+
+from .helpers import (
+    CLI,
+    Duplex,
+    ServerThread,
+    add_voice,
+    base_config,
+    environment,
+    kinds,
+    voxlite,
+)
+from .whisper import judge
+
+CHINESE = "你好，今天天气很好。"
+JAPANESE = "こんにちは。"
+ENGLISH = "Hello, the weather is fine today."
+
+
+# -- the rule ----------------------------------------------------------------------------------
+
+
+def test_the_script_tells_the_language() -> None:
+    assert text_language(CHINESE) == "zh"
+    assert text_language(JAPANESE) == "ja"
+    assert text_language("東京へ行きます。") == "ja"  # Han with any kana is Japanese
+    assert text_language("カタカナ") == "ja"
+    assert text_language("ｶﾀｶﾅ") == "ja"  # halfwidth katakana
+    assert text_language(ENGLISH) is None
+    assert text_language("。，！？「」") is None  # CJK punctuation alone says nothing
+    assert text_language("我用iPhone拍照。") == "zh"
+    assert script_of("ー") is KANA
+    assert script_of("中") is HAN
+    assert script_of("a") is None
+
+
+def test_a_voice_reads_only_the_scripts_of_its_language() -> None:
+    assert unreadable(CHINESE, "en-US") == ("你", HAN)
+    assert unreadable("Say 東京 twice.", "en-US") == ("東", HAN)
+    assert unreadable(CHINESE, "zh-CN") is None
+    assert unreadable("東京へ行きます。", "ja-JP") is None
+    assert unreadable("東京へ行きます。", "zh-CN") == ("へ", KANA)
+    assert unreadable(ENGLISH, "en-US") is None
+
+
+# -- an English-only server ---------------------------------------------------------------------
+
+
+def synthesize(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, **config: Any) -> list[Any]:
+    request = pb.SynthesizeRequest(text=text, config=pb.SynthesisConfig(**config))
+    return list(stub.Synthesize(request, timeout=120))
+
+
+def refusal(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, **config: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        synthesize(stub, text, **config)
+    return info.value
+
+
+@pytest.mark.parametrize("config", [{"voice": "en_US-joe-medium"}, {"language": "en"}])
+def test_chinese_text_to_the_english_voice_is_refused_naming_the_fields(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, config: dict[str, str]
+) -> None:
+    """Bug: Chinese text with voice en_US-joe-medium was read out as "Chinese letter" seven
+    times, with status OK."""
+    error = refusal(stub, CHINESE, **config)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = error.details() or ""
+    assert "Han characters" in details
+    assert "en_US-joe-medium" in details
+    assert "set language to 'zh' or voice" in details
+
+
+def test_chinese_text_with_no_voice_on_an_english_only_server_says_no_voice_speaks_it(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """The same status as asking for language zh: the server has no Mandarin voice."""
+    error = refusal(stub, CHINESE)
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    details = error.details() or ""
+    assert "Han characters" in details
+    assert "'zh'" in details
+    assert "en-US" in details
+
+
+def test_english_text_with_no_voice_stays_english(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    responses = synthesize(stub, ENGLISH)
+    assert responses[0].format.voice == "en_US-joe-medium"
+    assert kinds(responses)[-1] == "summary"
+
+
+def test_a_stream_piece_the_voice_cannot_speak_ends_the_stream_with_invalid_argument(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    call = Duplex(stub, timeout=60)
+    call.config(voice="en_US-joe-medium")
+    call.send(text="Hello there. ")
+    call.send(text=CHINESE)
+    call.close()
+    with pytest.raises(grpc.RpcError) as info:
+        call.rest()
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "Han characters" in (info.value.details() or "")
+
+
+# -- a stream's voice waiting for its first sentence (a Piper copy stands in for Mandarin) ----
+
+
+@pytest.fixture(scope="module")
+def two_languages(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    folder = tmp_path_factory.mktemp("voices")
+    add_voice(folder, "zh_CN-copy-medium", "zh_CN")
+    srv = ServerThread(base_config(cache_dir, folder, max_text_chars=50, phrase_cache_mb=0))
+    yield srv
+    srv.close()
+
+
+def test_a_stream_with_no_voice_gets_the_voice_of_its_first_sentence(
+    two_languages: ServerThread,
+) -> None:
+    with two_languages.channel() as channel:
+        stub = two_languages.stub(channel)
+        # The character after a sentence's mark settles the cut: then the segment is complete.
+        for text, voice in (("你好。今天", "zh_CN-copy-medium"), ("Hello. ", "en_US-joe-medium")):
+            call = Duplex(stub, timeout=60)
+            call.config()
+            call.send(text=text)
+            first = call.next()
+            assert first.WhichOneof("response") == "format"
+            assert first.format.voice == voice
+            call.close()
+            assert kinds(call.rest())[-1] == "summary"
+
+
+def test_a_bad_config_is_refused_before_any_text_while_the_voice_waits(
+    two_languages: ServerThread,
+) -> None:
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config(speaking_rate=100.0)
+        with pytest.raises(grpc.RpcError) as info:
+            call.next()  # no text was sent: the stream is not closed either
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "speaking_rate" in (info.value.details() or "")
+        call.close()
+
+
+def test_blank_text_before_the_first_sentence_is_bounded(two_languages: ServerThread) -> None:
+    """Blank text completes no segment: without a bound the requests kept to replay would grow
+    until the idle timeout."""
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config()
+        for _ in range(60):
+            call.send(text=" ")
+        with pytest.raises(grpc.RpcError) as info:
+            call.next()
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "before its first sentence, over the limit of 50" in (info.value.details() or "")
+        call.close()
+
+
+# -- with Mandarin and Japanese voices ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kokoro_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    config = base_config(cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"))
+    srv = ServerThread(config)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def kstub(kokoro_server: ServerThread) -> Iterator[tts_pb2_grpc.TextToSpeechServiceStub]:
+    with kokoro_server.channel() as channel:
+        yield kokoro_server.stub(channel)
+
+
+def ogg_audio(responses: list[Any]) -> tuple[Any, int]:
+    data = b"".join(r.audio.audio for r in responses if r.WhichOneof("response") == "audio")
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
+    return samples, rate
+
+
+@pytest.mark.slow
+def test_chinese_text_with_no_language_is_spoken_in_mandarin(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: 你好，今天天气很好。 with no language was spoken by the English voice."""
+    responses = synthesize(kstub, CHINESE)
+    assert responses[0].format.voice == "zf_xiaoxiao"
+    audio, rate = ogg_audio(responses)
+    assert judge().cer(audio, rate, "zh", CHINESE) <= 0.15
+
+
+@pytest.mark.slow
+def test_kana_with_no_language_is_spoken_in_japanese_and_english_stays_english(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    assert synthesize(kstub, JAPANESE)[0].format.voice == "jf_alpha"
+    assert synthesize(kstub, "東京へ行きます。")[0].format.voice == "jf_alpha"
+    assert synthesize(kstub, ENGLISH)[0].format.voice == "en_US-joe-medium"
+    # The first segment decides: the Chinese sentence after an English one is refused by the
+    # English voice, not spelled out.
+    error = refusal(kstub, "Hello. " + CHINESE)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.slow
+def test_a_stream_with_no_language_gets_its_voice_and_format_from_its_first_sentence(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """The format waits for the first segment; a clear before it lets the next text decide,
+    and its clear_done still comes (after the format)."""
+    call = Duplex(kstub, timeout=120)
+    call.config()
+    call.send(text="Hello")  # no segment yet...
+    call.send(clear=pb.Clear(id=1))  # ...and dropped
+    for piece in ("你好，", "今天", "天气很好。"):
+        call.send(text=piece)
+    call.send(flush=pb.Flush(id=2))
+    first = call.next()
+    assert first.WhichOneof("response") == "format"
+    assert first.format.voice == "zf_xiaoxiao"
+    assert call.until("clear_done").clear_done.id == 1
+    assert call.until("flush_done").flush_done.id == 2
+    call.close()
+    responses = call.received + call.rest()
+    assert kinds(responses)[-1] == "summary"
+    audio, rate = ogg_audio(responses)
+    assert judge().cer(audio, rate, "zh", CHINESE) <= 0.15
+
+
+@pytest.mark.slow
+def test_a_stream_half_closed_before_a_sentence_end_decides_at_the_half_close(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    requests = [
+        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig()),
+        pb.StreamingSynthesizeRequest(text="こんにちは"),
+    ]
+    responses = list(kstub.StreamingSynthesize(iter(requests), timeout=120))
+    assert responses[0].format.voice == "jf_alpha"
+    assert "audio" in kinds(responses)
+    assert kinds(responses)[-1] == "summary"
+
+
+@pytest.mark.slow
+def test_the_cli_speaks_chinese_in_mandarin_with_no_language(
+    kokoro_server: ServerThread, tmp_path: Path
+) -> None:
+    """`voxlite speak "你好，今天天气很好。"` and `speak -`, with no --language."""
+    path = tmp_path / "a.opus"
+    result = voxlite("speak", "-o", str(path), CHINESE, "--server", kokoro_server.address)
+    assert result.returncode == 0, result.stderr
+    audio, rate = soundfile.read(path, dtype="float32")
+    assert judge().cer(audio, rate, "zh", CHINESE) <= 0.15
+    piped = tmp_path / "b.opus"
+    result = subprocess.run(
+        [*CLI, "speak", "-o", str(piped), "-", "--server", kokoro_server.address],
+        input=CHINESE + "\n",
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr
+    audio, rate = soundfile.read(piped, dtype="float32")
+    assert judge().cer(audio, rate, "zh", CHINESE) <= 0.15
