@@ -189,7 +189,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             self._check_text(parsed.text)
-            segments = _segments(parsed.text)
+            segments = segments_of(parsed.text)
             session = await self._admitted(
                 context, call, parsed.config, segments[0] if segments else "", segments
             )
@@ -458,8 +458,9 @@ def _misplaced(kind: str | None) -> InvalidRequest:
     return InvalidRequest("empty request: set one of config, text, flush or clear")
 
 
-def _segments(text: str) -> list[str]:
-    """`text` cut as a session cuts it, less the blank segments it skips."""
+def segments_of(text: str) -> list[str]:
+    """`text` cut as a session cuts it, less the blank segments it skips (a whole text's
+    first segment picks its voice when the call names none; the HTTP API's too)."""
     segmenter = Segmenter()
     return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from .admission import Admission, Caller
-from .api import TextToSpeechServicer
+from .api import TextToSpeechServicer, segments_of
 from .calls import ACCESS_LOG
 from .config import ServerConfig
 from .engine import language_matches
@@ -38,6 +38,7 @@ from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
 from .registry import VoiceRegistry
 from .security import TokenAuth, bearer_token, tenant
 from .session import Session
+from .textlang import text_language
 from .watchdog import Watchdog
 
 _LOG = logging.getLogger(__name__)
@@ -241,10 +242,16 @@ class SpeechHTTP:
             log.voice = speech.voice or speech.language or None
             self._admission.check_open()
             caller = Caller(_peer(request.remote), who)
+            # The path of a Synthesize call: the voice from the first segment's script when
+            # none is named, the queue at capacity, a text all in the phrase cache let in.
+            segments = segments_of(speech.input)
+            first = segments[0] if segments else ""
             try:
-                session, slot = await self._servicer.open_session(caller, speech.config())
+                session, slot = await self._servicer.open_session(
+                    caller, speech.config(), first, segments
+                )
             except VoiceNotFound as exc:
-                raise _voice_error(speech, exc) from None
+                raise _voice_error(speech, exc, first) from None
             try:
                 return await self._stream(request, session, speech, log)
             finally:
@@ -357,17 +364,14 @@ class SpeechHTTP:
             ) from None
 
 
-def _voice_error(speech: Speech, error: VoiceNotFound) -> HttpError:
-    """Which field a voice not found is about; a language the input's script suggested says
-    so, since the caller never asked for it."""
+def _voice_error(speech: Speech, error: VoiceNotFound, first: str) -> HttpError:
+    """Which field a voice not found is about: with neither voice nor language named, the
+    language came from the script of the input's first segment, which the caller never
+    asked for (the message says so)."""
     if speech.voice:
         return http_error(error, "voice")
-    if speech.detected:
-        message = (
-            f"input is written in {speech.language} (by its script) and {error}: name a "
-            "voice in voice, or set language"
-        )
-        return http_error(VoiceNotFound(message), "input")
+    if not speech.language and text_language(first):
+        return http_error(error, "input")
     return http_error(error, "language")
 
 

@@ -48,11 +48,10 @@ class Speech:
     voice: str
     """A voxlite voice name, or "" for the language's default (OpenAI's names come here so)."""
     language: str
-    """As asked for, or as the input's script shows when no voice was named."""
+    """As asked for; "" with no voice either: the script of the input's first segment picks
+    the voice, as for a Synthesize call."""
     format: Format
     speed: float
-    detected: bool = False
-    """`language` comes from the input's script, not from the request."""
 
     def config(self) -> tts_pb2.SynthesisConfig:
         """What a gRPC caller would send for the same speech."""
@@ -100,13 +99,9 @@ def read_speech(body: object, max_chars: int) -> Speech:
             raise BadField("voice", "voice must be a name, or an object whose id is a name")
     voice = _text({"voice": voice}, "voice").strip()
     language = _text(body, "language").strip()
-    detected = False
     if voice.lower() in OPENAI_VOICES:
         voice = ""
-    if not voice and not language:
-        language = written_in(text)
-        detected = bool(language)
-    return Speech(text, voice, language, _format(body), _speed(body), detected)
+    return Speech(text, voice, language, _format(body), _speed(body))
 
 
 def _format(body: dict[str, object]) -> Format:
@@ -146,21 +141,3 @@ def _speed(body: dict[str, object]) -> float:
             "speed", f"speed must be between {MIN_RATE:g} and {MAX_RATE:g}, got {speed:g}"
         )
     return float(speed)
-
-
-def written_in(text: str) -> str:
-    """The language a text's script shows, where it tells one: "ja" for kana, "zh" for Han
-    characters outnumbering Latin letters, else "" (the server's default voice)."""
-    kana = han = latin = 0
-    for char in text:
-        if "\u3040" <= char <= "\u30ff":
-            kana += 1
-        elif "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf":
-            han += 1
-        elif char.isascii() and char.isalpha():
-            latin += 1
-    if kana and kana + han > latin:
-        return "ja"
-    if han > latin:
-        return "zh"
-    return ""

@@ -312,7 +312,7 @@ def test_a_language_no_voice_speaks_is_a_404(http_server: ServerThread, sdk: Sdk
         sdk(http_server).audio.speech.create(model="tts-1", voice="alloy", input="您好。请问。")
     error = error_of(refused)
     assert error["param"] == "input"
-    assert "input is written in zh" in error["message"]
+    assert "its text is written in, here 'zh'" in error["message"]
 
 
 def test_unknown_paths_and_methods_answer_in_the_error_shape(http_server: ServerThread) -> None:
@@ -597,3 +597,17 @@ def test_every_interface_means_ipv4_and_ipv6(cache_dir: Path, tmp_path: Path, sd
                 assert response.read()
     finally:
         srv.close()
+
+
+def test_han_text_to_a_voice_that_cannot_read_it_is_a_400(
+    http_server: ServerThread, sdk: Sdk
+) -> None:
+    """The HTTP API takes the path of a Synthesize call: Chinese text sent to the English
+    voice is refused with what to set, never read out as letters."""
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk(http_server).audio.speech.create(
+            model="tts-1", voice="en_US-joe-medium", input="你好，今天天气很好。"
+        )
+    message = error_of(refused)["message"]
+    assert "language" in message
+    assert "voice" in message
