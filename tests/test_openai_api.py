@@ -606,7 +606,7 @@ def test_han_text_to_a_voice_that_cannot_read_it_is_a_400(
     voice is refused with what to set, never read out as letters."""
     with pytest.raises(openai.BadRequestError) as refused:
         sdk(http_server).audio.speech.create(
-            model="tts-1", voice="en_US-joe-medium", input="你好，今天天气很好。"
+            model="tts-1", voice="en_US-joe-medium", input="你好。今天天气很好。"
         )
     message = error_of(refused)["message"]
     assert "language" in message
