@@ -82,7 +82,8 @@ class ServerConfig:
     drain_delay_seconds: float = 0.0
     """On SIGTERM/SIGINT, how long health reports NOT_SERVING while new calls are still
     admitted, before the grace period: time for a balancer's health check to take the replica
-    out, so that no caller meets a refusal (behind HAProxy: 2 s). 0: refuse at once."""
+    out, so that no caller meets a refusal (behind HAProxy: 3 s, deploy/README.md). 0: refuse
+    at once."""
     ort: OrtSettings = field(default_factory=OrtSettings)
     """onnxruntime session options."""
     batch_vocoder: int = 1
@@ -198,8 +199,10 @@ def config_from_args(
             )
     _check_security(values, given, parser)
     _check_voices(values, given, parser)
-    known = {f.name for f in fields(ServerConfig)}
-    return ServerConfig(**{k: v for k, v in values.items() if k in known})  # type: ignore[arg-type]
+    stray = sorted(set(values) - {f.name for f in fields(ServerConfig)})
+    if stray:  # an option added to OPTIONS without its ServerConfig field: never dropped
+        raise TypeError(f"settings with no ServerConfig field: {', '.join(stray)}")
+    return ServerConfig(**values)  # type: ignore[arg-type]
 
 
 def _check_security(

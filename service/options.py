@@ -346,8 +346,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "max-connection-age-seconds",
         _seconds(MAX_CONNECTION_AGE, zero="never"),
-        "close connections this old so clients rebalance; calls then get --grace-seconds "
-        "(default 300, 0: never)",
+        "close connections this old so clients rebalance; the calls running on one finish "
+        "there, however long they last (default 300, 0: never)",
     ),
 )
 """Every setting, flag and variable alike: the one place a value is checked."""

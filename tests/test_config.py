@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from voxlite.service.config import config_from_args, start_warnings
+from voxlite.service.config import ServerConfig, config_from_args, start_warnings
 from voxlite.service.options import OPTIONS
 from voxlite.service.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
@@ -322,3 +323,45 @@ def test_a_voice_whose_sample_rate_is_not_a_rate_is_reported_and_not_found(
             )
     finally:
         srv.close()
+
+
+# Options that config_from_args turns into other fields: the onnxruntime settings, the tokens.
+FOLDED = {"ort_threads", "wide_threads", "auth_tokens_file"}
+
+
+def test_every_option_is_a_field_of_the_server_config() -> None:
+    """A setting is never parsed and then dropped: each option is a ServerConfig field or is
+    folded into one, and config_from_args refuses a value it has no field for."""
+    fields_ = {f.name for f in dataclasses.fields(ServerConfig)}
+    assert {o.key for o in OPTIONS} - fields_ == FOLDED
+
+
+def _documented() -> dict[str, str]:
+    """docs/configuration.md's table: each flag and the default its row shows."""
+    rows: dict[str, str] = {}
+    for line in (ROOT / "docs" / "configuration.md").read_text().splitlines():
+        if line.startswith("| `--"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            for flag in re.findall(r"`--([a-z-]+)`", cells[0]):
+                rows[flag] = cells[1]
+    return rows
+
+
+def test_the_configuration_page_and_the_help_say_the_defaults_the_server_has() -> None:
+    """Bug: defaults and their meaning were written three times and had drifted apart. Every
+    flag has its row in docs/configuration.md, and a number shown as a default there or in the
+    help's "(default N)" is the ServerConfig's own."""
+    documented = _documented()
+    flags = {o.name for o in OPTIONS if o.flag}
+    assert flags <= set(documented), sorted(flags - set(documented))
+    defaults = ServerConfig()
+    for option in OPTIONS:
+        value = getattr(defaults, option.key, None)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        shown = re.fullmatch(r"`(-?[\d.]+)`.*", documented.get(option.name, ""))
+        if shown:
+            assert float(shown.group(1)) == value, option.name
+        helped = re.search(r"\(default (-?[\d.]+)", option.help)
+        if helped:
+            assert float(helped.group(1)) == value, option.name
