@@ -16,9 +16,9 @@ from voxlite.service.engine import VoiceRequest, VoiceSource
 from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
 from voxlite.service.piper.calibration import calibrate
 from voxlite.service.piper.config import FAMILY, read_voice_info
+from voxlite.service.piper.model import PiperModel
 from voxlite.service.piper.split import split_graph
 from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.piper.voice import PiperModel
 from voxlite.service.runtime import OrtSettings
 from voxlite.service.segmenter import Segmenter
 

@@ -13,9 +13,9 @@ from voxlite.service.engine import VoiceRequest
 from voxlite.service.piper import embedded_voice_files
 from voxlite.service.piper.calibration import FLOW_MARGIN
 from voxlite.service.piper.config import read_voice_info
+from voxlite.service.piper.model import PiperModel
 from voxlite.service.piper.split_cache import SplitCache
 from voxlite.service.piper.stages import Margins
-from voxlite.service.piper.voice import PiperModel
 from voxlite.service.runtime import OrtSettings
 
 from . import _common

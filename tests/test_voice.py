@@ -17,11 +17,11 @@ from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperParams, Pipe
 from voxlite.service.piper import embedded_voice_files as voice_files
 from voxlite.service.piper.calibration import calibrate
 from voxlite.service.piper.config import FAMILY, read_voice_info
+from voxlite.service.piper.model import PiperModel
 from voxlite.service.piper.schedule import VocoderSchedule
 from voxlite.service.piper.split import split_graph
 from voxlite.service.piper.split_cache import SplitCache
 from voxlite.service.piper.stages import Margins
-from voxlite.service.piper.voice import PiperModel
 from voxlite.service.runtime import OrtSettings
 
 from .helpers import one_shot

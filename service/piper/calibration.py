@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..engine import VoiceRequest
+from .model import PiperModel, PiperParams
 from .schedule import VocoderSchedule
 from .stages import Margins
-
-if TYPE_CHECKING:
-    from .voice import PiperModel, PiperParams
 
 # Spoken once per voice at load: it warms every vocoder window size too.
 CALIBRATION_TEXT = (

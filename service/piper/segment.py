@@ -5,21 +5,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..engine import WordTiming
 from ..jobs import Batch
+from .calibration import PartCosts
+from .model import PiperModel, PiperParams
 from .pieces import MAX_IDS
 from .schedule import VocoderSchedule
 from .stages import FLOW_AHEAD, Margins, Sentence
 from .words import SentenceFrames, align_words
-
-if TYPE_CHECKING:
-    from .calibration import PartCosts
-    from .voice import PiperModel, PiperParams
-
 
 IDS_PER_CHARACTER = 2.3
 """Model ids one character of ordinary English text becomes (espeak phonemes, with Piper's
