@@ -27,8 +27,8 @@ _CLAUSE_END = frozenset(",.!?:;…—")
 
 G2P_CHARS = 100
 """Characters given to a G2P at once: misaki's Japanese romanizer takes time quadratic in
-its input (a 5,000-character text held a worker for minutes), and a clause or two is what one
-model run speaks anyway. Text is cut at the last clause mark or space within it."""
+its input (docs/kokoro.md#g2p-of-long-text), and a clause or two is what one model run speaks
+anyway. Text is cut at the last clause mark or space within it."""
 _CUT_AFTER = re.compile(r"[。！？!?．.；;，,、：:…—\s]")
 _WORD = re.compile(r"[0-9A-Za-z]")
 

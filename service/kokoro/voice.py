@@ -26,9 +26,9 @@ FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # character into about 3.9 tokens, Japanese 2.6, and a token into about 3 frames.
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
-# Worker seconds G2P takes per character (Japanese in G2P_CHARS pieces, the dearer script;
-# `python -m bench.costly --language ja`): the first step of a long segment runs its G2P
-# whole, and must count as the long job it is.
+# Worker seconds G2P takes per character, Japanese (the dearer script) in G2P_CHARS pieces
+# (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs its G2P whole,
+# and must count as the long job it is.
 G2P_SECONDS_PER_CHARACTER = 0.00015
 # The encoder's share of a run's work (the decoder is about 98 %): what a step that only
 # encodes a run and sends its leading pause costs the scheduler.
