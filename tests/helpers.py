@@ -585,3 +585,21 @@ def only_session(srv: ServerThread) -> Session:
     sessions = list(srv.server.admission.sessions)
     assert len(sessions) == 1, sessions
     return sessions[0]
+
+
+def check_example_languages(example: str, server: ServerThread, tmp_path: Path) -> None:
+    """examples/`example` speaks its scripted replies in the language asked for, with the
+    server's voice for it, and refuses one it has no replies in."""
+    path = tmp_path / "agent.wav"
+    script = str(Path(__file__).resolve().parents[1] / "examples" / example)
+    command = [sys.executable, script, "--server", server.address, "-o", str(path)]
+    result = subprocess.run(
+        [*command, "--language", "en-US"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert soundfile.info(str(path)).duration > 3.0  # both replies
+    refused = subprocess.run(
+        [*command, "--language", "de"], capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode == 2
+    assert "--language: the scripted replies are in en, zh, ja" in refused.stderr
