@@ -3,92 +3,78 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, BinaryIO
 
 import grpc
 import grpc.aio
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from typing_extensions import Unpack
-from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+from voxlite.tts.v1 import tts_pb2
 
 from . import _convert
-from ._channel import (
-    Metadata,
-    Options,
-    Target,
-    as_pairs,
-    channel_options,
-    merge_metadata,
-    resolve_target,
-    security,
+from ._base import (
+    BaseClient,
+    BaseStreamSession,
+    health_request,
+    health_status,
+    synthesize_request,
+    voices_request,
 )
-from ._errors import ended_after_summary, ended_by_server, from_rpc_error
+from ._channel import Metadata
+from ._errors import ended_after_summary, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
 
 
-class AsyncStreamSession:
+class AsyncStreamSession(BaseStreamSession):
     """One StreamingSynthesize call: `await send(...)` text while `async for` reads events.
 
     Requests go through an unbounded queue that gRPC drains in its own task, so sending never
     waits for audio. Leaving an `async with` block cancels the call if it has not ended."""
 
     def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
+        super().__init__()
         self._requests: asyncio.Queue[tts_pb2.StreamingSynthesizeRequest | None] = asyncio.Queue()
-        self._closed = False
-        self._ended = False
-        self._ids = itertools.count(1)
         self._answered = asyncio.Event()
         self._call = method(self._request_stream(config), **call_args)
 
     async def _request_stream(
         self, config: tts_pb2.SynthesisConfig
     ) -> AsyncIterator[tts_pb2.StreamingSynthesizeRequest]:
-        # The config alone, then the rest once the server has answered it (its format, or the
-        # status of a config it refuses). A write that meets a call the server has just ended
-        # makes grpc.aio report INTERNAL "Internal error from Core" in place of the server's
-        # status (grpc/grpc#36066): a refused voice must read as VoiceNotFound, not INTERNAL.
+        # The one difference from the sync twin, which sends at once: the config alone, then the
+        # rest once the server has answered it (its format, or the status of a config it
+        # refuses). A write that meets a call the server has just ended makes grpc.aio report
+        # INTERNAL "Internal error from Core" in place of the server's status (grpc/grpc#36066):
+        # a refused voice must read as VoiceNotFound, not INTERNAL.
         yield _convert.config_request(config)
         await self._answered.wait()
         while (request := await self._requests.get()) is not None:
             yield request
 
-    def _put(self, request: tts_pb2.StreamingSynthesizeRequest | None) -> None:
-        if self._ended:
-            raise ended_by_server()
-        if self._closed:
-            raise ValueError("the stream is closed: no more requests can be sent")
+    def _enqueue(self, request: tts_pb2.StreamingSynthesizeRequest | None) -> None:
         self._requests.put_nowait(request)
 
     async def send(self, text: str) -> None:
         """Append text; the server speaks it a sentence or clause at a time as it can cut it."""
-        self._put(_convert.text_request(text))
+        self._send(text)
 
     async def flush(self) -> int:
         """Speak everything sent so far now. Returns the id that the matching FlushDone carries."""
-        id = next(self._ids)
-        self._put(_convert.flush_request(id))
-        return id
+        return self._flush()
 
     async def clear(self) -> int:
         """Barge-in: drop unspoken text and unsent audio. Returns the id of the ClearDone."""
-        id = next(self._ids)
-        self._put(_convert.clear_request(id))
-        return id
+        return self._clear()
 
     async def close(self) -> None:
         """Half-close: the server finishes what it holds, then ends with a Summary."""
-        if not self._closed:
-            self._put(None)
-            self._closed = True
+        self._close()
 
     async def cancel(self) -> None:
         """End the call now; the server stops its work."""
-        await self.close()
+        self._close()
         self._call.cancel()
 
     async def __aiter__(self) -> AsyncIterator[StreamEvent]:
@@ -96,14 +82,8 @@ class AsyncStreamSession:
         try:
             async for response in self._call:
                 self._answered.set()
-                event = _convert.event(response)
+                event = self._event(response)
                 summary = isinstance(event, Summary)
-                if summary:
-                    # The call is over: half-close at once, so that the server's status ends
-                    # it cleanly (a server that ended the stream first, as a drain does, waits).
-                    ended = not self._closed
-                    await self.close()
-                    self._ended = ended
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
@@ -118,40 +98,17 @@ class AsyncStreamSession:
         await self.cancel()
 
 
-class AsyncClient:
+class AsyncClient(BaseClient):
     """The asyncio twin of `Client`, with the same options and methods; create it in a running
     event loop."""
 
-    def __init__(
-        self,
-        target: Target = "localhost:50051",
-        *,
-        credentials: grpc.ChannelCredentials | None = None,
-        metadata: Metadata | None = None,
-        options: Options | None = None,
-        tls: bool = False,
-        root_certificates: bytes | None = None,
-        certificate_chain: bytes | None = None,
-        private_key: bytes | None = None,
-        token: str | None = None,
-    ) -> None:
-        resolved, round_robin = resolve_target(target)
-        opts = channel_options(round_robin, options)
-        credentials, token_metadata = security(
-            credentials=credentials,
-            tls=tls,
-            root_certificates=root_certificates,
-            certificate_chain=certificate_chain,
-            private_key=private_key,
-            token=token,
-        )
+    @staticmethod
+    def _open(
+        target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, object]]
+    ) -> Any:
         if credentials is None:
-            self._channel = grpc.aio.insecure_channel(resolved, options=opts)
-        else:
-            self._channel = grpc.aio.secure_channel(resolved, credentials, options=opts)
-        self._metadata = token_metadata + as_pairs(metadata)
-        self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
-        self._health = health_pb2_grpc.HealthStub(self._channel)
+            return grpc.aio.insecure_channel(target, options=options)
+        return grpc.aio.secure_channel(target, credentials, options=options)
 
     def synthesize(
         self,
@@ -164,12 +121,8 @@ class AsyncClient:
         """Speak one text: yields AudioFormat, then AudioChunk (and Timestamps), then Summary.
 
         `await aclose()` on the generator cancels the call."""
-        config = _convert.synthesis_config(**options)
-        request = tts_pb2.SynthesizeRequest(text=text, config=config)
-        call = self._stub.Synthesize(
-            request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-        )
-        return _events(call)
+        request = synthesize_request(text, **options)
+        return _events(self._stub.Synthesize(request, **self._call_args(timeout, metadata)))
 
     def stream(
         self,
@@ -180,12 +133,8 @@ class AsyncClient:
     ) -> AsyncStreamSession:
         """Open a bidirectional session; `timeout` bounds the whole session."""
         config = _convert.synthesis_config(**options)
-        return AsyncStreamSession(
-            self._stub.StreamingSynthesize,
-            config,
-            timeout=timeout,
-            metadata=merge_metadata(self._metadata, metadata),
-        )
+        call_args = self._call_args(timeout, metadata)
+        return AsyncStreamSession(self._stub.StreamingSynthesize, config, **call_args)
 
     async def synthesize_to_file(
         self,
@@ -219,13 +168,9 @@ class AsyncClient:
         metadata: Metadata | None = None,
     ) -> VoiceList:
         """The voices the server has (default first), optionally only one language ("en")."""
-        request = tts_pb2.ListVoicesRequest(language=language or "")
-        try:
-            response = await self._stub.ListVoices(
-                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-            )
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc) from exc
+        response = await self._unary(
+            self._stub.ListVoices, voices_request(language), timeout, metadata
+        )
         return _convert.voice_list(response)
 
     async def health(
@@ -236,14 +181,16 @@ class AsyncClient:
         metadata: Metadata | None = None,
     ) -> HealthStatus:
         """The standard gRPC health check; "" asks about the server as a whole."""
-        request = health_pb2.HealthCheckRequest(service=service)
+        response = await self._unary(self._health.Check, health_request(service), timeout, metadata)
+        return health_status(response)
+
+    async def _unary(
+        self, method: Any, request: Any, timeout: float | None, metadata: Metadata | None
+    ) -> Any:
         try:
-            response = await self._health.Check(
-                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-            )
+            return await method(request, **self._call_args(timeout, metadata))
         except grpc.RpcError as exc:
             raise from_rpc_error(exc) from exc
-        return HealthStatus(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
 
     async def close(self) -> None:
         """Close the channel; calls still running are cancelled."""

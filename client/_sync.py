@@ -2,106 +2,77 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import queue
-import threading
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from typing_extensions import Unpack
-from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+from voxlite.tts.v1 import tts_pb2
 
 from . import _convert
-from ._channel import (
-    Metadata,
-    Options,
-    Target,
-    as_pairs,
-    channel_options,
-    merge_metadata,
-    resolve_target,
-    security,
+from ._base import (
+    BaseClient,
+    BaseStreamSession,
+    health_request,
+    health_status,
+    synthesize_request,
+    voices_request,
 )
-from ._errors import ended_after_summary, ended_by_server, from_rpc_error
+from ._channel import Metadata
+from ._errors import ended_after_summary, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
 
-_END = object()
 
-
-class StreamSession:
+class StreamSession(BaseStreamSession):
     """One StreamingSynthesize call: send text while iterating the events that come back.
 
     `send()`, `flush()`, `clear()` and `close()` only queue a request (gRPC sends it from its own
     thread), so they never wait for audio; any thread may call them while another iterates.
-    Leaving a `with` block cancels the call if it has not ended."""
+    Leaving a `with` block cancels the call if it has not ended.
+
+    Unlike the asyncio twin it sends text at once, without waiting for the config's answer:
+    grpc/grpc#36066 (a write meeting the call's end hides the server's status) is grpc.aio's."""
 
     def __init__(self, method: Any, config: tts_pb2.SynthesisConfig, **call_args: Any) -> None:
-        self._requests: queue.Queue[object] = queue.Queue()
+        super().__init__()
+        self._requests: queue.Queue[tts_pb2.StreamingSynthesizeRequest | None] = queue.Queue()
         self._requests.put(_convert.config_request(config))
-        self._lock = threading.Lock()
-        self._closed = False
-        self._ended = False
-        self._ids = itertools.count(1)
-        self._call = method(iter(self._requests.get, _END), **call_args)
+        self._call = method(iter(self._requests.get, None), **call_args)
 
-    def _put(self, request: object) -> None:
-        with self._lock:
-            if self._ended:
-                raise ended_by_server()
-            if self._closed:
-                raise ValueError("the stream is closed: no more requests can be sent")
-            self._requests.put(request)
+    def _enqueue(self, request: tts_pb2.StreamingSynthesizeRequest | None) -> None:
+        self._requests.put(request)
 
     def send(self, text: str) -> None:
         """Append text; the server speaks it a sentence or clause at a time as it can cut it."""
-        self._put(_convert.text_request(text))
+        self._send(text)
 
     def flush(self) -> int:
         """Speak everything sent so far now. Returns the id that the matching FlushDone carries."""
-        with self._lock:
-            id = next(self._ids)
-        self._put(_convert.flush_request(id))
-        return id
+        return self._flush()
 
     def clear(self) -> int:
         """Barge-in: drop unspoken text and unsent audio. Returns the id of the ClearDone."""
-        with self._lock:
-            id = next(self._ids)
-        self._put(_convert.clear_request(id))
-        return id
+        return self._clear()
 
     def close(self) -> None:
         """Half-close: the server finishes what it holds, then ends with a Summary."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._requests.put(_END)
+        self._close()
 
     def cancel(self) -> None:
         """End the call now; the server stops its work."""
-        self.close()
+        self._close()
         self._call.cancel()
-
-    def _end(self) -> None:
-        """The Summary came: the call is over. Half-close at once, so that the server's status
-        ends it cleanly (a server that ended the stream first, as in a drain, waits for it)."""
-        with self._lock:
-            self._ended = not self._closed
-        self.close()
 
     def __iter__(self) -> Iterator[StreamEvent]:
         summary = False
         try:
             for response in self._call:
-                event = _convert.event(response)
+                event = self._event(response)
                 summary = isinstance(event, Summary)
-                if summary:
-                    self._end()
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
@@ -114,7 +85,7 @@ class StreamSession:
         self.cancel()
 
 
-class Client:
+class Client(BaseClient):
     """A connection to a voxlite server; failed calls raise `VoxliteError` subclasses.
 
     `target` is "host:port"; "dns:///name:port" (round robin over the name's addresses); or
@@ -136,36 +107,13 @@ class Client:
     over TLS; over plaintext (gRPC refuses call credentials there) as plain metadata, which
     anyone on the path can read, so keep that to loopback or a private network."""
 
-    def __init__(
-        self,
-        target: Target = "localhost:50051",
-        *,
-        credentials: grpc.ChannelCredentials | None = None,
-        metadata: Metadata | None = None,
-        options: Options | None = None,
-        tls: bool = False,
-        root_certificates: bytes | None = None,
-        certificate_chain: bytes | None = None,
-        private_key: bytes | None = None,
-        token: str | None = None,
-    ) -> None:
-        resolved, round_robin = resolve_target(target)
-        opts = channel_options(round_robin, options)
-        credentials, token_metadata = security(
-            credentials=credentials,
-            tls=tls,
-            root_certificates=root_certificates,
-            certificate_chain=certificate_chain,
-            private_key=private_key,
-            token=token,
-        )
+    @staticmethod
+    def _open(
+        target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, object]]
+    ) -> Any:
         if credentials is None:
-            self._channel = grpc.insecure_channel(resolved, options=opts)
-        else:
-            self._channel = grpc.secure_channel(resolved, credentials, options=opts)
-        self._metadata = token_metadata + as_pairs(metadata)
-        self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
-        self._health = health_pb2_grpc.HealthStub(self._channel)
+            return grpc.insecure_channel(target, options=options)
+        return grpc.secure_channel(target, credentials, options=options)
 
     def synthesize(
         self,
@@ -179,12 +127,8 @@ class Client:
 
         Events are yielded as they arrive; `close()` on the generator (or dropping it) cancels the
         call."""
-        config = _convert.synthesis_config(**options)
-        request = tts_pb2.SynthesizeRequest(text=text, config=config)
-        call = self._stub.Synthesize(
-            request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-        )
-        return _events(call)
+        request = synthesize_request(text, **options)
+        return _events(self._stub.Synthesize(request, **self._call_args(timeout, metadata)))
 
     def stream(
         self,
@@ -197,12 +141,8 @@ class Client:
 
         `timeout` bounds the whole session."""
         config = _convert.synthesis_config(**options)
-        return StreamSession(
-            self._stub.StreamingSynthesize,
-            config,
-            timeout=timeout,
-            metadata=merge_metadata(self._metadata, metadata),
-        )
+        call_args = self._call_args(timeout, metadata)
+        return StreamSession(self._stub.StreamingSynthesize, config, **call_args)
 
     def synthesize_to_file(
         self,
@@ -236,13 +176,7 @@ class Client:
         metadata: Metadata | None = None,
     ) -> VoiceList:
         """The voices the server has (default first), optionally only one language ("en")."""
-        request = tts_pb2.ListVoicesRequest(language=language or "")
-        try:
-            response = self._stub.ListVoices(
-                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-            )
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc) from exc
+        response = self._unary(self._stub.ListVoices, voices_request(language), timeout, metadata)
         return _convert.voice_list(response)
 
     def health(
@@ -253,14 +187,16 @@ class Client:
         metadata: Metadata | None = None,
     ) -> HealthStatus:
         """The standard gRPC health check; "" asks about the server as a whole."""
-        request = health_pb2.HealthCheckRequest(service=service)
+        response = self._unary(self._health.Check, health_request(service), timeout, metadata)
+        return health_status(response)
+
+    def _unary(
+        self, method: Any, request: Any, timeout: float | None, metadata: Metadata | None
+    ) -> Any:
         try:
-            response = self._health.Check(
-                request, timeout=timeout, metadata=merge_metadata(self._metadata, metadata)
-            )
+            return method(request, **self._call_args(timeout, metadata))
         except grpc.RpcError as exc:
             raise from_rpc_error(exc) from exc
-        return HealthStatus(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
 
     def close(self) -> None:
         """Close the channel; calls still running are cancelled."""
