@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,45 +99,82 @@ def split_graph(
         model = onnx.load_from_string(model_bytes)
     except Exception as exc:
         raise ModelError(path, f"not a readable ONNX model ({exc})") from exc
-    graph = model.graph
-    inputs = {i.name for i in graph.input}
-    if "input" not in inputs or "scales" not in inputs:
-        raise ModelError(path, "not a Piper voice graph (no 'input' and 'scales' inputs)")
+    return _PiperGraph(model, path).split(conv_2d=conv_2d, stages=stages)
 
-    conv_pre = [n for n in graph.node if VOCODER_FIRST_WEIGHT in n.input]
-    if len(conv_pre) != 1:
-        raise ModelError(path, f"not a Piper VITS graph (no node uses '{VOCODER_FIRST_WEIGHT}')")
-    latent = conv_pre[0].input[0]
-    ceil_outputs = [n.output[0] for n in graph.node if n.op_type == "Ceil"]
-    if len(ceil_outputs) != 1:
-        raise ModelError(
-            path, f"expected one Ceil node (phoneme durations), found {len(ceil_outputs)}"
-        )
-    durations = ceil_outputs[0]
 
-    producer = {out: node for node in graph.node for out in node.output}
-    initializers = {init.name for init in graph.initializer}
+@dataclass
+class _Parts:
+    """The graph's nodes as acoustic part, flow and vocoder (each in the graph's order), with
+    the tensors each reads and writes."""
 
-    def ancestors(targets: list[str], stop: set[str]) -> list[onnx.NodeProto]:
+    acoustic: list[onnx.NodeProto]
+    acoustic_outputs: list[str]
+    flow: list[onnx.NodeProto]
+    """Empty when no flow was split off."""
+    flow_inputs: list[str]
+    flow_produced: set[str]
+    vocoder: list[onnx.NodeProto]
+    vocoder_inputs: list[str]
+    computed: set[str]
+    """What the acoustic part and the flow compute: where the vocoder's walk stops."""
+
+
+class _PiperGraph:
+    """One Piper graph and the steps that split it: where its parts meet (the latent frames and
+    the durations), which nodes make each part, and each part as a model of its own."""
+
+    def __init__(self, model: onnx.ModelProto, path: Path) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.path = path
+        """Only names the file in errors."""
+        self.inputs = {i.name for i in self.graph.input}
+        if "input" not in self.inputs or "scales" not in self.inputs:
+            raise ModelError(path, "not a Piper voice graph (no 'input' and 'scales' inputs)")
+        self.latent = self._latent()
+        self.durations = self._durations()
+        self.producer = {out: node for node in self.graph.node for out in node.output}
+        self.weights = {init.name for init in self.graph.initializer}
+        self.outputs = [o.name for o in self.graph.output]
+
+    def _latent(self) -> str:
+        conv_pre = [n for n in self.graph.node if VOCODER_FIRST_WEIGHT in n.input]
+        if len(conv_pre) != 1:
+            raise ModelError(
+                self.path, f"not a Piper VITS graph (no node uses '{VOCODER_FIRST_WEIGHT}')"
+            )
+        return conv_pre[0].input[0]
+
+    def _durations(self) -> str:
+        ceil_outputs = [n.output[0] for n in self.graph.node if n.op_type == "Ceil"]
+        if len(ceil_outputs) != 1:
+            raise ModelError(
+                self.path, f"expected one Ceil node (phoneme durations), found {len(ceil_outputs)}"
+            )
+        return ceil_outputs[0]
+
+    def ancestors(self, targets: list[str], stop: set[str]) -> list[onnx.NodeProto]:
         """Nodes needed to compute `targets`, not walking past tensors in `stop`."""
         needed: set[int] = set()
         todo = list(targets)
         seen: set[str] = set()
         while todo:
             name = todo.pop()
-            if name in seen or name in stop or name in inputs or name in initializers or not name:
+            if name in seen or name in stop or name in self.inputs or name in self.weights:
+                continue
+            if not name:  # an optional input left out
                 continue
             seen.add(name)
-            node = producer[name]
+            node = self.producer[name]
             if id(node) not in needed:
                 needed.add(id(node))
                 todo.extend(node.input)
         # Keep the graph's order, which is topological.
-        return [n for n in graph.node if id(n) in needed]
+        return [n for n in self.graph.node if id(n) in needed]
 
-    def descendants(node: onnx.NodeProto) -> set[int]:
+    def descendants(self, node: onnx.NodeProto) -> set[int]:
         consumers: dict[str, list[onnx.NodeProto]] = {}
-        for n in graph.node:
+        for n in self.graph.node:
             for name in n.input:
                 consumers.setdefault(name, []).append(n)
         found: set[int] = set()
@@ -148,147 +186,177 @@ def split_graph(
                     todo.extend(n.output)
         return found
 
-    def consumed(nodes: list[onnx.NodeProto], produced: set[str]) -> list[str]:
+    def consumed(self, nodes: list[onnx.NodeProto], produced: set[str]) -> list[str]:
         """Tensors `nodes` read that come from `produced` or the graph's inputs, in order."""
         names: list[str] = []
         for node in nodes:
             for name in node.input:
-                if (name in produced or name in inputs) and name not in names:
+                if (name in produced or name in self.inputs) and name not in names:
                     names.append(name)
         return names
 
-    # The flow: VITS draws z_p = m_p + noise * exp(logs_p) * noise_scale over all frames, then
-    # runs its flow frame by frame to the latent frames. Its region is everything downstream of
-    # that noise and upstream of the latent; the duration predictor's own noise is the other
-    # noise node (it decides the durations, so the Ceil depends on it).
-    to_latent = {id(n) for n in ancestors([latent], set())}
-    durations_side = {id(n) for n in ancestors([durations], set())}
-    flow_nodes: list[onnx.NodeProto] = []
-    noises = [
-        n for n in graph.node
-        if n.op_type in _NOISE_OPS and id(n) in to_latent and id(n) not in durations_side
-    ]  # fmt: skip
-    if len(noises) == 1:
-        region = descendants(noises[0]) & to_latent
-        flow_nodes = [n for n in graph.node if id(n) in region]
-    if flow_nodes:
+    def flow_nodes(self) -> list[onnx.NodeProto]:
+        """The flow's nodes; none when its region cannot be told.
+
+        VITS draws z_p = m_p + noise * exp(logs_p) * noise_scale over all frames, then runs its
+        flow frame by frame to the latent frames. Its region is everything downstream of that
+        noise and upstream of the latent; the duration predictor's own noise is the other noise
+        node (it decides the durations, so the Ceil depends on it)."""
+        to_latent = {id(n) for n in self.ancestors([self.latent], set())}
+        durations_side = {id(n) for n in self.ancestors([self.durations], set())}
+        noises = [
+            n for n in self.graph.node
+            if n.op_type in _NOISE_OPS and id(n) in to_latent and id(n) not in durations_side
+        ]  # fmt: skip
+        if len(noises) != 1:
+            return []
+        region = self.descendants(noises[0]) & to_latent
+        return [n for n in self.graph.node if id(n) in region]
+
+    def parts(self) -> _Parts:
+        """The acoustic part, the flow and the vocoder; ModelError if the vocoder cannot be
+        split off."""
+        flow_nodes = self.flow_nodes()
         flow_produced = {out for n in flow_nodes for out in n.output}
-        everything = {out for n in graph.node for out in n.output}
-        flow_inputs = consumed(flow_nodes, everything - flow_produced)
-        stage_targets = [name for name in flow_inputs if name not in inputs]
-    else:
-        flow_inputs, stage_targets = [], [latent]
-    acoustic_nodes = ancestors([durations, *stage_targets], set())
-    computed = {out for n in acoustic_nodes + flow_nodes for out in n.output}
-    vocoder_nodes = ancestors([o.name for o in graph.output], computed)
-    if any(n.op_type in ("If", "Loop", "Scan") for n in flow_nodes + vocoder_nodes):
-        raise ModelError(path, "the flow or vocoder has control-flow nodes; cannot split it")
+        if flow_nodes:
+            everything = {out for n in self.graph.node for out in n.output}
+            flow_inputs = self.consumed(flow_nodes, everything - flow_produced)
+            stage_targets = [name for name in flow_inputs if name not in self.inputs]
+        else:
+            flow_inputs, stage_targets = [], [self.latent]
+        acoustic_nodes = self.ancestors([self.durations, *stage_targets], set())
+        computed = {out for n in acoustic_nodes + flow_nodes for out in n.output}
+        vocoder_nodes = self.ancestors(self.outputs, computed)
+        if any(n.op_type in ("If", "Loop", "Scan") for n in flow_nodes + vocoder_nodes):
+            raise ModelError(
+                self.path, "the flow or vocoder has control-flow nodes; cannot split it"
+            )
+        # The vocoder's inputs: what it consumes that earlier parts (or the caller) produce.
+        vocoder_inputs = self.consumed(vocoder_nodes, computed)
+        if self.latent not in vocoder_inputs:
+            raise ModelError(
+                self.path, "the vocoder does not consume the latent frames; cannot split it"
+            )
+        acoustic_produced = {out for n in acoustic_nodes for out in n.output}
+        acoustic_outputs = [self.durations, *stage_targets]
+        acoustic_outputs += [
+            e
+            for e in vocoder_inputs
+            if e != self.latent and e in acoustic_produced and e not in acoustic_outputs
+        ]
+        return _Parts(
+            acoustic=acoustic_nodes,
+            acoustic_outputs=acoustic_outputs,
+            flow=flow_nodes,
+            flow_inputs=flow_inputs,
+            flow_produced=flow_produced,
+            vocoder=vocoder_nodes,
+            vocoder_inputs=vocoder_inputs,
+            computed=computed,
+        )
 
-    # The vocoder's inputs: what it consumes that earlier parts (or the caller) produce.
-    vocoder_inputs = consumed(vocoder_nodes, computed)
-    if latent not in vocoder_inputs:
-        raise ModelError(path, "the vocoder does not consume the latent frames; cannot split it")
-    extra = tuple(name for name in vocoder_inputs if name != latent)
-    acoustic_produced = {out for n in acoustic_nodes for out in n.output}
-    acoustic_outputs = [durations, *stage_targets]
-    acoustic_outputs += [e for e in extra if e in acoustic_produced and e not in acoustic_outputs]
+    @cached_property
+    def _known(self) -> dict[str, onnx.ValueInfoProto]:
+        """Value infos by tensor name, shape inference's where it works (the weights
+        convs_as_2d adds to the model change no type)."""
+        import onnx
 
-    # Cut tensors need a type: shape inference gives it; float is the fallback, which is what
-    # a VITS graph is cut at (frames, durations, noise, masks, speaker embedding).
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model).graph
-    except Exception:  # inference is an aid only
-        inferred = graph
-    known = {vi.name: vi for vi in [*inferred.value_info, *graph.input, *graph.output]}
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self.model).graph
+        except Exception:  # inference is an aid only
+            inferred = self.graph
+        return {vi.name: vi for vi in [*inferred.value_info, *self.graph.input, *self.graph.output]}
 
-    def typed(name: str) -> onnx.ValueInfoProto:
+    def typed(self, name: str) -> onnx.ValueInfoProto:
+        """Cut tensors need a type: shape inference gives it; float is the fallback, which is
+        what a VITS graph is cut at (frames, durations, noise, masks, speaker embedding)."""
+        import onnx
+
         elem: int = onnx.TensorProto.FLOAT
-        if name in known and known[name].type.tensor_type.elem_type:
-            elem = known[name].type.tensor_type.elem_type
+        if name in self._known and self._known[name].type.tensor_type.elem_type:
+            elem = self._known[name].type.tensor_type.elem_type
         return onnx.helper.make_tensor_value_info(name, elem, None)
 
-    def submodel(nodes: list[onnx.NodeProto], ins: list[str], outs: list[str]) -> bytes:
+    def submodel(self, nodes: list[onnx.NodeProto], ins: list[str], outs: list[str]) -> bytes:
+        """`nodes` as a serialized model of their own, with the weights they use."""
+        import onnx
+
         used = {name for n in nodes for name in n.input}
         sub = onnx.helper.make_graph(
             nodes,
-            graph.name or "piper",
-            [typed(n) for n in ins],
-            [typed(n) for n in outs],
-            [init for init in graph.initializer if init.name in used],
+            self.graph.name or "piper",
+            [self.typed(n) for n in ins],
+            [self.typed(n) for n in outs],
+            [init for init in self.graph.initializer if init.name in used],
         )
         out = onnx.helper.make_model(
-            sub, opset_imports=list(model.opset_import), ir_version=model.ir_version
+            sub, opset_imports=list(self.model.opset_import), ir_version=self.model.ir_version
         )
         return bytes(out.SerializeToString())
 
-    graph_outputs = [o.name for o in graph.output]
-    vocoder_cut = None
-    if stages:
-        vocoder_cut = vocoder_stages(
-            vocoder_nodes, graph_outputs, computed, initializers, ancestors
+    def split(self, *, conv_2d: bool, stages: bool) -> SplitGraph:
+        """The parts as models, the flow and the vocoder in stages where they can be cut."""
+        parts = self.parts()
+
+        def as_2d(nodes: list[onnx.NodeProto]) -> list[onnx.NodeProto]:
+            return convs_as_2d(nodes, self.model) if conv_2d else nodes
+
+        vocoder_cut = None
+        if stages:
+            vocoder_cut = vocoder_stages(
+                parts.vocoder, self.outputs, parts.computed, self.weights, self.ancestors
+            )
+        flow_cut = None
+        if stages and parts.flow:
+            flow_cut = flow_stages(
+                parts.flow,
+                self.latent,
+                parts.flow_inputs,
+                parts.computed - parts.flow_produced,
+                self.weights,
+                self.ancestors,
+            )
+        acoustic_reads = {name for n in parts.acoustic for name in n.input}
+        acoustic_inputs = [i.name for i in self.graph.input if i.name in acoustic_reads]
+        flow = None
+        if parts.flow:
+            flow = b"" if flow_cut else self.submodel(parts.flow, parts.flow_inputs, [self.latent])
+        return SplitGraph(
+            acoustic=self.submodel(parts.acoustic, acoustic_inputs, parts.acoustic_outputs),
+            flow=flow,
+            vocoder=b""
+            if vocoder_cut
+            else self.submodel(as_2d(parts.vocoder), parts.vocoder_inputs, self.outputs),
+            latent=self.latent,
+            durations=self.durations,
+            flow_inputs=tuple(parts.flow_inputs),
+            vocoder_extra_inputs=tuple(n for n in parts.vocoder_inputs if n != self.latent),
+            **({} if vocoder_cut is None else self._vocoder_fields(vocoder_cut, parts, as_2d)),
+            **({} if flow_cut is None else self._flow_fields(flow_cut, parts)),
         )
-    flow_cut = None
-    if stages and flow_nodes:
-        flow_cut = flow_stages(
-            flow_nodes, latent, flow_inputs, computed - flow_produced, initializers, ancestors
-        )
-    as_2d = (lambda nodes: convs_as_2d(nodes, model)) if conv_2d else (lambda nodes: nodes)
-    acoustic_reads = {name for n in acoustic_nodes for name in n.input}
-    acoustic_inputs = [i.name for i in graph.input if i.name in acoustic_reads]
-    return SplitGraph(
-        acoustic=submodel(acoustic_nodes, acoustic_inputs, acoustic_outputs),
-        flow=(
-            None
-            if not flow_nodes
-            else b""
-            if flow_cut
-            else submodel(flow_nodes, flow_inputs, [latent])
-        ),
-        vocoder=b""
-        if vocoder_cut
-        else submodel(as_2d(vocoder_nodes), vocoder_inputs, graph_outputs),
-        latent=latent,
-        durations=durations,
-        flow_inputs=tuple(flow_inputs),
-        vocoder_extra_inputs=extra,
-        **(
-            {}
-            if vocoder_cut is None
-            else _vocoder_fields(vocoder_cut, vocoder_inputs, graph_outputs, submodel, as_2d)
-        ),
-        **({} if flow_cut is None else _flow_fields(flow_cut, flow_inputs, latent, submodel)),
-    )
 
+    def _vocoder_fields(
+        self,
+        stages: tuple[list[onnx.NodeProto], list[onnx.NodeProto], str, int],
+        parts: _Parts,
+        as_2d: Callable[[list[onnx.NodeProto]], list[onnx.NodeProto]],
+    ) -> dict[str, Any]:
+        head, tail, cut, stride = stages
+        return {
+            "vocoder_head": self.submodel(as_2d(head), parts.vocoder_inputs, [cut]),
+            "vocoder_tail": self.submodel(as_2d(tail), [cut], self.outputs),
+            "vocoder_stride": stride,
+            "vocoder_cut": cut,
+        }
 
-Submodel = Callable[[list["onnx.NodeProto"], list[str], list[str]], bytes]
-
-
-def _vocoder_fields(
-    stages: tuple[list[onnx.NodeProto], list[onnx.NodeProto], str, int],
-    vocoder_inputs: list[str],
-    outputs: list[str],
-    submodel: Submodel,
-    as_2d: Callable[[list[onnx.NodeProto]], list[onnx.NodeProto]],
-) -> dict[str, Any]:
-    head, tail, cut, stride = stages
-    return {
-        "vocoder_head": submodel(as_2d(head), vocoder_inputs, [cut]),
-        "vocoder_tail": submodel(as_2d(tail), [cut], outputs),
-        "vocoder_stride": stride,
-        "vocoder_cut": cut,
-    }
-
-
-def _flow_fields(
-    stages: tuple[list[list[onnx.NodeProto]], list[str]],
-    flow_inputs: list[str],
-    latent: str,
-    submodel: Submodel,
-) -> dict[str, Any]:
-    nodes, cuts = stages
-    parts = []
-    for i, stage in enumerate(nodes):
-        reads = {name for n in stage for name in n.input}
-        ins = ([] if i == 0 else [cuts[i - 1]]) + [n for n in flow_inputs if n in reads]
-        parts.append(submodel(stage, ins, [cuts[i]] if i < len(cuts) else [latent]))
-    return {"flow_stages": tuple(parts), "flow_cuts": tuple(cuts)}
+    def _flow_fields(
+        self, stages: tuple[list[list[onnx.NodeProto]], list[str]], parts: _Parts
+    ) -> dict[str, Any]:
+        nodes, cuts = stages
+        submodels = []
+        for i, stage in enumerate(nodes):
+            reads = {name for n in stage for name in n.input}
+            ins = ([] if i == 0 else [cuts[i - 1]]) + [n for n in parts.flow_inputs if n in reads]
+            outs = [cuts[i]] if i < len(cuts) else [self.latent]
+            submodels.append(self.submodel(stage, ins, outs))
+        return {"flow_stages": tuple(submodels), "flow_cuts": tuple(cuts)}
