@@ -59,68 +59,12 @@ class VoxliteServer:
         self.metrics.track_voices(
             lambda: (len(self.registry.voices()), len(self.registry.failures))
         )
-        threads = config.worker_count
-        self.scheduler: Workers = workers or Scheduler(
-            threads,
-            batch_size=config.batch_vocoder,
-            on_wait=self.metrics.queue_wait,
-            wide=config.ort.wide,
-        )
-        scheduler = self.scheduler
-        self.cache = None
-        if config.phrase_cache_mb:
-            self.cache = PhraseCache(
-                config.phrase_cache_mb * 1024 * 1024,
-                on_hit=self.metrics.cache_hit,
-                on_miss=self.metrics.cache_miss,
-            )
-            cache = self.cache
-            self.metrics.track_cache(lambda: cache.stats.bytes)
-        self.admission = Admission(
-            config.max_streams,
-            overdue=lambda heavy: scheduler.overdue(long_jobs=heavy),
-            load=self.scheduler.load,
-            slack=lambda heavy: scheduler.slack(long_jobs=heavy),
-            wait=config.admission_wait_seconds,
-            per_peer=config.max_streams_per_peer,
-            per_tenant=config.max_streams_per_token,
-            workers=threads,
-            queue_wait=config.queue_wait_seconds,
-            max_queued=config.max_queued_calls,
-            on_queued=self.metrics.queued,
-        )
-        admission = self.admission
-        self.metrics.track_queue(lambda: admission.queued)
+        self.scheduler: Workers = workers or _scheduler(config, self.metrics)
+        self.cache = _phrase_cache(config, self.metrics)
+        self.admission = _admission(config, self.scheduler, self.metrics)
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
-        # The observer first: it also counts and logs the calls TokenAuth refuses.
-        interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(self.metrics)]
-        if config.auth_tokens:
-            interceptors.append(
-                TokenAuth(config.auth_tokens, protect_reflection=config.reflection_auth)
-            )
-        age_ms = round(config.max_connection_age_seconds * 1000)
-        self.grpc = grpc.aio.server(
-            interceptors=interceptors,
-            options=[
-                # A request is at most --max-text-chars of text: anything near 1 MiB is abuse,
-                # refused by gRPC itself with RESOURCE_EXHAUSTED before it is even parsed.
-                ("grpc.max_receive_message_length", 1024 * 1024),
-                ("grpc.so_reuseport", 0),
-                # Streams open at once on one connection (gRPC's default is unlimited). A rapid
-                # reset flood (streams opened and reset in bursts) then cannot crowd the server:
-                # 77% of legitimate calls ended CANCELLED without it, none with it
-                # (bench/floods.py, tests/test_h2_floods.py). Clients and HAProxy queue, or
-                # open another connection, past it.
-                ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
-                # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
-                # onto replicas added since. Only new calls move: those running finish on the
-                # old connection however long they last (gRPC's default grace, unlimited). A
-                # voice agent's stream lasts the whole conversation; cutting it after a grace
-                # period cut it mid-sentence (bench/soak.py).
-                *([("grpc.max_connection_age_ms", age_ms)] if age_ms else []),
-            ],
-        )
+        self.grpc = _grpc_server(config, self.metrics)
         self.servicer = TextToSpeechServicer(
             self.registry,
             self.scheduler,
@@ -275,6 +219,80 @@ class VoxliteServer:
                 await self._loading
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
+
+
+def _scheduler(config: ServerConfig, metrics: Metrics) -> Scheduler:
+    """The shared earliest-deadline scheduler of the model work."""
+    return Scheduler(
+        config.worker_count,
+        batch_size=config.batch_vocoder,
+        on_wait=metrics.queue_wait,
+        wide=config.ort.wide,
+    )
+
+
+def _phrase_cache(config: ServerConfig, metrics: Metrics) -> PhraseCache | None:
+    """The phrase cache (--phrase-cache-mb), counted by the metrics; None when it is off."""
+    if not config.phrase_cache_mb:
+        return None
+    cache = PhraseCache(
+        config.phrase_cache_mb * 1024 * 1024,
+        on_hit=metrics.cache_hit,
+        on_miss=metrics.cache_miss,
+    )
+    metrics.track_cache(lambda: cache.stats.bytes)
+    return cache
+
+
+def _admission(config: ServerConfig, scheduler: Workers, metrics: Metrics) -> Admission:
+    """What admits calls, asking `scheduler` how far behind it is; its queue is tracked."""
+    admission = Admission(
+        config.max_streams,
+        overdue=lambda heavy: scheduler.overdue(long_jobs=heavy),
+        load=scheduler.load,
+        slack=lambda heavy: scheduler.slack(long_jobs=heavy),
+        wait=config.admission_wait_seconds,
+        per_peer=config.max_streams_per_peer,
+        per_tenant=config.max_streams_per_token,
+        workers=config.worker_count,
+        queue_wait=config.queue_wait_seconds,
+        max_queued=config.max_queued_calls,
+        on_queued=metrics.queued,
+    )
+    metrics.track_queue(lambda: admission.queued)
+    return admission
+
+
+def _grpc_server(config: ServerConfig, metrics: Metrics) -> grpc.aio.Server:
+    """The gRPC server, with its interceptors and transport limits; no service added yet."""
+    # The observer first: it also counts and logs the calls TokenAuth refuses.
+    interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(metrics)]
+    if config.auth_tokens:
+        interceptors.append(
+            TokenAuth(config.auth_tokens, protect_reflection=config.reflection_auth)
+        )
+    age_ms = round(config.max_connection_age_seconds * 1000)
+    return grpc.aio.server(
+        interceptors=interceptors,
+        options=[
+            # A request is at most --max-text-chars of text: anything near 1 MiB is abuse,
+            # refused by gRPC itself with RESOURCE_EXHAUSTED before it is even parsed.
+            ("grpc.max_receive_message_length", 1024 * 1024),
+            ("grpc.so_reuseport", 0),
+            # Streams open at once on one connection (gRPC's default is unlimited). A rapid
+            # reset flood (streams opened and reset in bursts) then cannot crowd the server:
+            # 77% of legitimate calls ended CANCELLED without it, none with it
+            # (bench/floods.py, tests/test_h2_floods.py). Clients and HAProxy queue, or
+            # open another connection, past it.
+            ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
+            # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
+            # onto replicas added since. Only new calls move: those running finish on the
+            # old connection however long they last (gRPC's default grace, unlimited). A
+            # voice agent's stream lasts the whole conversation; cutting it after a grace
+            # period cut it mid-sentence (bench/soak.py).
+            *([("grpc.max_connection_age_ms", age_ms)] if age_ms else []),
+        ],
+    )
 
 
 def _why_not_listening(host: str, port: int, tls: object) -> str:
