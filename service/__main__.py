@@ -92,8 +92,8 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> int:
 MALLOC_ARENAS = 2
 """glibc heaps for the whole process. By default glibc opens up to 8 per core, one for each
 thread that allocates while the others hold theirs, and each keeps what was freed in it, so
-resident memory under load landed at random plateaus (bench/soak.py; docs/benchmarks.md). The
-environment's MALLOC_ARENA_MAX, when set, wins."""
+resident memory under load landed at random plateaus; bench/soak.py chose 2
+(docs/benchmarks.md#start-up-and-memory). The environment's MALLOC_ARENA_MAX, when set, wins."""
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:

@@ -31,8 +31,8 @@ DEFAULT_OPUS_FRAME_MS = 20
 OPUS_COMPLEXITY = 5
 """The encoder's effort (libopus: 0 to 10, default 10). Every live stream is encoded on the
 event loop, beside the model on the same cores. Told that its input is speech, libopus keeps its
-speech mode (hybrid) at any complexity; at 5 it costs half of 10 for a PESQ score within 0.05
-(bench/opus.py; docs/benchmarks.md)."""
+speech mode (hybrid) at any complexity, so a lower one costs much less for nearly the same
+quality; bench/opus.py chose 5 (docs/benchmarks.md#opus-encoder)."""
 DEFAULT_PCM_RATE = 24000
 PCM_MIN_RATE = 8000
 PCM_MAX_RATE = 48000

@@ -29,7 +29,7 @@ UNREACHED_LINES = 10
 """Calls that end before their handler has a request (reset on arrival, refused by an
 interceptor) get at most UNREACHED_LINES lines each UNREACHED_WINDOW seconds; the rest are
 counted and summed up in one line when the window ends. A rapid-reset flood otherwise wrote a
-line per reset stream (bench/floods.py: 19,588 lines in 8 s)."""
+line per reset stream (bench/floods.py; docs/reliability.md#http2-floods)."""
 
 
 @dataclass

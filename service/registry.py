@@ -156,9 +156,9 @@ class VoiceRegistry:
 
         Each family loads its voices on a thread of its own, in order: the families' models
         are independent, and onnxruntime and the model runs release the GIL, so the Piper
-        default and Kokoro's language defaults load side by side on two cores
-        (`python -m bench.startup`: SERVING after 4.4 s with every language, 5.5 s one family
-        after the other)."""
+        default and Kokoro's language defaults load side by side on two cores, sooner than
+        one family after the other (`python -m bench.startup`;
+        docs/benchmarks.md#start-up-and-memory)."""
         voices = dict(self._voices)
         by_family: dict[str, list[str]] = {}
         for name in names:

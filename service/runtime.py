@@ -21,7 +21,8 @@ class OrtSettings:
 
     intra_op_threads: int = 1
     """Threads inside one model run while runs share the machine (one per scheduler worker):
-    on 2 cores two workers of one thread carry more audio than one of two (docs/benchmarks.md)."""
+    on 2 cores two workers of one thread carry more audio than one of two
+    (docs/benchmarks.md#the-piper-engine-alone)."""
     wide_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
     """Threads of a run that has the machine to itself (the scheduler's urgent job with nothing
     else to do); equal to intra_op_threads: never wide."""
@@ -43,7 +44,7 @@ class OrtSettings:
         opts.graph_optimization_level = _OPTIMIZATION[self.optimization]
         opts.enable_cpu_mem_arena = self.cpu_arena
         # No memory patterns: with them each run keeps one block per input shape for all its
-        # intermediate tensors in the shared arena (docs/benchmarks.md, memory).
+        # intermediate tensors in the shared arena (docs/benchmarks.md#start-up-and-memory).
         opts.enable_mem_pattern = False
         # Idle threads must not spin: several sessions share two cores.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -65,8 +66,8 @@ class OrtSettings:
             disabled_optimizers=list(disabled),
         )
         # onnxruntime's Python session keeps the serialized model to rebuild itself on a
-        # fallback to another provider, which CPU-only sessions never do: 60 MB held for
-        # nothing per voice (bench/startup.py).
+        # fallback to another provider, which CPU-only sessions never do: the serialized model held
+        # for nothing per voice (bench/startup.py; docs/benchmarks.md#start-up-and-memory).
         made._model_bytes = None
         return made
 

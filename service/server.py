@@ -280,10 +280,10 @@ def _grpc_server(config: ServerConfig, metrics: Metrics) -> grpc.aio.Server:
             ("grpc.max_receive_message_length", 1024 * 1024),
             ("grpc.so_reuseport", 0),
             # Streams open at once on one connection (gRPC's default is unlimited). A rapid
-            # reset flood (streams opened and reset in bursts) then cannot crowd the server:
-            # 77% of legitimate calls ended CANCELLED without it, none with it
-            # (bench/floods.py, tests/test_h2_floods.py). Clients and HAProxy queue, or
-            # open another connection, past it.
+            # reset flood (streams opened and reset in bursts) then cannot crowd out the
+            # legitimate calls (bench/floods.py, tests/test_h2_floods.py;
+            # docs/reliability.md#http2-floods). Clients and HAProxy queue, or open another
+            # connection, past it.
             ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
             # GOAWAY to connections this old, so clients reconnect (re-resolving) and spread
             # onto replicas added since. Only new calls move: those running finish on the

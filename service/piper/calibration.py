@@ -18,7 +18,8 @@ CALIBRATION_TEXT = (
     "which would you like?"
 )
 # The vocoder's context per window is searched in this range: HiFi-GAN's receptive field in
-# Piper's medium voices is about 13 frames a side, and 8 left audible seams (design.md §4).
+# Piper's medium voices is about 13 frames a side, and 8 left audible seams
+# (docs/design.md#how-a-piper-voice-speaks, Exactness).
 MIN_MARGIN, MAX_MARGIN = 8, 20
 # A flow stage whose receptive field reaches a sentence's end gets this (its four coupling
 # layers of kernel-5 convolutions reach 32 frames a side in all).

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 MAX_IDS = 400
-"""Most model ids one acoustic run takes: about 80 ms on one thread, as long as a large vocoder
-window. Its cost grows with the square of the ids (3,200, which 300 characters of digits give,
-took 4 s), so longer sentences are cut (bench/costly.py; docs/reliability.md)."""
+"""Most model ids one acoustic run takes, so that a run lasts about as long as a large vocoder
+window. Its cost grows with the square of the ids, so longer sentences are cut; bench/costly.py
+chose 400 (docs/reliability.md#attacks-through-the-synthesis-calls)."""
 _CLAUSE_PHONEMES = frozenset(",;:")
 
 

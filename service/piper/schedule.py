@@ -15,10 +15,11 @@ class VocoderSchedule:
     as soon as possible."""
     growth: float = 2.0
     """Each later window is this many times the previous one: fourfold ran fewer frames but let
-    calls stutter past capacity (bench/capacity.py; docs/benchmarks.md)..."""
+    calls stutter past capacity (bench/capacity.py; docs/benchmarks.md#capacity-live-voices)..."""
     largest: int = 128
     """...up to this size: larger windows waste less on their margins, smaller ones keep each
-    job short, so that no stream waits long behind another's window (bench/capacity.py)."""
+    job short, so that no stream waits long behind another's window (bench/capacity.py chose
+    128; docs/benchmarks.md#capacity-live-voices)."""
 
     def __post_init__(self) -> None:
         if self.first < 1 or self.largest < self.first or self.growth < 1:

@@ -19,7 +19,8 @@ from .words import SentenceFrames, align_words
 
 IDS_PER_CHARACTER = 2.3
 """Model ids one character of ordinary English text becomes (espeak phonemes, with Piper's
-padding): 681 ids for 300 characters of prose (bench/costly.py has the pathological kinds)."""
+padding), measured on prose (docs/reliability.md#attacks-through-the-synthesis-calls;
+bench/costly.py has the pathological kinds)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from .split import SplitGraph
 FLOW_GROWTH = 4
 # ...and at least this many times the frames the listener has in hand: one thread runs the flow
 # about 90 times faster than real time, so a sentence mostly gets one flow run (each chunk
-# recomputes its context; docs/benchmarks.md, the engine).
+# recomputes its context; docs/benchmarks.md#the-piper-engine-alone).
 FLOW_AHEAD = 8
 # The vocoder's head runs ahead of its tail the same way, each chunk this many times the last,
 # up to HEAD_LARGEST frames (its output takes 4 KB a frame in Piper's medium voices).
@@ -92,7 +92,8 @@ class Stages:
 
         def session(part: bytes, threads: int, *, is_vocoder: bool) -> ort.InferenceSession:
             # The blocked (NCHWc) kernels the vocoder's 2-D convolutions get run it faster on
-            # one thread but slower on two (bench/ort_options.py).
+            # one thread but slower on two (bench/ort_options.py;
+            # docs/benchmarks.md#onnxruntime-options).
             disabled = ["NchwcTransformer"] if is_vocoder and threads > 1 else []
             return ort_settings.session(part, threads, disabled=disabled)
 
@@ -102,7 +103,7 @@ class Stages:
             made = session(part, narrow, is_vocoder=is_vocoder)
             # Wide runs for the vocoder's last stage only (its tail, four fifths of its work,
             # or the whole vocoder): it gains most from threads for the least memory (a wide
-            # flow session held 35 MB more for no gain; docs/benchmarks.md, memory).
+            # flow session held more memory for no gain; docs/benchmarks.md#start-up-and-memory).
             wide_made = made
             if i == len(flow) + len(vocoder) - 1 and ort_settings.wide:
                 wide_made = session(part, wide, is_vocoder=True)
