@@ -8,7 +8,14 @@ from enum import Enum
 from typing import TypeAlias
 
 
-class Encoding(str, Enum):
+class _StrEnum(str, Enum):
+    """A str enum whose text is its value, as `enum.StrEnum` does (Python 3.11; we run on 3.10)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Encoding(_StrEnum):
     """How audio is encoded on the wire (AudioEncoding in the proto)."""
 
     OGG_OPUS = "ogg_opus"
@@ -22,8 +29,14 @@ class Encoding(str, Enum):
     ALAW = "alaw"
     """G.711 A-law, 8000 Hz."""
 
-    def __str__(self) -> str:
-        return self.value
+
+class HealthStatus(_StrEnum):
+    """The answer of the standard gRPC health check."""
+
+    UNKNOWN = "UNKNOWN"
+    SERVING = "SERVING"
+    NOT_SERVING = "NOT_SERVING"
+    SERVICE_UNKNOWN = "SERVICE_UNKNOWN"
 
 
 @dataclass(frozen=True)
@@ -145,15 +158,3 @@ class VoiceList:
 
     def __len__(self) -> int:
         return len(self.voices)
-
-
-class HealthStatus(str, Enum):
-    """The answer of the standard gRPC health check."""
-
-    UNKNOWN = "UNKNOWN"
-    SERVING = "SERVING"
-    NOT_SERVING = "NOT_SERVING"
-    SERVICE_UNKNOWN = "SERVICE_UNKNOWN"
-
-    def __str__(self) -> str:
-        return self.value
