@@ -9,6 +9,7 @@ from typing import BinaryIO
 
 from ..service.ogg import FLAG_EOS, ogg_crc32
 from ._events import AudioChunk, AudioFormat, Encoding, StreamEvent
+from ._writer import FileWriter
 
 FORMATS: dict[str, Encoding] = {
     "opus": Encoding.OGG_OPUS,
@@ -35,7 +36,7 @@ def format_for_path(path: str | os.PathLike[str]) -> str:
     return name
 
 
-class AudioFileWriter:
+class AudioFileWriter(FileWriter[bytes]):
     """Writes the audio events of a call to a file, each chunk as it arrives.
 
     Formats: "opus"/"ogg" (Ogg Opus: the chunks are whole Ogg pages, appended as they come),
@@ -60,8 +61,7 @@ class AudioFileWriter:
         self.format = format
         self.encoding = FORMATS[format]
         """The encoding to request from the server."""
-        self._owned = isinstance(file, str | os.PathLike)
-        self._file: BinaryIO = open(file, "wb") if isinstance(file, str | os.PathLike) else file  # noqa: SIM115
+        super().__init__(file, mode="wb")
         self._data_bytes = 0
         self._header_at: int | None = None
         # The last Ogg page written and where it starts, to mark it the last at close.
@@ -134,11 +134,8 @@ class AudioFileWriter:
         self._file.seek(end)
         self._last_page = bytes(page)
 
-    def close(self) -> None:
-        """Patch the WAV sizes, or end the Ogg stream, when the file can seek; close the file
-        if this writer opened it."""
-        if self._file.closed:
-            return
+    def _finish(self) -> None:
+        """Patch the WAV sizes, or end the Ogg stream, when the file can seek."""
         self._end_ogg_stream()
         if self._header_at is not None:
             end = self._file.tell()
@@ -149,12 +146,3 @@ class AudioFileWriter:
             self._file.write(struct.pack("<I", data))
             self._file.seek(end)
             self._header_at = None
-        self._file.flush()
-        if self._owned:
-            self._file.close()
-
-    def __enter__(self) -> AudioFileWriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

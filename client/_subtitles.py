@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ._events import StreamEvent, Timestamps, WordTimestamp
+from ._writer import FileWriter
 
 WORDS_PER_CUE = 7
 """A subtitle cue holds the words of one segment, at most this many (about one subtitle line)."""
@@ -63,7 +64,7 @@ def _clock(ms: float, separator: str) -> str:
     return f"{hours:02d}:{minutes:02d}:{seconds:02d}{separator}{millis:03d}"
 
 
-class TimestampsWriter:
+class TimestampsWriter(FileWriter[str]):
     """Writes the Timestamps events of a call to a file, one segment at a time.
 
     The format comes from the extension: ".srt" (SubRip) and ".vtt" (WebVTT) get one cue per
@@ -79,10 +80,7 @@ class TimestampsWriter:
         if format not in ("srt", "vtt", "jsonl"):
             raise ValueError(f"unknown timestamps format {format!r}: use srt, vtt or jsonl")
         self.format = format
-        self._owned = isinstance(file, str | os.PathLike)
-        self._file: TextIO = (
-            open(file, "w", encoding="utf-8") if isinstance(file, str | os.PathLike) else file  # noqa: SIM115
-        )
+        super().__init__(file, mode="w", encoding="utf-8")
         self._cues = 0
         if format == "vtt":
             self._file.write("WEBVTT\n\n")
@@ -111,16 +109,3 @@ class TimestampsWriter:
         number = f"{self._cues}\n" if self.format == "srt" else ""
         text = _joined([w.word for w in words])
         self._file.write(f"{number}{start} --> {end}\n{text}\n\n")
-
-    def close(self) -> None:
-        if self._file.closed:
-            return
-        self._file.flush()
-        if self._owned:
-            self._file.close()
-
-    def __enter__(self) -> TimestampsWriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
