@@ -24,6 +24,12 @@ from ._sync import Client, StreamSession
 DEFAULT_SERVER = "localhost:50051"
 QUICK_TIMEOUT = 10.0
 """Seconds `voices` and `health` wait when --timeout is not given."""
+_PEM_FILES = {
+    "ca": "PEM CA to trust instead (implies --tls)",
+    "cert": "PEM client certificate, for mutual TLS (with --key)",
+    "key": "PEM private key of --cert",
+}
+"""The TLS options that name a PEM file (read before connecting), and their help."""
 
 
 def _common(*, defaults: bool) -> argparse.ArgumentParser:
@@ -50,21 +56,8 @@ def _common(*, defaults: bool) -> argparse.ArgumentParser:
         default=default(False),
         help="connect with TLS, trusting the system's CAs",
     )
-    security.add_argument(
-        "--ca",
-        metavar="FILE",
-        default=default(None),
-        help="PEM CA to trust instead (implies --tls)",
-    )
-    security.add_argument(
-        "--cert",
-        metavar="FILE",
-        default=default(None),
-        help="PEM client certificate, for mutual TLS (with --key)",
-    )
-    security.add_argument(
-        "--key", metavar="FILE", default=default(None), help="PEM private key of --cert"
-    )
+    for name, text in _PEM_FILES.items():
+        security.add_argument(f"--{name}", metavar="FILE", default=default(None), help=text)
     security.add_argument(
         "--token",
         default=default(os.environ.get("VOXLITE_TOKEN") or None),
@@ -172,9 +165,7 @@ def _describe(exc: VoxliteError, server: str) -> str:
 def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client:
     if (args.cert is None) != (args.key is None):
         parser.error("--cert and --key go together (the client certificate and its key)")
-    ca, cert, key = (
-        _pem(parser, option, getattr(args, option)) for option in ("ca", "cert", "key")
-    )
+    ca, cert, key = (_pem(parser, option, getattr(args, option)) for option in _PEM_FILES)
     try:
         return Client(
             args.server,
