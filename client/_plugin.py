@@ -22,8 +22,6 @@ class Connection:
     tls: bool = False
     token: str | None = None
     metadata: Metadata | None = None
-    timeout: float | None = None
-    """Deadline of each call in seconds (None: none)."""
 
     def __post_init__(self) -> None:
         # Checked now, so that a wrong option fails where the plugin is made, not at its
@@ -49,39 +47,33 @@ class Connection:
         )
 
 
-def pcm_stream(
-    client: AsyncClient,
-    voice: VoiceOptions,
-    *,
-    sample_rate_hz: int,
-    word_timestamps: bool,
-    timeout: float | None,
-) -> AsyncStreamSession:
-    """A StreamingSynthesize call answering in 16-bit PCM at the framework's rate."""
-    return client.stream(
-        encoding=Encoding.PCM_S16LE,
-        sample_rate_hz=sample_rate_hz,
-        word_timestamps=word_timestamps,
-        timeout=timeout,
-        **voice,
-    )
+@dataclass(frozen=True)
+class PcmCalls:
+    """How a plugin's calls are made: in its voice, answering in 16-bit PCM at the framework's
+    rate, each within `timeout` seconds (None: no deadline)."""
 
+    voice: VoiceOptions
+    sample_rate_hz: int
+    word_timestamps: bool
+    timeout: float | None
 
-def pcm_synthesize(
-    client: AsyncClient,
-    text: str,
-    voice: VoiceOptions,
-    *,
-    sample_rate_hz: int,
-    word_timestamps: bool,
-    timeout: float | None,
-) -> AsyncGenerator[SynthesisEvent, None]:
-    """A Synthesize call answering in 16-bit PCM at the framework's rate."""
-    return client.synthesize(
-        text,
-        encoding=Encoding.PCM_S16LE,
-        sample_rate_hz=sample_rate_hz,
-        word_timestamps=word_timestamps,
-        timeout=timeout,
-        **voice,
-    )
+    def stream(self, client: AsyncClient) -> AsyncStreamSession:
+        """A StreamingSynthesize call."""
+        return client.stream(
+            encoding=Encoding.PCM_S16LE,
+            sample_rate_hz=self.sample_rate_hz,
+            word_timestamps=self.word_timestamps,
+            timeout=self.timeout,
+            **self.voice,
+        )
+
+    def synthesize(self, client: AsyncClient, text: str) -> AsyncGenerator[SynthesisEvent, None]:
+        """A Synthesize call."""
+        return client.synthesize(
+            text,
+            encoding=Encoding.PCM_S16LE,
+            sample_rate_hz=self.sample_rate_hz,
+            word_timestamps=self.word_timestamps,
+            timeout=self.timeout,
+            **self.voice,
+        )

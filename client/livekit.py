@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import AsyncIterable, Callable
-from dataclasses import dataclass
 from typing import Literal
 
 import grpc
@@ -27,7 +27,7 @@ from ._channel import Metadata, Target
 from ._errors import Cancelled, DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, AudioFormat, FlushDone, StreamEvent, Timestamps
 from ._options import VoiceOptions
-from ._plugin import Connection, pcm_stream, pcm_synthesize
+from ._plugin import Connection, PcmCalls
 
 __all__ = ["TTS", "ChunkedStream", "SynthesizeStream"]
 
@@ -59,16 +59,26 @@ def _api_error(exc: VoxliteError) -> APIError:
     return APIStatusError(message, status_code=status, body=exc.code.name)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Request:
     """What the calls of a stream or synthesis are made with, fixed when it is created."""
 
     acquire: Callable[[], tuple[AsyncClient, bool]]
     """The client, and whether its connection served a call already."""
-    voice: VoiceOptions
-    sample_rate: int
-    word_timestamps: bool
-    timeout: float | None
+    calls: PcmCalls
+
+    def start(self, output_emitter: tts.AudioEmitter, *, stream: bool) -> tuple[AsyncClient, bool]:
+        """Set the emitter up for the call's PCM; the client, and whether its connection
+        served a call already."""
+        client, reused = self.acquire()
+        output_emitter.initialize(
+            request_id=utils.shortuuid(),
+            sample_rate=self.calls.sample_rate_hz,
+            num_channels=1,
+            mime_type="audio/pcm",
+            stream=stream,
+        )
+        return client, reused
 
 
 class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
@@ -105,22 +115,21 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
             num_channels=1,
         )
         self._connection = Connection(
-            server,
-            credentials=credentials,
-            tls=tls,
-            token=token,
-            metadata=metadata,
+            server, credentials=credentials, tls=tls, token=token, metadata=metadata
+        )
+        self._calls = PcmCalls(
+            voice={
+                "voice": voice,
+                "language": language,
+                "speaker": speaker,
+                "speaking_rate": speaking_rate,
+                "noise_scale": noise_scale,
+                "noise_w": noise_w,
+            },
+            sample_rate_hz=sample_rate,
+            word_timestamps=word_timestamps,
             timeout=timeout,
         )
-        self._voice: VoiceOptions = {
-            "voice": voice,
-            "language": language,
-            "speaker": speaker,
-            "speaking_rate": speaking_rate,
-            "noise_scale": noise_scale,
-            "noise_w": noise_w,
-        }
-        self._word_timestamps = word_timestamps
         self._client: AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._used = False
@@ -129,7 +138,7 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
 
     @property
     def model(self) -> str:
-        return self._voice.get("voice") or "default"
+        return self._calls.voice.get("voice") or "default"
 
     @property
     def provider(self) -> str:
@@ -150,19 +159,20 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
             changes["language"] = language
         if is_given(speaking_rate):
             changes["speaking_rate"] = speaking_rate
-        # A new dict: the streams and syntheses already made keep theirs.
-        self._voice = self._voice | changes
+        # New calls: the streams and syntheses already made keep theirs.
+        self._calls = dataclasses.replace(self._calls, voice=self._calls.voice | changes)
 
     def synthesize(
         self, text: str, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS
     ) -> ChunkedStream:
-        request = self._request()
+        request = _Request(self._acquire, self._calls)
         return ChunkedStream(tts=self, input_text=text, conn_options=conn_options, request=request)
 
     def stream(
         self, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS
     ) -> SynthesizeStream:
-        stream = SynthesizeStream(tts=self, conn_options=conn_options, request=self._request())
+        request = _Request(self._acquire, self._calls)
+        stream = SynthesizeStream(tts=self, conn_options=conn_options, request=request)
         self._streams.add(stream)
         return stream
 
@@ -184,15 +194,6 @@ class TTS(tts.TTS[Literal["metrics_collected", "error"]]):
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
-
-    def _request(self) -> _Request:
-        return _Request(
-            self._acquire,
-            self._voice,
-            self.sample_rate,
-            self._word_timestamps,
-            self._connection.timeout,
-        )
 
     def _acquire(self) -> tuple[AsyncClient, bool]:
         """The client for this event loop, and whether its connection served a call already."""
@@ -218,25 +219,12 @@ class ChunkedStream(tts.ChunkedStream):
         self._request = request
 
     async def _run(self, output_emitter: tts.AudioEmitter) -> None:
-        r = self._request
-        client, self._connection_reused = r.acquire()
-        output_emitter.initialize(
-            request_id=utils.shortuuid(),
-            sample_rate=r.sample_rate,
-            num_channels=1,
-            mime_type="audio/pcm",
-        )
-        events = pcm_synthesize(
-            client,
-            self._input_text,
-            r.voice,
-            sample_rate_hz=r.sample_rate,
-            word_timestamps=r.word_timestamps,
-            timeout=r.timeout,
-        )
+        client, self._connection_reused = self._request.start(output_emitter, stream=False)
+        calls = self._request.calls
+        events = calls.synthesize(client, self._input_text)
         transcript = _Transcript(self._input_text)
         try:
-            await _relay(events, output_emitter, r, self._conn_options.timeout, transcript)
+            await _relay(events, output_emitter, calls, self._conn_options.timeout, transcript)
         except VoxliteError as exc:
             raise _api_error(exc) from exc
         finally:
@@ -253,27 +241,14 @@ class SynthesizeStream(tts.SynthesizeStream):
         self._request = request
 
     async def _run(self, output_emitter: tts.AudioEmitter) -> None:
-        r = self._request
-        client, self._connection_reused = r.acquire()
-        output_emitter.initialize(
-            request_id=utils.shortuuid(),
-            sample_rate=r.sample_rate,
-            num_channels=1,
-            mime_type="audio/pcm",
-            stream=True,
-        )
-        session = pcm_stream(
-            client,
-            r.voice,
-            sample_rate_hz=r.sample_rate,
-            word_timestamps=r.word_timestamps,
-            timeout=r.timeout,
-        )
+        client, self._connection_reused = self._request.start(output_emitter, stream=True)
+        calls = self._request.calls
+        session = calls.stream(client)
         transcript = _Transcript()
         async with session:  # cancels the call on the way out unless it ended
             sender = asyncio.create_task(self._send(session, output_emitter, transcript))
             try:
-                await _relay(session, output_emitter, r, self._conn_options.timeout, transcript)
+                await _relay(session, output_emitter, calls, self._conn_options.timeout, transcript)
                 await sender
             except VoxliteError as exc:
                 raise _api_error(exc) from exc
@@ -308,7 +283,7 @@ class SynthesizeStream(tts.SynthesizeStream):
 async def _relay(
     events: AsyncIterable[StreamEvent],
     output_emitter: tts.AudioEmitter,
-    request: _Request,
+    calls: PcmCalls,
     answer_timeout: float,
     transcript: _Transcript,
 ) -> None:
@@ -321,9 +296,9 @@ async def _relay(
         raise APITimeoutError(f"voxlite: no answer within {answer_timeout:g} s") from None
     except StopAsyncIteration:
         return
-    if isinstance(first, AudioFormat) and first.sample_rate_hz != request.sample_rate:
+    if isinstance(first, AudioFormat) and first.sample_rate_hz != calls.sample_rate_hz:
         raise APIError(
-            f"voxlite answered at {first.sample_rate_hz} Hz, not {request.sample_rate}",
+            f"voxlite answered at {first.sample_rate_hz} Hz, not {calls.sample_rate_hz}",
             retryable=False,
         )
     async for event in answers:

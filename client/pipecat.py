@@ -40,7 +40,7 @@ from ._errors import (
 from ._events import AudioChunk, AudioFormat, ClearDone, FlushDone, Summary, Timestamps
 from ._options import VoiceOptions
 from ._pipecat_call import Call
-from ._plugin import Connection, pcm_stream
+from ._plugin import Connection, PcmCalls
 
 __all__ = ["VoxliteTTSService", "VoxliteTTSSettings"]
 
@@ -124,13 +124,9 @@ class VoxliteTTSService(TTSService):
             **kwargs,
         )
         self._connection = Connection(
-            server,
-            credentials=credentials,
-            tls=tls,
-            token=token,
-            metadata=metadata,
-            timeout=timeout,
+            server, credentials=credentials, tls=tls, token=token, metadata=metadata
         )
+        self._timeout = timeout
         self._fixed: VoiceOptions = {
             "speaker": speaker,
             "noise_scale": noise_scale,
@@ -271,14 +267,10 @@ class VoxliteTTSService(TTSService):
             return self._calls[-1]
         if self._client is None:
             raise ValueError("the service has not started (or has stopped): no StartFrame")
-        session = pcm_stream(
-            self._client,
-            self._voice_options(),
-            sample_rate_hz=self.sample_rate,
-            word_timestamps=True,
-            timeout=self._connection.timeout,
+        calls = PcmCalls(
+            self._voice_options(), self.sample_rate, word_timestamps=True, timeout=self._timeout
         )
-        call = Call(session)
+        call = Call(calls.stream(self._client))
         call.task = self.create_task(self._receive(call), name="voxlite-receive")
         self._calls.append(call)
         return call
