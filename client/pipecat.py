@@ -26,17 +26,7 @@ from pipecat.utils.types import NOT_GIVEN, NotGiven, is_given
 
 from ._async import AsyncClient
 from ._channel import Metadata, Target
-from ._errors import (
-    Cancelled,
-    DeadlineExceeded,
-    FailedPrecondition,
-    InvalidRequest,
-    Overloaded,
-    Unauthenticated,
-    Unavailable,
-    VoiceNotFound,
-    VoxliteError,
-)
+from ._errors import Cancelled, DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, AudioFormat, ClearDone, FlushDone, Summary, Timestamps
 from ._options import VoiceOptions
 from ._pipecat_call import Call
@@ -46,15 +36,17 @@ __all__ = ["VoxliteTTSService", "VoxliteTTSSettings"]
 
 T = TypeVar("T")
 
-_CATEGORY: dict[type[VoxliteError], ErrorCategory] = {
-    InvalidRequest: ErrorCategory.INVALID_REQUEST,
-    VoiceNotFound: ErrorCategory.INVALID_REQUEST,
-    Unauthenticated: ErrorCategory.AUTHENTICATION,
-    Overloaded: ErrorCategory.RATE_LIMIT,
-    Unavailable: ErrorCategory.CONNECTIVITY,
-    DeadlineExceeded: ErrorCategory.CONNECTIVITY,
-    Cancelled: ErrorCategory.CONNECTIVITY,
-    FailedPrecondition: ErrorCategory.SERVER,
+# Pipecat's kind of each failure, by its gRPC code as livekit.py maps them to HTTP's; any other
+# code (UNKNOWN, which the service's own errors carry, among them) is the server's.
+_CATEGORY: dict[grpc.StatusCode, ErrorCategory] = {
+    grpc.StatusCode.INVALID_ARGUMENT: ErrorCategory.INVALID_REQUEST,
+    grpc.StatusCode.NOT_FOUND: ErrorCategory.INVALID_REQUEST,
+    grpc.StatusCode.UNAUTHENTICATED: ErrorCategory.AUTHENTICATION,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ErrorCategory.RATE_LIMIT,
+    grpc.StatusCode.UNAVAILABLE: ErrorCategory.CONNECTIVITY,
+    grpc.StatusCode.DEADLINE_EXCEEDED: ErrorCategory.CONNECTIVITY,
+    grpc.StatusCode.CANCELLED: ErrorCategory.CONNECTIVITY,
+    grpc.StatusCode.FAILED_PRECONDITION: ErrorCategory.SERVER,
 }
 # How a call can end while nothing is pending on it, which is no error of the session's.
 _IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled)
@@ -152,7 +144,7 @@ class VoxliteTTSService(TTSService):
 
     def _classify_error(self, exception: Exception) -> ErrorCategory | None:
         if isinstance(exception, VoxliteError):
-            return _CATEGORY.get(type(exception), ErrorCategory.SERVER)
+            return _CATEGORY.get(exception.code, ErrorCategory.SERVER)
         return None
 
     # -- lifecycle ---------------------------------------------------------------------------
