@@ -29,14 +29,12 @@ from ._events import (
     Summary,
     SynthesisEvent,
     Timestamps,
-    Voice,
-    VoiceList,
-    VoiceLoadFailure,
     WordTimestamp,
 )
 from ._files import AudioFileWriter
 from ._subtitles import TimestampsWriter
 from ._sync import Client, StreamSession
+from ._voices import Voice, VoiceList, VoiceLoadFailure
 
 __all__ = [
     "AsyncClient",

@@ -23,9 +23,10 @@ from ._base import (
 )
 from ._channel import Metadata
 from ._errors import ended_after_summary, from_rpc_error
-from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent, VoiceList
+from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
+from ._voices import VoiceList
 
 
 class AsyncStreamSession(BaseStreamSession):

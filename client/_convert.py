@@ -18,12 +18,10 @@ from ._events import (
     Summary,
     SynthesisEvent,
     Timestamps,
-    Voice,
-    VoiceList,
-    VoiceLoadFailure,
     WordTimestamp,
 )
 from ._options import SynthesisOptions, check
+from ._voices import Voice, VoiceList, VoiceLoadFailure
 
 _TO_PROTO = {
     Encoding.OGG_OPUS: tts_pb2.AUDIO_ENCODING_OGG_OPUS,

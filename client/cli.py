@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TextIO
 
 from ._errors import DeadlineExceeded, Unavailable, VoxliteError
-from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary, VoiceList
+from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary
 from ._files import FORMATS, AudioFileWriter, format_for_path
 from ._options import SynthesisOptions
 from ._player import NoPlayer, Player
 from ._subtitles import TimestampsWriter
 from ._sync import Client, StreamSession
+from ._voices import VoiceList
 
 DEFAULT_SERVER = "localhost:50051"
 QUICK_TIMEOUT = 10.0
