@@ -30,6 +30,9 @@ class ThreadPerStream:
     def load(self, window: float = 3.0) -> float:
         return 0.0
 
+    def long_slots(self) -> int:
+        return 1  # each stream has a thread of its own: one costly voice at a time, as before
+
     def overdue(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         return 0.0
 

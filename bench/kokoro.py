@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnxruntime as ort
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import CHUNKS, FIRST_WINDOW, SAMPLE_RATE, Encoded
+from voxlite.service.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
 from voxlite.service.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
+from voxlite.service.kokoro.tokens import MAX_TOKENS
 from voxlite.service.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
 from voxlite.service.runtime import OrtSettings
 from voxlite.service.segmenter import Segmenter
 
 from . import _common
+from .kokoro_chunks import speak
 from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 from .kokoro_float import dequantized
 
@@ -175,6 +177,57 @@ def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     return results
 
 
+def silences(
+    audio: np.ndarray, floor_db: float = -40.0, shortest: float = 0.1
+) -> list[tuple[float, float]]:
+    """(where, seconds) of each pause inside `audio`: 10 ms frames `floor_db` under its loudest
+    frame, `shortest` seconds or longer, between its first and last sound."""
+    hop = SAMPLE_RATE // 100
+    frames = audio[: audio.size // hop * hop].reshape(-1, hop)
+    level = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1)) + 1e-12
+    loud = level > level.max() * 10 ** (floor_db / 20)
+    sound = np.flatnonzero(loud)
+    found, start = [], None
+    for k in range(int(sound[0]), int(sound[-1]) + 1):
+        if not loud[k] and start is None:
+            start = k
+        elif loud[k] and start is not None:
+            if (k - start) / 100 >= shortest:
+                found.append((start / len(level), (k - start) / 100))
+            start = None
+    return found
+
+
+def pause_rows(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
+    """The pauses inside each reply as voxlite speaks it (its segments and runs, to a listener
+    with what it has in hand: bench.kokoro_chunks.speak) against Kokoro's own synthesis of the
+    whole text in one run, pads whole: each of voxlite's pauses beside the reference's pause
+    nearest in place (where in the reply, as a share of it)."""
+    whole = voice.variant(token_budget=MAX_TOKENS)
+    excess, ours_max, ref_max, count = [], [], [], 0
+    for text in texts:
+        ours = silences(speak(voice, text).audio)
+        parts = [
+            whole.decode(whole.model.encode(run.ids, whole.style(len(run.ids)), 1.0, lead=1 << 20))
+            for run in whole.runs(text)
+        ]
+        ref = silences(np.concatenate(parts))
+        count += len(ours)
+        ours_max.append(max((s for _, s in ours), default=0.0))
+        ref_max.append(max((s for _, s in ref), default=0.0))
+        for where, seconds in ours:
+            nearest = min(ref, key=lambda r: abs(r[0] - where), default=(where, 0.0))
+            excess.append(seconds - nearest[1])
+    return {
+        "replies": len(texts),
+        "pauses": count,
+        "longest_ms_voxlite": 1000 * max(ours_max),
+        "longest_ms_reference": 1000 * max(ref_max),
+        "worst_excess_ms": 1000 * max(excess, default=0.0),
+        "over_100ms": sum(e > 0.1 for e in excess),
+    }
+
+
 def budget_run(voice: KokoroVoice, text: str) -> tuple[int, float, float]:
     """(tokens, seconds of audio, thread seconds) of the first full run of `text` at the
     voice's token budget: how long one window holds a worker."""
@@ -244,25 +297,39 @@ def load_figures(names: str) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="one round, three replies, shorter throughput")
     p.add_argument("--rounds", type=int, help="rounds of each corpus (default 3, quick 1)")
+    p.add_argument("--pauses", action="store_true", help="only the pauses inside replies")
     args = p.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     count = 3 if args.quick else len(REPLIES_ZH)
     family = KokoroFamily(cache_dir=_common.cache_dir())
     sources = {s.name: s for s in family.sources(None)}
     out: dict[str, object] = {"benchmark": "kokoro", "rounds": rounds}
+    gaps = {
+        language: pause_rows(family.load(sources[name]), replies)
+        for language, (name, replies) in VOICES.items()
+    }
+    print(
+        _common.table(
+            "pauses inside replies (10 ms frames 40 dB under the loudest, 100 ms or longer): "
+            "voxlite against Kokoro's whole text in one run; excess: a pause less the "
+            "reference's nearest",
+            ["language", "replies", "pauses", "longest ms", "reference longest ms",
+             "worst excess ms", "over +100 ms"],
+            [[k, *v.values()] for k, v in gaps.items()],
+        )
+    )  # fmt: skip
+    out["pauses"] = gaps
+    if args.pauses:
+        _common.write_json(args.json, out)
+        return
 
     for language, (name, replies) in VOICES.items():
         voice = family.load(sources[name])
-        chunked = voice.variant(token_budget=voice.token_budget, chunks=CHUNKS)
-        # The decoder's own speed: each run's first 8 frames, then the rest (a reply's pause
-        # sent first, lengthened to the decode, would count its wait as audio).
-        decoded = voice.variant(first_window=FIRST_WINDOW)
+        chunked = voice.variant(chunks=WINDOWS)
         engines = [
-            voxlite_engine("voxlite 8 frames + the run, 1 thread (busy server)", decoded),
-            voxlite_engine(
-                "voxlite 8 frames + the run, 2 threads (idle server)", decoded, wide=True
-            ),
-            voxlite_engine("voxlite chunked (option), 1 thread", chunked),
+            voxlite_engine("voxlite, 1 thread (busy server)", voice),
+            voxlite_engine("voxlite, 2 threads (idle server)", voice, wide=True),
+            voxlite_engine("voxlite, every run in windows (option), 1 thread", chunked),
             one_shot_japanese() if language == "ja-JP" else one_shot_mandarin(voice),
         ]
         measure(engines, replies[:count], rounds)

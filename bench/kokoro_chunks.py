@@ -1,17 +1,18 @@
-"""Kokoro decoded window by window against each run decoded whole: SNR, Whisper base CER, seams
-at the joins, first audio and total work, for a few chunk schedules (docs/kokoro.md)."""
+"""Kokoro's decoding shortcuts judged against its own whole decode: Whisper base CER, DNSMOS
+(speechmos), SNR, seams at the joins, first audio and total work (docs/kokoro.md)."""
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import soxr
 from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import CHUNKS, FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule
+from voxlite.service.kokoro.decode import HOP, SAMPLE_RATE, WINDOWS, ChunkSchedule
 from voxlite.service.kokoro.voice import KokoroParams, KokoroVoice
 from voxlite.service.segmenter import Segmenter
 
@@ -22,24 +23,25 @@ from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
-WHOLE = "whole runs"
+REFERENCE = "Kokoro's whole decode, pads whole (reference)"
+PADS_CUT = "pads cut, runs whole"
+DEFAULT = "pads cut, windows when late (default)"
+# Each way: the voice's options and the listener it decodes for (what it has in hand).
 SCHEDULES: dict[str, dict[str, Any]] = {
-    WHOLE: {"first_window": None},
-    "pause first, then the run whole (default)": {
-        "pause_first": True,
-        "first_window": FIRST_WINDOW,
+    PADS_CUT: {"late": None},
+    DEFAULT: {"late": WINDOWS},
+    "pads cut, windows when late, first 12, context 8": {
+        "late": ChunkSchedule(first=12, largest=96, context=8, overlap=4)
     },
-    "first window 8 + rest, context 8, fade 4": {"first_window": FIRST_WINDOW},
-    "first window 12 + rest, context 8, fade 4": {
-        "first_window": ChunkSchedule(first=12, context=8, overlap=4, rest_whole=True)
+    "pads cut, windows when late, first 12, context 24": {
+        "late": ChunkSchedule(first=12, largest=96, context=24, overlap=4)
     },
-    "first window 12 + rest, context 16, fade 4": {
-        "first_window": ChunkSchedule(first=12, context=16, overlap=4, rest_whole=True)
-    },
-    "chunks 12-96, context 8, fade 4 (decode.CHUNKS)": {"chunks": CHUNKS},
-    "chunks 12-96, context 16, fade 4": {"chunks": ChunkSchedule(12, 2.0, 96, 16, 4)},
-    "chunks 24-128, context 32, fade 8": {"chunks": ChunkSchedule(24, 2.0, 128, 32, 8)},
+    "pads cut, every run in windows (nothing ever in hand)": {"chunks": WINDOWS},
 }
+# The listener of the rows above: one stream on a machine that decodes at this real-time
+# factor (seconds of one thread per second of audio, about Kokoro's here), so that the audio
+# in hand, and with it the choice of windows, is the same on any machine.
+PACE = 0.5
 
 
 @dataclass
@@ -63,25 +65,37 @@ def segments(text: str) -> list[str]:
 
 def speak(voice: KokoroVoice, text: str) -> Spoken:
     """`text` through the segmenter and the voice's segments on this thread (one ORT thread),
-    as to a listener who has nothing in hand before the first window and, after it, always
-    more audio than the next run takes (one stream on an idle machine: RTF about 0.5)."""
+    to a listener who starts with nothing and has in hand what was made, less what a decode
+    at PACE took to make it."""
     started = time.thread_time()
     first: float | None = None
     parts: list[np.ndarray] = []
     joins: list[int] = []
-    done = 0
+    made = spent = 0.0
     for text_segment in segments(text):
         segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
-        start = len(parts)
-        while (window := segment.next_window(0.0 if first is None else 1e9)) is not None:
+        done = sum(p.size for p in parts)
+        while (window := segment.next_window(max(0.0, made - spent))) is not None:
             first = time.thread_time() - started if first is None else first
             parts.append(window)
-        if segment.held_samples:  # a pause lengthened to wait for the decoder: not speech
-            parts[start] = parts[start][segment.held_samples :]
+            made += window.size / SAMPLE_RATE
+            spent += PACE * window.size / SAMPLE_RATE
         joins += [done + j for j in segment.joins]
-        done = sum(p.size for p in parts)
     assert first is not None
     return Spoken(np.concatenate(parts), joins, first, time.thread_time() - started)
+
+
+def reference(voice: KokoroVoice, text: str) -> Spoken:
+    """Each segment's runs as the model gives them, pads whole, each decoded whole."""
+    started = time.thread_time()
+    parts, first = [], None
+    for text_segment in segments(text):
+        for run in voice.runs(text_segment):
+            ids, style = run.ids, voice.style(len(run.ids))
+            parts.append(voice.decode(voice.model.encode(ids, style, 1.0, lead=1 << 20)))
+            first = time.thread_time() - started if first is None else first
+    assert first is not None
+    return Spoken(np.concatenate(parts), [], first, time.thread_time() - started)
 
 
 def snr(reference: np.ndarray, audio: np.ndarray) -> float:
@@ -100,9 +114,23 @@ def seam(audio: np.ndarray, joins: Sequence[int]) -> float:
     return float(steps[at].max() / np.percentile(inside, 99.9))
 
 
+def dnsmos() -> Callable[[np.ndarray], tuple[float, float]]:
+    """DNSMOS (speechmos, ONNX, offline): (OVRL, P.808) of 24 kHz audio."""
+    from speechmos import dnsmos as model
+
+    def score(audio: np.ndarray) -> tuple[float, float]:
+        x = np.clip(soxr.resample(audio, SAMPLE_RATE, 16000), -1.0, 1.0)
+        got = model.run(x.astype(np.float32), sr=16000)
+        return float(got["ovrl_mos"]), float(got["p808_mos"])
+
+    return score
+
+
 @dataclass
 class Figures:
     cer: list[float] = field(default_factory=list)
+    ovrl: list[float] = field(default_factory=list)
+    p808: list[float] = field(default_factory=list)
     snr: list[float] = field(default_factory=list)
     seam: list[float] = field(default_factory=list)
     """The same ratio measured on the whole decode at the same places comes as `seam_whole`."""
@@ -111,6 +139,21 @@ class Figures:
     work: list[float] = field(default_factory=list)
     audio: float = 0.0
 
+    def row(self) -> dict[str, float | None]:
+        def mid(values: list[float]) -> float | None:
+            return float(np.median(values)) if values else None
+
+        return {
+            "cer_mean": float(np.mean(self.cer)),
+            "dnsmos_ovrl_mean": float(np.mean(self.ovrl)),
+            "dnsmos_p808_mean": float(np.mean(self.p808)),
+            "snr_db_median": mid(self.snr),
+            "seam_max": float(np.nanmax(self.seam)) if self.seam else None,
+            "seam_whole_max": float(np.nanmax(self.seam_whole)) if self.seam_whole else None,
+            "first_ms_median": 1000 * float(np.median(self.first)),
+            "work_per_audio_second": sum(self.work) / self.audio,
+        }
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language instead of eight")
@@ -118,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     count = 3 if args.quick else 8
     family = KokoroFamily(cache_dir=_common.cache_dir())
     sources = {s.name: s for s in family.sources(None)}
-    whisper = judge()
+    whisper, quality = judge(), dnsmos()
     results: dict[str, dict[str, Figures]] = {}
     for voice_name, language, texts in (
         ("zf_xiaoxiao", "zh", REPLIES_ZH[:count]),
@@ -126,41 +169,50 @@ def main(argv: Sequence[str] | None = None) -> None:
     ):
         loaded = family.load(sources[voice_name])
         variants = {name: loaded.variant(**options) for name, options in SCHEDULES.items()}
-        voice = variants[WHOLE]
-        figures = {name: Figures() for name in SCHEDULES}
+        figures = {name: Figures() for name in [REFERENCE, *SCHEDULES]}
         for text in texts:
-            whole = speak(voice, text)
-            for name, variant in variants.items():
-                got = whole if name == WHOLE else speak(variant, text)
+            cut_whole = speak(variants[PADS_CUT], text)
+            for name in figures:
+                if name == REFERENCE:
+                    got = reference(loaded, text)
+                elif name == PADS_CUT:
+                    got = cut_whole
+                else:
+                    got = speak(variants[name], text)
                 f = figures[name]
-                f.cer.append(whisper.cer(got.audio * voice.gain, SAMPLE_RATE, language, text))
+                heard = got.audio * loaded.gain
+                f.cer.append(whisper.cer(heard, SAMPLE_RATE, language, text))
+                ovrl, p808 = quality(heard)
+                f.ovrl.append(ovrl)
+                f.p808.append(p808)
                 f.first.append(got.first)
                 f.work.append(got.work)
                 f.audio += got.audio.size / SAMPLE_RATE
-                if name != WHOLE:
-                    f.snr.append(snr(whole.audio, got.audio))
+                if name not in (REFERENCE, PADS_CUT):
+                    f.snr.append(snr(cut_whole.audio, got.audio))
                     f.seam.append(seam(got.audio, got.joins))
-                    f.seam_whole.append(seam(whole.audio, got.joins))
+                    f.seam_whole.append(seam(cut_whole.audio, got.joins))
         results[voice_name] = figures
+        base = figures[REFERENCE].row()
         rows = []
         for name, f in figures.items():
-            rows.append(
-                [
-                    name,
-                    float(np.mean(f.cer)),
-                    float(np.median(f.snr)) if f.snr else float("nan"),
-                    float(np.nanmax(f.seam)) if f.seam else float("nan"),
-                    float(np.nanmax(f.seam_whole)) if f.seam_whole else float("nan"),
-                    1000 * float(np.median(f.first)),
-                    sum(f.work) / f.audio,
-                ]
-            )
+            r = f.row()
+            rows.append([
+                name, r["cer_mean"], r["dnsmos_ovrl_mean"],
+                r["dnsmos_ovrl_mean"] - base["dnsmos_ovrl_mean"],  # type: ignore[operator]
+                r["dnsmos_p808_mean"],
+                float("nan") if r["snr_db_median"] is None else r["snr_db_median"],
+                float("nan") if r["seam_max"] is None else r["seam_max"],
+                float("nan") if r["seam_whole_max"] is None else r["seam_whole_max"],
+                r["first_ms_median"], r["work_per_audio_second"],
+            ])  # fmt: skip
         print(
             _common.table(
-                f"{voice_name}: {len(texts)} replies, chunked against whole runs (one thread; "
-                "seam: largest jump at a join / 99.9th pct of jumps elsewhere)",
-                ["decoding", "CER", "SNR dB p50", "seam max", "same spots whole", "first ms p50",
-                 "work / audio"],
+                f"{voice_name}: {len(texts)} replies against Kokoro's own whole decode (one "
+                f"thread, a listener at RTF {PACE}; SNR against the runs whole with the pads "
+                "cut; seam: largest jump at a join / 99.9th pct of jumps elsewhere)",
+                ["decoding", "CER", "DNSMOS OVRL", "vs ref", "P.808", "SNR dB p50",
+                 "seam max", "same spots whole", "first ms p50", "work / audio"],
                 rows,
             )
         )  # fmt: skip
@@ -169,18 +221,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         {
             "benchmark": "kokoro_chunks",
             "replies_per_language": count,
+            "pace": PACE,
+            "hop": HOP,
             "voices": {
-                voice: {
-                    name: {
-                        "cer_mean": float(np.mean(f.cer)),
-                        "snr_db_median": float(np.median(f.snr)) if f.snr else None,
-                        "seam_max": float(np.nanmax(f.seam)) if f.seam else None,
-                        "seam_whole_max": float(np.nanmax(f.seam_whole)) if f.seam_whole else None,
-                        "first_ms_median": 1000 * float(np.median(f.first)),
-                        "work_per_audio_second": sum(f.work) / f.audio,
-                    }
-                    for name, f in figures.items()
-                }
+                voice: {name: f.row() for name, f in figures.items()}
                 for voice, figures in results.items()
             },
         },

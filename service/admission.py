@@ -58,9 +58,10 @@ class AdmissionPolicy:
     heavy_share: float = 0.9
     """Calls whose voices have long jobs (Voice.long_jobs: a Kokoro stream takes about half a
     core) are taken while their costs add up to at most this share of the workers long jobs
-    may hold (all but one: scheduler.LONG_JOB), so that they never crowd out the light
-    streams; one more is refused at once. The first is always taken, whatever its measured
-    cost, so that a busy moment at load cannot make a voice unusable."""
+    may hold now (the scheduler's long_slots: all of them while no light stream speaks), so
+    that they never crowd out the light streams; one more waits or is refused. The first is
+    always taken, whatever its measured cost, so that a busy moment at load cannot make a
+    voice unusable."""
 
 
 @dataclass(frozen=True)
@@ -102,13 +103,13 @@ class Admission:
         *,
         per_peer: int = 0,
         per_tenant: int = 0,
-        workers: int = 1,
+        long_slots: Callable[[], int] = lambda: 1,
         queue_wait: float = 0.0,
         max_queued: int = 0,
         on_queued: Callable[[float, bool], None] = lambda seconds, admitted: None,
     ) -> None:
         self.max_streams = max_streams
-        self.workers = workers
+        self._long_slots = long_slots
         self.drain_quiet = DRAIN_QUIET
         """Seconds without input after which a drain ends a stream with nothing left to say."""
         self._heavy = 0.0
@@ -356,7 +357,7 @@ class Admission:
         if free:
             return self._take(slot or Slot(caller, cost), victims)
         heavy = cost > 0
-        budget = policy.heavy_share * max(1, self.workers - 1)
+        budget = policy.heavy_share * self._long_slots()
         costly = lambda s: s.cost > 0  # noqa: E731
         while heavy and self._count(costly, victims):
             if self._heavy - sum(v.cost for v in victims) + cost <= budget:

@@ -142,9 +142,7 @@ class CachedVoice:
         inner = self.voice.segment(
             text, params, word_timestamps=word_timestamps, long_first=long_first
         )
-        return Recording(
-            inner, lambda done: self._cache.put(key, done), word_timestamps, self.info.native_rate
-        )
+        return Recording(inner, lambda done: self._cache.put(key, done), word_timestamps)
 
 
 @dataclass
@@ -167,10 +165,6 @@ class Replay:
     def total_samples(self) -> int | None:
         return sum(w.size for w in self.phrase.windows)
 
-    @property
-    def held_samples(self) -> int:
-        return 0
-
     def next_cost(self, ahead: float) -> float:
         return 0.0
 
@@ -192,8 +186,6 @@ class Recording:
     inner: Segment
     keep: Callable[[CachedPhrase], None]
     word_timestamps: bool
-    rate: int
-    """The voice's native rate."""
     _windows: list[np.ndarray] = field(default_factory=list)
 
     @property
@@ -208,20 +200,10 @@ class Recording:
     def total_samples(self) -> int | None:
         return self.inner.total_samples
 
-    @property
-    def held_samples(self) -> int:
-        return self.inner.held_samples
-
     def _record(self, window: np.ndarray | None) -> np.ndarray | None:
         if window is None:
-            windows, words = self._windows, self.inner.words
-            held = self.inner.held_samples
-            if held and windows:  # a replay needs no wait for the model
-                windows = [windows[0][held:], *windows[1:]]
-                shift = 1000 * held / self.rate
-                words = [WordTiming(w.word, w.start_ms - shift, w.end_ms - shift) for w in words]
-            kept = tuple(words) if self.word_timestamps else None
-            self.keep(CachedPhrase(tuple(w for w in windows if w.size), kept))
+            kept = tuple(self.inner.words) if self.word_timestamps else None
+            self.keep(CachedPhrase(tuple(w for w in self._windows if w.size), kept))
         elif window.size:  # a step with no samples yet (engine.Segment.next_window)
             self._windows.append(window)
         return window

@@ -90,12 +90,6 @@ class Segment(Protocol):
         """The segment's length at the native rate once known (None before)."""
         ...
 
-    @property
-    def held_samples(self) -> int:
-        """Samples of silence at its start that only waited for the model (a Kokoro reply's
-        lengthened pause), counted in the words' times: a replay of it leaves them out."""
-        ...
-
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         """The next PCM window (float32, native rate, before gain), possibly empty (a step of
         model work with no audio yet); None when the segment is done. Each call is bounded

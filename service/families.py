@@ -7,17 +7,12 @@ from .engine import Family
 from .kokoro import KokoroFamily
 from .piper import PiperFamily
 from .piper.split_cache import SplitCache
-from .scheduler import long_slots
 
 
 def families(config: ServerConfig) -> list[Family]:
     """One object per family for a server built from `config`, in the order voices list."""
     made: dict[str, Family] = {
         "piper": PiperFamily(config.ort, SplitCache(config.cache_dir)),
-        "kokoro": KokoroFamily(
-            cache_dir=config.cache_dir,
-            ort_settings=config.ort,
-            long_slots=long_slots(config.worker_count),
-        ),
+        "kokoro": KokoroFamily(cache_dir=config.cache_dir, ort_settings=config.ort),
     }
     return [made[name] for name in config.engines]

@@ -23,14 +23,8 @@ T = TypeVar("T")
 LOAD_WINDOW = 3.0
 """Seconds over which load() averages the workers' busy time."""
 LONG_JOB = 0.25
-"""Expected seconds over which a job counts as long (a Kokoro run): long jobs may hold at most
-workers - 1 workers at once."""
-
-
-def long_slots(workers: int) -> int:
-    """Long jobs (LONG_JOB) that may run at once on `workers`: all but one worker, so that one
-    is always left to the short jobs."""
-    return max(1, workers - 1)
+"""Expected seconds over which a job counts as long (a Kokoro run): long jobs hold every
+worker while no light stream is at work, and all but one beside one (Scheduler.long_slots)."""
 
 
 WIDE_QUIET = 3.0
@@ -111,6 +105,8 @@ class Scheduler:
         self._streams = itertools.count(1)
         self._submitted: dict[int, float] = {}
         """When each open stream last queued a job (for WIDE_QUIET)."""
+        self._heavy: set[int] = set()
+        """The open streams whose voices have long jobs (the others are light: Piper)."""
         # (end, seconds, workers held) of the jobs finished lately, and the running ones: load().
         self._recent: collections.deque[tuple[float, float, int]] = collections.deque()
         self._running: dict[int, tuple[float, int]] = {}  # worker: (start, workers held)
@@ -222,12 +218,31 @@ class Scheduler:
         its jobs marked as the stream's. `long_jobs`: its voice's jobs may run long (Kokoro);
         only then does a job expected to take over LONG_JOB take a slot for long jobs. A Piper
         window estimated long on a busy machine still runs on any worker."""
-        return StreamRunner(self, next(self._streams), long_jobs)
+        stream = next(self._streams)
+        if long_jobs:
+            with self._lock:
+                self._heavy.add(stream)
+        return StreamRunner(self, stream, long_jobs)
 
     def forget(self, stream: int) -> None:
         """A stream is over (StreamRunner.close)."""
         with self._lock:
             self._submitted.pop(stream, None)
+            self._heavy.discard(stream)
+            self._lock.notify_all()  # a long job held back for it may start now
+
+    def long_slots(self) -> int:
+        """Long jobs (LONG_JOB) that may run at once: every worker while no light stream
+        queued a job within WIDE_QUIET (a Mandarin load uses the whole machine), else all but
+        one, so that a Piper stream's next window never waits behind a Kokoro run."""
+        with self._lock:
+            return self._long_slots()
+
+    def _long_slots(self) -> int:
+        """long_slots() with the lock held."""
+        since = self._clock() - WIDE_QUIET
+        light = any(t >= since for s, t in self._submitted.items() if s not in self._heavy)
+        return max(1, self.workers - 1) if light else self.workers
 
     def _others_quiet(self, stream: int) -> bool:
         """No stream but `stream` queued a job within WIDE_QUIET (lock held)."""
@@ -299,8 +314,8 @@ class Scheduler:
 
     def _next(self) -> Job | None:
         """The queued job due first that may start now (lock held): a long one only while
-        fewer than workers - 1 long ones run, so that one worker is always left to the short
-        jobs (a Piper window must not wait behind a Kokoro run of two seconds)."""
+        fewer than long_slots() long ones run, so that beside light streams one worker is
+        always left to the short jobs (a Piper window must not wait behind a Kokoro run)."""
         while self._heap and self._heap[0].state is not JobState.QUEUED:
             heapq.heappop(self._heap)
         if not self._heap or (self._wide_running and not self._wide_long):
@@ -308,7 +323,7 @@ class Scheduler:
         # A long job running wide still leaves the short jobs a worker: a Kokoro run of
         # seconds must not hold back a Piper stream's next window (the threads then exceed
         # the cores for that while, which slows both a little and stops neither).
-        long_cap = 0 if self._wide_running else long_slots(self.workers)
+        long_cap = 0 if self._wide_running else self._long_slots()
         if self._long_running < long_cap or not self._heap[0].long:
             return heapq.heappop(self._heap)
         short = [j for j in self._heap if j.state is JobState.QUEUED and not j.long]

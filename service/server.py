@@ -254,7 +254,7 @@ def _admission(config: ServerConfig, scheduler: Workers, metrics: Metrics) -> Ad
         wait=config.admission_wait_seconds,
         per_peer=config.max_streams_per_peer,
         per_tenant=config.max_streams_per_token,
-        workers=config.worker_count,
+        long_slots=scheduler.long_slots,
         queue_wait=config.queue_wait_seconds,
         max_queued=config.max_queued_calls,
         on_queued=metrics.queued,

@@ -108,11 +108,11 @@ def test_english_is_served_while_long_jobs_hold_their_slot_and_run_late(
     cache_dir: Path, tmp_path: Path
 ) -> None:
     """Bug: one Kokoro caller with costly text left a playing English call 41.8 s late and
-    every English newcomer refused ("its model work runs N ms late"). Long jobs hold at most
-    workers - 1 workers, and their lateness is theirs: with the long slot held as long as the
-    test likes and another long job queued past its deadline, an English call is admitted and
-    spoken to its end. (The long jobs stand in for Kokoro runs: the test decides how long
-    they take, not the machine.)"""
+    every English newcomer refused ("its model work runs N ms late"). Beside a light stream,
+    long jobs hold at most workers - 1 workers, and their lateness is theirs: with the long
+    slot held as long as the test likes and another long job queued past its deadline, an
+    English call is admitted and spoken to its end. (The long jobs stand in for Kokoro runs:
+    the test decides how long they take, not the machine.)"""
     srv = ServerThread(
         base_config(
             cache_dir,
@@ -132,7 +132,9 @@ def test_english_is_served_while_long_jobs_hold_their_slot_and_run_late(
         job = scheduler.run(lambda _: release.wait(timeout=60), deadline, cost=long)
         return asyncio.run_coroutine_threadsafe(job, srv.loop)
 
+    light = scheduler.runner()  # an English stream at work: one worker stays for short jobs
     try:
+        asyncio.run_coroutine_threadsafe(light.run(lambda _: None), srv.loop).result(timeout=60)
         running = submit(time.monotonic() + 600)
         wait_until(lambda: scheduler.jobs_running == 1)
         behind = submit(time.monotonic() + 0.05)

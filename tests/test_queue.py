@@ -42,7 +42,7 @@ def test_the_queue_settings(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.asyncio
 async def test_calls_at_capacity_are_admitted_first_come_first_served() -> None:
-    admission = Admission(10, workers=2, queue_wait=60.0, max_queued=8)
+    admission = Admission(10, long_slots=lambda: 1, queue_wait=60.0, max_queued=8)
     admission.open()
     held = admission.enter(cost=KOKORO_COST)
     admitted: list[tuple[str, Slot]] = []
@@ -74,7 +74,7 @@ async def test_a_full_queue_or_a_wait_that_ran_out_is_refused_saying_how_long_th
     waits: list[bool] = []
     admission = Admission(
         10,
-        workers=2,
+        long_slots=lambda: 1,
         queue_wait=60.0,
         max_queued=2,
         on_queued=lambda seconds, admitted: waits.append(admitted),
@@ -100,7 +100,7 @@ async def test_a_full_queue_or_a_wait_that_ran_out_is_refused_saying_how_long_th
 
 @pytest.mark.asyncio
 async def test_with_no_queue_a_call_gets_the_short_admission_wait_like_a_stream() -> None:
-    admission = Admission(10, workers=2, wait=0.0, queue_wait=0.0, max_queued=8)
+    admission = Admission(10, long_slots=lambda: 1, wait=0.0, queue_wait=0.0, max_queued=8)
     admission.open()
     admission.enter(cost=KOKORO_COST)
     with pytest.raises(AtCapacity, match="voices of this cost"):
@@ -109,7 +109,7 @@ async def test_with_no_queue_a_call_gets_the_short_admission_wait_like_a_stream(
 
 
 def test_a_call_needing_no_model_work_passes_the_capacity_but_not_the_stream_limit() -> None:
-    admission = Admission(2, workers=2, load=lambda: 1.0, slack=lambda heavy: 0.0)
+    admission = Admission(2, long_slots=lambda: 1, load=lambda: 1.0, slack=lambda heavy: 0.0)
     admission.open()
     with pytest.raises(AtCapacity):
         admission.enter()

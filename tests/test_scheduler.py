@@ -508,7 +508,7 @@ def test_streams_with_long_jobs_share_a_budget_and_the_first_is_always_taken() -
     """Streams whose voices have long jobs (Kokoro) are taken while their costs fit in 0.9 of
     the workers their jobs may hold; light streams (cost 0) are not counted. However dear a
     voice measured at load, one stream of it is taken on an otherwise quiet server."""
-    admission = Admission(10, workers=3)  # long jobs may hold 2 workers: a budget of 1.8
+    admission = Admission(10, long_slots=lambda: 2)  # long jobs may hold 2 workers: a budget of 1.8
     admission.open()
     costly = [admission.enter(cost=0.5) for _ in range(3)]
     with pytest.raises(AtCapacity, match=r"voices of this cost .*50% of a core, and 3 already"):
@@ -635,7 +635,7 @@ def test_a_full_limit_takes_the_slot_of_the_stream_quiet_longest() -> None:
     of costly voices) full takes the slot of the stream that has had nothing to speak for
     longest, if for at least park_after; a stream speaking (quiet 0) never loses its slot.
     The quiet times are the test's own figures."""
-    admission = Admission(3, per_peer=2, workers=3)
+    admission = Admission(3, per_peer=2, long_slots=lambda: 2)
     admission.open()
     a, b = Caller("10.0.0.1"), Caller("10.0.0.2")
     first, second, third = (
@@ -675,7 +675,7 @@ def test_a_full_limit_takes_the_slot_of_the_stream_quiet_longest() -> None:
 def test_quiet_costly_streams_give_their_budget_to_a_new_one() -> None:
     """The budget of streams with long jobs counts those speaking: a quiet Kokoro stream's
     share goes to a new one, one speaking keeps it."""
-    admission = Admission(10, workers=3)  # a budget of 1.8
+    admission = Admission(10, long_slots=lambda: 2)  # a budget of 1.8
     admission.open()
     costly = [admission.enter(cost=0.9) for _ in range(2)]
     costly[0].quiet = lambda: 0.0
@@ -699,6 +699,56 @@ def test_open_streams_are_bounded_with_the_quiet_ones() -> None:
     assert admission.parked == 2
     with pytest.raises(Overloaded, match="has 4 streams open, the most it keeps"):
         admission.enter()
+
+
+@pytest.mark.asyncio
+async def test_long_jobs_take_every_worker_while_no_light_stream_is_at_work() -> None:
+    """Issue 27: a Mandarin-only load ran one Kokoro decode at a time on 2 workers, the other
+    idle. With no light stream at work within WIDE_QUIET (the clock is the test's), long jobs
+    take every worker; beside one, one worker stays for its short jobs."""
+    now = [1000.0]
+    scheduler = Scheduler(2, clock=lambda: now[0])
+    first, second = scheduler.runner(long_jobs=True), scheduler.runner(long_jobs=True)
+    piper = scheduler.runner()
+    long = LONG_JOB + 1
+    gate = threading.Event()
+    started: list[str] = []
+
+    def hold(name: str) -> Work[None]:
+        def run(wide: bool) -> None:
+            started.append(name)
+            gate.wait(timeout=30)
+
+        return run
+
+    try:
+        assert scheduler.long_slots() == 2
+        both = [
+            asyncio.ensure_future(first.run(hold("first"), cost=long)),
+            asyncio.ensure_future(second.run(hold("second"), cost=long)),
+        ]
+        await asyncio.to_thread(wait_until, lambda: len(started) == 2)  # both run at once
+        gate.set()
+        await asyncio.gather(*both)
+        await piper.run(lambda wide: None)
+        assert scheduler.long_slots() == 1
+        gate.clear()
+        one = asyncio.ensure_future(first.run(hold("beside piper"), cost=long))
+        await asyncio.to_thread(wait_until, lambda: len(started) == 3)
+        held_back = asyncio.ensure_future(second.run(hold("held back"), cost=long))
+        await piper.run(lambda wide: None)  # the short job has its worker
+        assert not held_back.done()
+        assert started[-1] == "beside piper"
+        now[0] += WIDE_QUIET + 0.1  # the light stream fell quiet: its worker is free again
+        assert scheduler.long_slots() == 2
+        piper.close()  # wakes the workers (a stream's end or any job's end does)
+        await asyncio.to_thread(wait_until, lambda: len(started) == 4)
+        gate.set()
+        await asyncio.gather(one, held_back)
+    finally:
+        gate.set()
+        scheduler.shutdown()
+    assert started == ["first", "second", "beside piper", "held back"]
 
 
 @pytest.mark.asyncio
@@ -733,7 +783,7 @@ def test_a_costly_stream_that_falls_behind_does_not_refuse_light_calls() -> None
     light call is weighed by the short jobs; a call of a costly voice by all of them. The
     lateness is the test's own figure."""
     late = {False: 0.0, True: 35.0}
-    admission = Admission(10, overdue=late.__getitem__, workers=2)
+    admission = Admission(10, overdue=late.__getitem__, long_slots=lambda: 1)
     admission.open()
     admission.enter()  # an English newcomer: the short jobs are on time
     with pytest.raises(AtCapacity, match="runs 35000 ms late"):

@@ -16,7 +16,7 @@ import numpy as np
 from ..engine import VoiceInfo, VoiceSource
 from ..errors import ModelError, VoiceNotFound
 from ..runtime import OrtSettings
-from .decode import FIRST_WINDOW, SAMPLE_RATE, ChunkSchedule, KokoroModel
+from .decode import SAMPLE_RATE, WINDOWS, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .g2p import G2P, JapaneseG2P, MandarinG2P
 from .graph import SplitCache, model_files
@@ -86,24 +86,16 @@ class KokoroFamily:
         ort_settings: OrtSettings | None = None,
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
-        first_window: ChunkSchedule | None = FIRST_WINDOW,
-        pause_first: bool = True,
-        long_slots: int = 1,
+        late: ChunkSchedule | None = WINDOWS,
     ) -> None:
-        """`chunks`: decode every run window by window with this schedule (first audio sooner,
-        audio not equal to a whole decode: docs/kokoro.md). Else `pause_first`: a segment's
-        first run that the listener cannot wait for sends its leading pause first, as long as
-        its decode takes (KokoroVoice.pause_first); `first_window`: the schedule for the other
-        runs the listener cannot wait for whole (KokoroVoice.first_window); None: whole.
-        `long_slots`: Kokoro runs the server's scheduler runs at once (KokoroModel.busy_for)."""
+        """`late`: the windows of a run the listener cannot wait for whole (KokoroVoice.late;
+        None: every run whole); `chunks`: every run window by window (KokoroVoice.chunks)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
         self.token_budget = token_budget
         self.chunks = chunks
-        self.first_window = first_window
-        self.pause_first = pause_first
-        self._long_slots = long_slots
+        self.late = late
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -155,7 +147,7 @@ class KokoroFamily:
         styles = np.frombuffer(data, dtype=np.float32).reshape(_STYLE_SHAPE)
         with self._lock:
             shared = self._shared or _Shared(
-                KokoroModel(self._cache, self._settings, self._long_slots), load_vocab(), None
+                KokoroModel(self._cache, self._settings), load_vocab(), None
             )
             g2p = self._language_g2p(language)
             info = VoiceInfo(
@@ -177,8 +169,7 @@ class KokoroFamily:
                 calibration=Calibration(1.0, shared.cost or 0.0),
                 token_budget=self.token_budget,
                 chunks=self.chunks,
-                first_window=self.first_window,
-                pause_first=self.pause_first,
+                late=self.late,
             ).calibrated(_CALIBRATION[language], cost=shared.cost)
             self._shared = _Shared(shared.model, shared.vocab, voice.cost)
         return voice

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..engine import VoiceInfo, VoiceRequest, WordTiming
 from ..errors import InvalidRequest
 from ..jobs import Batch
-from .decode import HOP, LEAD_KEPT, SAMPLE_RATE, ChunkedRun, ChunkSchedule, Encoded, KokoroModel
+from .decode import (
+    HOP,
+    LEAD_KEPT,
+    SAMPLE_RATE,
+    TAIL_KEPT,
+    WINDOWS,
+    ChunkedRun,
+    ChunkSchedule,
+    Encoded,
+    KokoroModel,
+)
 from .g2p import G2P, in_pieces
 from .tokens import Run, cut_runs
 
@@ -30,12 +39,12 @@ FRAMES_PER_TOKEN = 3.0
 # (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs its G2P whole,
 # and must count as the long job it is.
 G2P_SECONDS_PER_CHARACTER = 0.00015
-# The encoder's share of a run's work (the decoder is about 98 %): what a step that only
-# encodes a run and sends its leading pause costs the scheduler.
+# The encoder's share of a run's work (the decoder is about 98 %): what encoding the runs
+# after the first (for their word timestamps) adds to a segment's first step.
 ENCODER_SHARE = 0.02
-# A pause lengthened to cover a run's decode covers this much more than recent decoder runs
-# predict, so that the decode is done before the pause ends (bench.capacity --levels 0+1,0+2).
-PAUSE_SLACK = 1.1
+# A run is decoded whole (exactly) only when that takes at most this share of the audio the
+# listener has in hand: the rest is room for a wait behind other streams' jobs.
+WHOLE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -71,8 +80,7 @@ class KokoroVoice:
         calibration: Calibration,
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
-        first_window: ChunkSchedule | None = None,
-        pause_first: bool = False,
+        late: ChunkSchedule | None = WINDOWS,
     ) -> None:
         self.info = info
         self.calibration = calibration
@@ -82,16 +90,11 @@ class KokoroVoice:
         self._vocab = vocab
         self.token_budget = token_budget
         self.chunks = chunks
-        """Every run decoded window by window with this schedule (sooner, not exact)."""
-        self.first_window = first_window
-        """Without `chunks`: the schedule (its first window, then the rest) of a run whose
-        whole decode would take longer than the audio the listener has in hand (with
-        `pause_first`, only a run that continues a segment); other runs are decoded whole
-        (exact). None: every run whole."""
-        self.pause_first = pause_first
-        """Without `chunks`: a segment's first run that the listener cannot wait for sends its
-        leading pause at once, as long as the run's decode takes, then the run decoded whole
-        (exact); `first_window` is then left for the runs that continue a segment."""
+        """Every run decoded window by window with this schedule (a benchmark's option)."""
+        self.late = late
+        """Without `chunks`: the windows of a run whose whole decode the listener cannot wait
+        for (a reply's first run, with nothing in hand); other runs are decoded whole, exactly.
+        None: every run whole."""
 
     @property
     def gain(self) -> float:
@@ -110,21 +113,21 @@ class KokoroVoice:
         *,
         token_budget: int | None = None,
         chunks: ChunkSchedule | None = None,
-        first_window: ChunkSchedule | None = None,
-        pause_first: bool = False,
+        late: ChunkSchedule | None = WINDOWS,
+        calibration: Calibration | None = None,
     ) -> KokoroVoice:
-        """The same voice (its model, tables, gain and cost) with other run settings."""
+        """The same voice (its model, tables, and by default gain and cost) with other run
+        settings."""
         return KokoroVoice(
             self.info,
             self._styles,
             self._model,
             self._g2p,
             self._vocab,
-            calibration=self.calibration,
+            calibration=calibration or self.calibration,
             token_budget=token_budget or self.token_budget,
             chunks=chunks,
-            first_window=first_window,
-            pause_first=pause_first,
+            late=late,
         )
 
     @property
@@ -154,7 +157,9 @@ class KokoroVoice:
     ) -> KokoroSegment:
         if not isinstance(params, KokoroParams):
             raise TypeError(f"not the params of a Kokoro voice: {params!r}")
-        return KokoroSegment(self, text, params, word_timestamps=word_timestamps)
+        return KokoroSegment(
+            self, text, params, word_timestamps=word_timestamps, long_first=long_first
+        )
 
     def runs(self, text: str) -> list[Run]:
         """`text` through G2P, cut into model runs."""
@@ -166,13 +171,17 @@ class KokoroVoice:
     def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
         return self._model.decode(enc, wide=wide)
 
-    def chunked(self, enc: Encoded, schedule: ChunkSchedule, start: int = 0) -> ChunkedRun:
-        return ChunkedRun(self._model, enc, schedule, start)
+    def chunked(self, enc: Encoded, schedule: ChunkSchedule, span: tuple[int, int]) -> ChunkedRun:
+        return ChunkedRun(self._model, enc, schedule, *span)
 
     def synthesize(self, text: str, params: KokoroParams | None = None) -> np.ndarray:
-        """All of `text`, each run decoded whole (before gain)."""
+        """All of `text`, each run decoded whole (before gain), as a segment emits it."""
         params = params or KokoroParams(1.0)
-        parts = [self.decode(self.encode(run, params)) for run in self.runs(text)]
+        parts = []
+        for run in self.runs(text):
+            enc = self.encode(run, params)
+            first, end = emitted(enc)
+            parts.append(self.decode(enc)[first * HOP : end * HOP])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
     def calibrated(self, text: str, *, cost: float | None = None) -> KokoroVoice:
@@ -186,8 +195,7 @@ class KokoroVoice:
             calibration=calibrate(self, text, cost=cost),
             token_budget=self.token_budget,
             chunks=self.chunks,
-            first_window=self.first_window,
-            pause_first=self.pause_first,
+            late=self.late,
         )
 
 
@@ -212,14 +220,23 @@ def calibrate(
 
 class KokoroSegment:
     """One text segment: G2P and cutting on the first window, then one model run per window
-    (a run's encoder and its whole decoder), or, with the voice's chunk schedule, one decoder
-    window per call. Nothing runs outside next_window(); dropping the segment between two
-    calls leaves nothing running."""
+    (a run's encoder and its whole decoder), or, for a run the listener cannot wait for (or
+    with the voice's chunk schedule), one decoder window per call. Nothing runs outside
+    next_window(); dropping the segment between two calls leaves nothing running."""
 
     def __init__(
-        self, voice: KokoroVoice, text: str, params: KokoroParams, *, word_timestamps: bool
+        self,
+        voice: KokoroVoice,
+        text: str,
+        params: KokoroParams,
+        *,
+        word_timestamps: bool,
+        long_first: bool = False,
     ) -> None:
         self._voice = voice
+        self._long_first = long_first
+        """The workers are busy: a first window twice as long, which the first audio waits
+        for anyway, leaves the next one time to be made on one thread."""
         self._text = text
         self._params = params
         self._word_timestamps = word_timestamps and voice.info.word_timestamps
@@ -228,10 +245,6 @@ class KokoroSegment:
         self._next = 0
         """Index of the next run to start."""
         self._chunked: ChunkedRun | None = None
-        self._paused = False
-        """The next run's leading pause is sent: the run comes next, decoded whole."""
-        self._held = 0
-        """Frames of silence added to the first run's pause to cover its decode."""
         self._words: list[WordTiming] = []
         self.model_runs = 0
         """Decoder runs made so far (tests count them)."""
@@ -257,7 +270,7 @@ class KokoroSegment:
         per_frame = voice.cost * FRAME_MS / 1000
         chunked = self._chunked
         if chunked is not None and not chunked.done:
-            return per_frame * chunked.next_frames(int(ahead * 1000 / FRAME_MS))
+            return per_frame * chunked.next_frames(int(ahead / per_frame))
         start = 0.0
         if self._runs is None:
             start = G2P_SECONDS_PER_CHARACTER * len(self._text)
@@ -279,28 +292,28 @@ class KokoroSegment:
             enc = self._encoded[self._next]
             run = self._runs[self._next]
             frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(run.ids))
-        if self._paused:
-            return per_frame * frames
-        late = frames * per_frame > ahead
-        if late and self._pauses(self._next):
-            return per_frame * frames * ENCODER_SHARE
-        schedule = voice.chunks
-        if schedule is None and late:
-            schedule = voice.first_window
+        schedule = self._schedule(frames, ahead)
         if schedule is not None and frames > 2 * schedule.first:
             frames = schedule.first + 2 * schedule.context
         return per_frame * frames
 
-    @property
-    def held_samples(self) -> int:
-        return self._held * HOP
+    def _schedule(self, frames: int, ahead: float) -> ChunkSchedule | None:
+        """The windows a run of `frames` goes in, with `ahead` seconds in hand (None: whole)."""
+        voice = self._voice
+        if voice.chunks is not None:
+            return voice.chunks
+        whole = frames * voice.cost * FRAME_MS / 1000
+        late = voice.late if whole > WHOLE_SHARE * ahead else None
+        if late is not None and self._long_first:
+            return replace(late, first=min(late.largest, 2 * late.first))
+        return late
 
     @property
     def total_samples(self) -> int | None:
-        if self._runs is None or any(e is None for e in self._encoded):
+        encoded = [e for e in self._encoded if e is not None]
+        if self._runs is None or len(encoded) < len(self._runs):
             return None
-        frames = sum(e.frames - _skip(k, e) for k, e in enumerate(self._encoded) if e is not None)
-        return (frames + self._held) * HOP
+        return HOP * sum(end - first for first, end in map(emitted, encoded))
 
     @property
     def runs(self) -> Sequence[Run]:
@@ -333,53 +346,19 @@ class KokoroSegment:
         if self._chunked is None or self._chunked.done:
             if self._next >= len(self._runs):
                 return None
-            k = self._next
-            enc = self._encoded_run(k)
-            late = enc.frames * FRAME_MS / 1000 * voice.cost > ahead
-            if self._paused:  # its pause is out: the rest of the run, exact
-                self._paused = False
-                self._next += 1
-                self.model_runs += 1
-                return self._emit(voice.decode(enc, wide=wide)[_lead_pause(enc) * HOP :])
-            if late and self._pauses(k):
-                # The run goes next, due at once: wide if this step was (the machine is idle),
-                # after another stream's run if the workers for long jobs are taken.
-                model = voice.model
-                pace = model.seconds_per_frame(wide=wide) or voice.cost * FRAME_MS / 1000
-                decode = PAUSE_SLACK * pace * enc.frames + model.busy_for()
-                return self._emit(self._pause(enc, decode - ahead))
-            skip = _skip(k, enc)
+            enc = self._encoded_run(self._next)
             self._next += 1
-            schedule = voice.chunks
-            # A run is split only when its whole decode would outlast the audio in hand.
-            if schedule is None and late:
-                schedule = voice.first_window
-            if schedule is None or enc.frames - skip <= 2 * schedule.first:
+            first, end = emitted(enc)
+            schedule = self._schedule(enc.frames, ahead)
+            if schedule is None or end - first <= 2 * schedule.first:
                 self.model_runs += 1
-                return self._emit(voice.decode(enc, wide=wide)[skip * HOP :])
-            self._chunked = voice.chunked(enc, schedule, skip)
+                return self._emit(voice.decode(enc, wide=wide)[first * HOP : end * HOP])
+            self._chunked = voice.chunked(enc, schedule, (first, end))
         elif self._emitted:
             self.joins.append(self._emitted)
         self.model_runs += 1
-        return self._emit(self._chunked.next_window(int(ahead * 1000 / FRAME_MS), wide=wide))
-
-    def _pauses(self, k: int) -> bool:
-        """Whether run `k`, late, starts with its pause sent on its own (see pause_first)."""
-        return k == 0 and self._voice.pause_first and self._voice.chunks is None
-
-    def _pause(self, enc: Encoded, wait: float) -> np.ndarray:
-        """The first run's leading pause as silence (the decoder's is under -60 dB of the
-        speech), lengthened to `wait` seconds when its decode takes longer: the listener then
-        hears speech start when it can, with no gap inside it. Its words move with it."""
-        pause = _lead_pause(enc)
-        frames = max(pause, math.ceil(wait * 1000 / FRAME_MS))
-        self._held = frames - pause
-        self._paused = True
-        shift = self._held * FRAME_MS
-        self._words = [
-            WordTiming(w.word, w.start_ms + shift, w.end_ms + shift) for w in self._words
-        ]
-        return np.zeros(frames * HOP, dtype=np.float32)
+        per_frame = voice.cost * FRAME_MS / 1000
+        return self._emit(self._chunked.next_window(int(ahead / per_frame), wide=wide))
 
     def _emit(self, window: np.ndarray) -> np.ndarray:
         self._emitted += window.size
@@ -389,31 +368,29 @@ class KokoroSegment:
         return None
 
 
-def _lead_pause(enc: Encoded) -> int:
-    """Frames of a run's leading pause before the LEAD_KEPT that lead into its first word."""
-    return max(0, enc.lead - LEAD_KEPT)
-
-
-def _skip(k: int, enc: Encoded) -> int:
-    """Frames of run `k`'s leading silence not emitted: all but LEAD_KEPT after the first run."""
-    return 0 if k == 0 else _lead_pause(enc)
+def emitted(enc: Encoded) -> tuple[int, int]:
+    """The frames [first, end) of a run that a segment emits: its leading pad but the
+    LEAD_KEPT frames into its first word, and its trailing pad but TAIL_KEPT, left out."""
+    tail = int(enc.durations[-1])
+    return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, tail - TAIL_KEPT)
 
 
 def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
     """Each word's start and end from the encoder's per-token frames (the leading pad's frames
-    before the first token), the runs one after another."""
+    before the first token), the runs one after another as emitted."""
     words = []
     offset = 0
-    for k, (run, enc) in enumerate(zip(runs, encoded, strict=True)):
+    for run, enc in zip(runs, encoded, strict=True):
         assert enc is not None
-        offset -= _skip(k, enc)
+        first, end = emitted(enc)
+        offset -= first
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
-        for piece, (first, end) in zip(run.pieces, run.spans, strict=True):
-            if piece.text and end > first:
+        for piece, (lo, hi) in zip(run.pieces, run.spans, strict=True):
+            if piece.text and hi > lo:
                 # ids[i] is the model's token i + 1: it starts where token i ends.
-                start_frame = offset + int(ends[first])
-                end_frame = offset + int(ends[end])
+                start_frame = offset + int(ends[lo])
+                end_frame = offset + int(ends[hi])
                 words.append(WordTiming(piece.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
-        offset += enc.frames
+        offset += end
     return words

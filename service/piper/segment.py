@@ -77,10 +77,6 @@ class PiperSegment:
         return self._words
 
     @property
-    def held_samples(self) -> int:
-        return 0
-
-    @property
     def total_samples(self) -> int | None:
         done = self._pending is not None and not self._pending
         return self._frames * self.model.hop if done else None
