@@ -186,16 +186,8 @@ class KokoroVoice:
 
     def calibrated(self, text: str, *, cost: float | None = None) -> KokoroVoice:
         """This voice measured on `text` (see calibrate()), as a new voice."""
-        return KokoroVoice(
-            self.info,
-            self._styles,
-            self._model,
-            self._g2p,
-            self._vocab,
-            calibration=calibrate(self, text, cost=cost),
-            token_budget=self.token_budget,
-            chunks=self.chunks,
-            late=self.late,
+        return self.variant(
+            chunks=self.chunks, late=self.late, calibration=calibrate(self, text, cost=cost)
         )
 
 
