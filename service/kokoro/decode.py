@@ -26,10 +26,12 @@ LEAD_DECODED = 4
 # Of those, a run emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
 LEAD_KEPT = 2
-# Of the trailing pad (the end token's frames, after the last mark's own pause), a run emits
-# at most this many: the mark's pause is Kokoro's pause there, and the pad on top of it made
-# every clause a sentence end (docs/kokoro.md#pauses).
-TAIL_KEPT = 2
+# Of a run's closing pause (its last mark's frames and the end pad: Kokoro ends every run as
+# if the text ended there, 500 ms and more even after a comma), a run emits at most this many
+# frames after a sentence's end and after a clause's: what Kokoro gives at those marks inside
+# a whole text (docs/kokoro.md#pauses, bench.kokoro --pauses).
+SENTENCE_PAUSE = 14
+CLAUSE_PAUSE = 6
 # The encoder's predicted log energy of a frame under which it is a pause: speech frames
 # are above 3, pauses below -4 (the closing pause's frames: Encoded.closing_pause).
 SILENT_ENERGY = 0.0

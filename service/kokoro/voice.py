@@ -12,10 +12,11 @@ from ..engine import VoiceInfo, VoiceRequest, WordTiming
 from ..errors import InvalidRequest
 from ..jobs import Batch
 from .decode import (
+    CLAUSE_PAUSE,
     HOP,
     LEAD_KEPT,
     SAMPLE_RATE,
-    TAIL_KEPT,
+    SENTENCE_PAUSE,
     WINDOWS,
     ChunkedRun,
     ChunkSchedule,
@@ -180,7 +181,7 @@ class KokoroVoice:
         parts = []
         for run in self.runs(text):
             enc = self.encode(run, params)
-            first, end = emitted(enc)
+            first, end = emitted(run, enc)
             parts.append(self.decode(enc)[first * HOP : end * HOP])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
@@ -305,7 +306,8 @@ class KokoroSegment:
         encoded = [e for e in self._encoded if e is not None]
         if self._runs is None or len(encoded) < len(self._runs):
             return None
-        return HOP * sum(end - first for first, end in map(emitted, encoded))
+        spans = [emitted(run, enc) for run, enc in zip(self._runs, encoded, strict=True)]
+        return HOP * sum(end - first for first, end in spans)
 
     @property
     def runs(self) -> Sequence[Run]:
@@ -338,9 +340,9 @@ class KokoroSegment:
         if self._chunked is None or self._chunked.done:
             if self._next >= len(self._runs):
                 return None
-            enc = self._encoded_run(self._next)
+            run, enc = self._runs[self._next], self._encoded_run(self._next)
             self._next += 1
-            first, end = emitted(enc)
+            first, end = emitted(run, enc)
             schedule = self._schedule(enc.frames, ahead)
             if schedule is None or end - first <= 2 * schedule.first:
                 self.model_runs += 1
@@ -360,11 +362,17 @@ class KokoroSegment:
         return None
 
 
-def emitted(enc: Encoded) -> tuple[int, int]:
+def emitted(run: Run, enc: Encoded) -> tuple[int, int]:
     """The frames [first, end) of a run that a segment emits: its leading pad but the
-    LEAD_KEPT frames into its first word, and its trailing pad but TAIL_KEPT, left out."""
-    tail = int(enc.durations[-1])
-    return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, tail - TAIL_KEPT)
+    LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
+    last mark inside a text (SENTENCE_PAUSE, CLAUSE_PAUSE), left out."""
+    last = run.pieces[-1].phonemes.rstrip() if run.pieces else ""
+    kept = SENTENCE_PAUSE if last[-1:] in _SENTENCE_ENDS else CLAUSE_PAUSE
+    return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
+
+
+# The marks that end a sentence in Kokoro's phonemes (G2P writes 。！？ as these).
+_SENTENCE_ENDS = frozenset(".!?…")
 
 
 def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
@@ -374,15 +382,16 @@ def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[
     offset = 0
     for run, enc in zip(runs, encoded, strict=True):
         assert enc is not None
-        first, end = emitted(enc)
+        first, end = emitted(run, enc)
         offset -= first
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
         for piece, (lo, hi) in zip(run.pieces, run.spans, strict=True):
             if piece.text and hi > lo:
                 # ids[i] is the model's token i + 1: it starts where token i ends.
-                start_frame = offset + int(ends[lo])
-                end_frame = offset + int(ends[hi])
+                # A word's last frames may be in the closing pause cut after it.
+                start_frame = offset + min(int(ends[lo]), end)
+                end_frame = offset + min(int(ends[hi]), end)
                 words.append(WordTiming(piece.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
         offset += end
     return words
