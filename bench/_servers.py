@@ -81,7 +81,7 @@ def voxlite_argv(
 
 def piper_argv(port: int) -> list[str]:
     """Piper's own HTTP server (piper-tts) on the embedded default voice: the baseline."""
-    from voxlite.service.piper import embedded_voice_files
+    from voxlite.service.engines.piper import embedded_voice_files
 
     model, _ = embedded_voice_files()
     return [sys.executable, "-m", "piper.http_server", "-m", str(model), "--host", "127.0.0.1",

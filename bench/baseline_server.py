@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from voxlite.service.__main__ import limit_malloc_arenas, quiet_grpc_core, serve
-from voxlite.service.config import config_from_args
 from voxlite.service.jobs import Batch, SchedulerStats, Work
+from voxlite.service.settings.config import config_from_args
 
 T = TypeVar("T")
 
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     config = config_from_args(argv)
     quiet_grpc_core(config.log_level)
-    from voxlite.service import logs  # imports grpc (after quiet_grpc_core)
+    from voxlite.service.ops import logs  # imports grpc (after quiet_grpc_core)
 
     logs.configure(config.log_level, config.log_format)
     asyncio.run(serve(config, ThreadPerStream()))

@@ -12,15 +12,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import piper
-from voxlite.service.engine import VoiceRequest, VoiceSource
-from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
-from voxlite.service.piper.calibration import calibrate
-from voxlite.service.piper.config import FAMILY, read_voice_info
-from voxlite.service.piper.model import PiperModel
-from voxlite.service.piper.split import split_graph
-from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.runtime import OrtSettings
-from voxlite.service.segmenter import Segmenter
+from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.engines.engine import VoiceRequest, VoiceSource
+from voxlite.service.engines.piper import (
+    EMBEDDED_VOICE,
+    PiperFamily,
+    PiperVoice,
+    embedded_voice_files,
+)
+from voxlite.service.engines.piper.calibration import calibrate
+from voxlite.service.engines.piper.config import FAMILY, read_voice_info
+from voxlite.service.engines.piper.model import PiperModel
+from voxlite.service.engines.piper.split import split_graph
+from voxlite.service.engines.piper.split_cache import SplitCache
+from voxlite.service.engines.runtime import OrtSettings
 
 from . import _common
 from .corpus import REPLIES

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnxruntime as ort
-from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
-from voxlite.service.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
-from voxlite.service.kokoro.tokens import MAX_TOKENS
-from voxlite.service.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
-from voxlite.service.runtime import OrtSettings
-from voxlite.service.segmenter import Segmenter
+from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
+from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
+from voxlite.service.engines.kokoro.tokens import MAX_TOKENS
+from voxlite.service.engines.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
+from voxlite.service.engines.runtime import OrtSettings
 
 from . import _common
 from .kokoro_chunks import speak
@@ -270,7 +270,7 @@ import json, resource, sys, time, warnings
 warnings.filterwarnings("ignore")
 from pathlib import Path
 started = time.perf_counter()
-from voxlite.service.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro import KokoroFamily
 family = KokoroFamily(cache_dir=Path(sys.argv[1]))
 names = sys.argv[2].split(",")
 sources = [s for s in family.sources(None) if names == ["all"] or s.name in names]

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import soxr
-from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import HOP, SAMPLE_RATE, WINDOWS, ChunkSchedule
-from voxlite.service.kokoro.voice import KokoroParams, KokoroVoice
-from voxlite.service.segmenter import Segmenter
+from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.decode import HOP, SAMPLE_RATE, WINDOWS, ChunkSchedule
+from voxlite.service.engines.kokoro.voice import KokoroParams, KokoroVoice
 
 from tests.whisper import judge
 

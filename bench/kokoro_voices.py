@@ -6,8 +6,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import SAMPLE_RATE
+from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.decode import SAMPLE_RATE
 
 from tests.whisper import judge
 

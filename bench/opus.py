@@ -17,8 +17,8 @@ import numpy as np
 import opuslib
 import soxr
 from pesq import pesq
-from voxlite.service.audio import DEFAULT_OPUS_BITRATE, DEFAULT_OPUS_RATE, OPUS_COMPLEXITY
-from voxlite.service.runtime import OrtSettings
+from voxlite.service.audio.settings import DEFAULT_OPUS_BITRATE, DEFAULT_OPUS_RATE, OPUS_COMPLEXITY
+from voxlite.service.engines.runtime import OrtSettings
 
 from . import _common
 from .corpus import REPLIES

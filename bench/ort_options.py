@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from voxlite.service.engine import VoiceRequest
-from voxlite.service.piper import embedded_voice_files
-from voxlite.service.piper.calibration import FLOW_MARGIN
-from voxlite.service.piper.config import read_voice_info
-from voxlite.service.piper.model import PiperModel
-from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.piper.stages import Margins
-from voxlite.service.runtime import OrtSettings
+from voxlite.service.engines.engine import VoiceRequest
+from voxlite.service.engines.piper import embedded_voice_files
+from voxlite.service.engines.piper.calibration import FLOW_MARGIN
+from voxlite.service.engines.piper.config import read_voice_info
+from voxlite.service.engines.piper.model import PiperModel
+from voxlite.service.engines.piper.split_cache import SplitCache
+from voxlite.service.engines.piper.stages import Margins
+from voxlite.service.engines.runtime import OrtSettings
 
 from . import _common
 

@@ -199,7 +199,7 @@ class PipecatAgent:
 def piper_service() -> TTSService:
     """Pipecat's own in-process Piper on the same voice files as the server's default."""
     from pipecat.services.piper.tts import PiperTTSService
-    from voxlite.service.piper import embedded_voice_files
+    from voxlite.service.engines.piper import embedded_voice_files
 
     model, _ = embedded_voice_files()
     return PiperTTSService(

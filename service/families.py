@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .config import ServerConfig
-from .engine import Family
-from .kokoro import KokoroFamily
-from .piper import PiperFamily
-from .piper.split_cache import SplitCache
+from .engines.engine import Family
+from .engines.kokoro import KokoroFamily
+from .engines.piper import PiperFamily
+from .engines.piper.split_cache import SplitCache
+from .settings.config import ServerConfig
 
 
 def families(config: ServerConfig) -> list[Family]:

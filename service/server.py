@@ -13,20 +13,22 @@ from typing import TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from . import logs, reflection, runtime
-from .admission import Admission
-from .api import SERVICE_NAME, TextToSpeechServicer, add_to_server
-from .cache import PhraseCache
-from .calls import CallObserver
-from .config import ServerConfig
+from .capacity.admission import Admission
+from .capacity.scheduler import Scheduler
+from .engines import runtime
+from .engines.cache import PhraseCache
+from .engines.registry import VoiceRegistry
 from .families import families
-from .health import BoundedHealthServicer
+from .grpc import reflection
+from .grpc.api import SERVICE_NAME, TextToSpeechServicer, add_to_server
+from .grpc.calls import CallObserver
+from .grpc.health import BoundedHealthServicer
+from .grpc.security import TokenAuth, server_credentials
+from .http.openai_api import SpeechHTTP
 from .jobs import Workers
-from .metrics import Metrics
-from .openai_api import SpeechHTTP
-from .registry import VoiceRegistry
-from .scheduler import Scheduler
-from .security import TokenAuth, server_credentials
+from .ops import logs
+from .ops.metrics import Metrics
+from .settings.config import ServerConfig
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -9,10 +9,15 @@ from typing import TypeVar
 import grpc
 import onnxruntime as ort
 import pytest
-from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
-from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.registry import VoiceRegistry
-from voxlite.service.runtime import OrtSettings
+from voxlite.service.engines.piper import (
+    EMBEDDED_VOICE,
+    PiperFamily,
+    PiperVoice,
+    embedded_voice_files,
+)
+from voxlite.service.engines.piper.split_cache import SplitCache
+from voxlite.service.engines.registry import VoiceRegistry
+from voxlite.service.engines.runtime import OrtSettings
 from voxlite.tts.v1 import tts_pb2_grpc
 
 from .helpers import Pki, ServerThread, base_config, make_pki

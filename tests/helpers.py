@@ -33,12 +33,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxlite.client import AsyncClient, AudioChunk, Encoding
-from voxlite.service.config import ServerConfig, config_from_args
-from voxlite.service.engine import Voice
-from voxlite.service.piper import PiperVoice, embedded_voice_files
-from voxlite.service.scheduler import Scheduler
+from voxlite.service.call.session import Session
+from voxlite.service.capacity.scheduler import Scheduler
+from voxlite.service.engines.engine import Voice
+from voxlite.service.engines.piper import PiperVoice, embedded_voice_files
 from voxlite.service.server import VoxliteServer, create_server
-from voxlite.service.session import Session
+from voxlite.service.settings.config import ServerConfig, config_from_args
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 T = TypeVar("T")

@@ -15,8 +15,8 @@ import grpc
 import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2
-from voxlite.service.engine import VoiceRequest
-from voxlite.service.piper import PiperVoice
+from voxlite.service.engines.engine import VoiceRequest
+from voxlite.service.engines.piper import PiperVoice
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from .helpers import (

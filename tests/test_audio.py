@@ -1,4 +1,5 @@
-"""Tests of the audio pipeline (service/audio.py) and the Ogg Opus muxer (service/ogg.py)."""
+"""Tests of the audio pipeline (service/audio/settings.py) and the Ogg Opus muxer
+(service/audio/ogg.py)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ import opuslib
 import pytest
 import soundfile as sf
 import soxr
-from voxlite.service.audio import (
+from voxlite.service.audio.encoders import EncodedChunk
+from voxlite.service.audio.ogg import OggOpusWriter, ogg_crc32, opus_packet_samples_48k
+from voxlite.service.audio.pipeline import AudioPipeline
+from voxlite.service.audio.settings import (
     AudioSettings,
     Encoding,
     InvalidAudioConfig,
     resolve_audio_settings,
 )
-from voxlite.service.encoders import EncodedChunk
-from voxlite.service.ogg import OggOpusWriter, ogg_crc32, opus_packet_samples_48k
-from voxlite.service.pipeline import AudioPipeline
 
 with warnings.catch_warnings():
     warnings.filterwarnings(
@@ -129,7 +130,7 @@ def resampled(x: np.ndarray, rate: int) -> np.ndarray:
     return np.asarray(soxr.resample(x, SR, rate), dtype=np.float32) if rate != SR else x
 
 
-# -- an Ogg reader written for the tests, independent of service/ogg.py ----------------------------
+# -- an Ogg reader written for the tests, independent of service/audio/ogg.py ----------------------
 
 
 def bitwise_ogg_crc(data: bytes) -> int:

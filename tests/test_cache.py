@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from voxlite.service.cache import CachedPhrase, PhraseCache
-from voxlite.service.piper import PiperParams
-from voxlite.service.scheduler import Scheduler
+from voxlite.service.capacity.scheduler import Scheduler
+from voxlite.service.engines.cache import CachedPhrase, PhraseCache
+from voxlite.service.engines.piper import PiperParams
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import QUIET, ServerThread, base_config

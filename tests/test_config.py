@@ -9,9 +9,9 @@ from typing import Any
 
 import grpc
 import pytest
-from voxlite.service.config import ServerConfig, config_from_args, start_warnings
-from voxlite.service.options import OPTIONS
-from voxlite.service.piper import embedded_voice_files
+from voxlite.service.engines.piper import embedded_voice_files
+from voxlite.service.settings.config import ServerConfig, config_from_args, start_warnings
+from voxlite.service.settings.options import OPTIONS
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 

@@ -10,10 +10,10 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
-from voxlite.service.engine import VoiceRequest
-from voxlite.service.piper import PiperVoice
-from voxlite.service.piper.pieces import MAX_IDS, cut_phonemes
-from voxlite.service.scheduler import LONG_JOB, Scheduler
+from voxlite.service.capacity.scheduler import LONG_JOB, Scheduler
+from voxlite.service.engines.engine import VoiceRequest
+from voxlite.service.engines.piper import PiperVoice
+from voxlite.service.engines.piper.pieces import MAX_IDS, cut_phonemes
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import ServerThread, base_config, held_workers, idle, wait_until

@@ -19,7 +19,7 @@ from typing import Any
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml  # type: ignore[import-untyped]
-from voxlite.service.config import ServerConfig
+from voxlite.service.settings.config import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 KUBERNETES_DIR = ROOT / "deploy" / "kubernetes"
@@ -533,14 +533,14 @@ def test_dockerfile_installs_kokoro_as_scripts_setup_does() -> None:
     assert set(pins.findall(dockerfile)) == set(pins.findall(setup)) != set()
     npm = re.compile(r"kokoro-js@[\w.]+")
     assert set(npm.findall(dockerfile)) == set(npm.findall(setup)) != set()
-    assert "service/kokoro/voices.sha256" in setup
-    assert "COPY service/kokoro/voices.sha256 " in dockerfile
+    assert "service/engines/kokoro/voices.sha256" in setup
+    assert "COPY service/engines/kokoro/voices.sha256 " in dockerfile
     assert "sha256sum -c" in dockerfile
 
 
 def test_every_package_folder_is_installed() -> None:
     """The image installs with `pip install .`, not editable: a package folder missing from
-    pyproject.toml's list is left out of it. Regression: voxlite.service.piper was, and the
+    pyproject.toml's list is left out of it. Regression: voxlite.service.engines.piper was, and the
     image's server could not start (an editable install finds every folder anyway)."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from voxlite.service.piper import embedded_voice_files
+from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 

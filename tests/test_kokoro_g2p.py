@@ -9,11 +9,18 @@ import pytest
 
 pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
-from voxlite.service.kokoro import numbers
-from voxlite.service.kokoro.english import Lexicon
-from voxlite.service.kokoro.g2p import G2P, G2P_CHARS, JapaneseG2P, MandarinG2P, Piece, in_pieces
-from voxlite.service.kokoro.tokens import cut_runs, load_vocab
-from voxlite.service.segmenter import Segmenter
+from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.engines.kokoro import numbers
+from voxlite.service.engines.kokoro.english import Lexicon
+from voxlite.service.engines.kokoro.g2p import (
+    G2P,
+    G2P_CHARS,
+    JapaneseG2P,
+    MandarinG2P,
+    Piece,
+    in_pieces,
+)
+from voxlite.service.engines.kokoro.tokens import cut_runs, load_vocab
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 import grpc
 import pytest
 from voxlite.client import Client
-from voxlite.service.config import config_from_args
+from voxlite.service.settings.config import config_from_args
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import ServerThread, add_voice, base_config, config_error

@@ -15,8 +15,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from voxlite.service import http, reflection
-from voxlite.service.health import MAX_WATCHES
+from voxlite.service.grpc import reflection
+from voxlite.service.grpc.health import MAX_WATCHES
+from voxlite.service.ops import http
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from bench._servers import free_port

@@ -14,7 +14,7 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from voxlite.client import AudioChunk, Client, DeadlineExceeded, Summary, VoiceNotFound
-from voxlite.service.metrics import Metrics
+from voxlite.service.ops.metrics import Metrics
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from voxlite.service.logs import GRPC_AIO_LOGGER
+from voxlite.service.ops.logs import GRPC_AIO_LOGGER
 
 from .helpers import LONG_TEXT, Pki, ServerProcess, ServerThread, base_config, idle, wait_until
 

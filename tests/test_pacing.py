@@ -6,10 +6,10 @@ import time
 from typing import Any
 
 import pytest
-from voxlite.service.engine import VoiceRequest
+from voxlite.service.call.pacing import DEADLINE_LEAD, Pacer
+from voxlite.service.engines.engine import VoiceRequest
+from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.jobs import Batch, Work
-from voxlite.service.pacing import DEADLINE_LEAD, Pacer
-from voxlite.service.piper import PiperVoice
 
 
 class Deadlines:

@@ -15,7 +15,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 from voxlite.client import AudioChunk, Client, Summary, Unavailable
-from voxlite.service.piper import embedded_voice_files
+from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 

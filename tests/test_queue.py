@@ -13,10 +13,10 @@ from typing import Any
 
 import grpc
 import pytest
-from voxlite.service.admission import Admission, AdmissionPolicy, Slot
-from voxlite.service.config import config_from_args
+from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Slot
+from voxlite.service.capacity.scheduler import Scheduler
 from voxlite.service.errors import AtCapacity, Overloaded
-from voxlite.service.scheduler import Scheduler
+from voxlite.service.settings.config import config_from_args
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import ServerThread, base_config, config_error, eventually, kinds, wait_until

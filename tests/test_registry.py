@@ -7,12 +7,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from voxlite.service.engine import VoiceSource
+from voxlite.service.engines.engine import VoiceSource
+from voxlite.service.engines.piper import (
+    EMBEDDED_VOICE,
+    PiperFamily,
+    PiperVoice,
+    embedded_voice_files,
+)
+from voxlite.service.engines.piper.split_cache import SplitCache
+from voxlite.service.engines.registry import VoiceRegistry
+from voxlite.service.engines.runtime import OrtSettings
 from voxlite.service.errors import Unavailable, VoiceNotFound
-from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperVoice, embedded_voice_files
-from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.registry import VoiceRegistry
-from voxlite.service.runtime import OrtSettings
 
 
 def registry_of(folder: Path, cache_dir: Path, default: str = EMBEDDED_VOICE) -> VoiceRegistry:

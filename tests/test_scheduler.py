@@ -15,15 +15,15 @@ import grpc
 import numpy as np
 import onnxruntime as ort
 import pytest
-from voxlite.service.admission import Admission, AdmissionPolicy, Caller
-from voxlite.service.audio import Encoding, resolve_audio_settings
-from voxlite.service.engine import VoiceRequest
+from voxlite.service.audio.settings import Encoding, resolve_audio_settings
+from voxlite.service.call.events import AudioEvent
+from voxlite.service.call.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
+from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
+from voxlite.service.capacity.scheduler import LONG_JOB, START_GRACE, WIDE_QUIET, Scheduler
+from voxlite.service.engines.engine import VoiceRequest
+from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.errors import AtCapacity, Overloaded
-from voxlite.service.events import AudioEvent
 from voxlite.service.jobs import Batch, JobDropped, Runner, Work
-from voxlite.service.piper import PiperVoice
-from voxlite.service.scheduler import LONG_JOB, START_GRACE, WIDE_QUIET, Scheduler
-from voxlite.service.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import ServerThread, base_config, eventually, one_shot, wait_until

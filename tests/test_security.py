@@ -18,8 +18,8 @@ from voxlite.client import (
     Unauthenticated,
     Unavailable,
 )
-from voxlite.service.config import config_from_args
-from voxlite.service.security import TokenAuth, describe_auth
+from voxlite.service.grpc.security import TokenAuth, describe_auth
+from voxlite.service.settings.config import config_from_args
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import (

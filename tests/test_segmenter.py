@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from voxlite.service.segmenter import Segmenter
+from voxlite.service.call.segmenter import Segmenter
 
 
 def run(pieces: list[str], **options: int) -> list[str]:

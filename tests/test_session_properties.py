@@ -11,9 +11,8 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from voxlite.service.audio import Encoding, resolve_audio_settings
-from voxlite.service.engine import Voice, VoiceRequest
-from voxlite.service.events import (
+from voxlite.service.audio.settings import Encoding, resolve_audio_settings
+from voxlite.service.call.events import (
     AudioEvent,
     ClearDoneEvent,
     Event,
@@ -22,8 +21,9 @@ from voxlite.service.events import (
     SummaryEvent,
     TimestampsEvent,
 )
-from voxlite.service.scheduler import Scheduler
-from voxlite.service.session import Session, StreamSettings
+from voxlite.service.call.session import Session, StreamSettings
+from voxlite.service.capacity.scheduler import Scheduler
+from voxlite.service.engines.engine import Voice, VoiceRequest
 
 T = TypeVar("T")
 # One short sentence per text operation, each with a word no other contains, so that the

@@ -10,12 +10,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from voxlite.service.engines.piper import embedded_voice_files
+from voxlite.service.engines.piper import split_cache as split_cache_module
+from voxlite.service.engines.piper.rewrite import convs_as_2d
+from voxlite.service.engines.piper.split import split_graph
+from voxlite.service.engines.piper.split_cache import SplitCache
 from voxlite.service.errors import ModelError
-from voxlite.service.piper import embedded_voice_files
-from voxlite.service.piper import split_cache as split_cache_module
-from voxlite.service.piper.rewrite import convs_as_2d
-from voxlite.service.piper.split import split_graph
-from voxlite.service.piper.split_cache import SplitCache
 
 # -- splitting and the cache ---------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ def test_a_damaged_cache_entry_is_split_again_with_a_warning(
         tail.write_bytes(b"\0" * tail.stat().st_size)
     else:
         tail.unlink()
-    with caplog.at_level("WARNING", logger="voxlite.service.graph_cache"):
+    with caplog.at_level("WARNING", logger="voxlite.service.engines.graph_cache"):
         again = SplitCache(tmp_path).load(model)
     assert again == whole
     if damage != "missing":

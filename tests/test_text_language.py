@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 import soundfile
-from voxlite.service.textlang import HAN, KANA, script_of, text_language, unreadable
+from voxlite.service.call.textlang import HAN, KANA, script_of, text_language, unreadable
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 

@@ -11,18 +11,18 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from voxlite.service.engine import VoiceRequest, VoiceSource
+from voxlite.service.engines.engine import VoiceRequest, VoiceSource
+from voxlite.service.engines.piper import EMBEDDED_VOICE, PiperFamily, PiperParams, PiperVoice
+from voxlite.service.engines.piper import embedded_voice_files as voice_files
+from voxlite.service.engines.piper.calibration import calibrate
+from voxlite.service.engines.piper.config import FAMILY, read_voice_info
+from voxlite.service.engines.piper.model import PiperModel
+from voxlite.service.engines.piper.schedule import VocoderSchedule
+from voxlite.service.engines.piper.split import split_graph
+from voxlite.service.engines.piper.split_cache import SplitCache
+from voxlite.service.engines.piper.stages import Margins
+from voxlite.service.engines.runtime import OrtSettings
 from voxlite.service.errors import InvalidRequest
-from voxlite.service.piper import EMBEDDED_VOICE, PiperFamily, PiperParams, PiperVoice
-from voxlite.service.piper import embedded_voice_files as voice_files
-from voxlite.service.piper.calibration import calibrate
-from voxlite.service.piper.config import FAMILY, read_voice_info
-from voxlite.service.piper.model import PiperModel
-from voxlite.service.piper.schedule import VocoderSchedule
-from voxlite.service.piper.split import split_graph
-from voxlite.service.piper.split_cache import SplitCache
-from voxlite.service.piper.stages import Margins
-from voxlite.service.runtime import OrtSettings
 
 from .helpers import one_shot
 

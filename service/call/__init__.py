@@ -1,0 +1,1 @@
+"""One synthesis call: session, segmenter, pacing, outbox, output, events, watchdog."""

@@ -1,0 +1,62 @@
+"""The idle watchdog: ends a call whose client has left it idle for a while."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import IdleTimeout
+
+
+class Watchdog:
+    """Ends a call that has neither received a request nor sent anything for `seconds` while
+    the server had nothing to do for it: the client sends no text, or reads nothing. Time
+    the server itself takes (a busy machine, a long window) is never the client's idleness.
+
+    It cancels the handler's task, which is the only way to interrupt a write blocked on a
+    client that stopped reading; the handler then ends the call with `error`.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self._seconds = seconds
+        self.error: IdleTimeout | None = None
+        """Set when the watchdog ended the call."""
+        self._loop = asyncio.get_running_loop()
+        self._last = self._loop.time()
+        self._working: Callable[[], bool] = lambda: False
+        self._task: asyncio.Task[None] | None = None
+
+    def touch(self) -> None:
+        self._last = self._loop.time()
+
+    def watch(self, working: Callable[[], bool]) -> None:
+        """Start watching the call whose handler runs this, once it has a session (a stream
+        waiting for its config has a deadline of its own). `working`: whether the server is
+        busy producing for the call (not idle then)."""
+        self._working = working
+        self.touch()
+        if self._seconds:
+            handler = asyncio.current_task()
+            assert handler is not None
+            self._task = asyncio.ensure_future(self._watch(handler, self._seconds))
+
+    async def _watch(self, handler: asyncio.Task[Any], seconds: float) -> None:
+        # Sleep until the deadline the latest activity set, as often as activity moves it.
+        while True:
+            if self._working():
+                self.touch()
+            remaining = self._last + seconds - self._loop.time()
+            if remaining <= 0:
+                break
+            await asyncio.sleep(remaining)
+        self.error = IdleTimeout(
+            f"the stream was idle for {seconds:g} s (nothing received or sent) and was closed: "
+            "send text, or half-close the stream when done (server setting "
+            "--idle-timeout-seconds)"
+        )
+        handler.cancel()
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()

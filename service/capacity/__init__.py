@@ -1,0 +1,1 @@
+"""What the server takes on and when its work runs: admission and the scheduler."""

@@ -1,0 +1,397 @@
+"""One Kokoro voice (a style table over the family's shared model) and its segments."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ...errors import InvalidRequest
+from ...jobs import Batch
+from ..engine import VoiceInfo, VoiceRequest, WordTiming
+from .decode import (
+    CLAUSE_PAUSE,
+    HOP,
+    LEAD_KEPT,
+    SAMPLE_RATE,
+    SENTENCE_PAUSE,
+    WINDOWS,
+    ChunkedRun,
+    ChunkSchedule,
+    Encoded,
+    KokoroModel,
+)
+from .g2p import G2P, in_pieces
+from .tokens import Run, cut_runs
+
+# Tokens in one model run. The decoder's time grows with its frames (about 12 ms of one
+# thread per 25 ms frame, two frames a token): 64 tokens, about 3 s of speech, take about
+# 1.5 s on one thread, so that no run holds a worker long while other streams wait, and most
+# clauses of a reply still fit one run, whose prosody a cut would break (bench/kokoro.py).
+TOKEN_BUDGET = 64
+FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
+# For the scheduler's estimate of a step before its text went through G2P: Mandarin turns a
+# character into about 3.9 tokens, Japanese 2.6, and a token into about 3 frames.
+TOKENS_PER_CHARACTER = 3.5
+FRAMES_PER_TOKEN = 3.0
+# Worker seconds G2P takes per character, Japanese (the dearer script) in G2P_CHARS pieces
+# (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs its G2P whole,
+# and must count as the long job it is.
+G2P_SECONDS_PER_CHARACTER = 0.00015
+# The encoder's share of a run's work (the decoder is about 98 %): what encoding the runs
+# after the first (for their word timestamps) adds to a segment's first step.
+ENCODER_SHARE = 0.02
+# A run is decoded whole (exactly) only when that takes at most this share of the audio the
+# listener has in hand: the rest is room for a wait behind other streams' jobs.
+WHOLE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a Kokoro voice is constructed with, measured once at load (calibrate())."""
+
+    gain: float
+    """Fixed output gain: a stream cannot know its peak before its first window."""
+    cost: float
+    """Worker seconds per audio second on one thread."""
+
+
+@dataclass(frozen=True)
+class KokoroParams:
+    """A request's settings for a Kokoro voice: only the speed. Kokoro draws no noise (its
+    export is deterministic), so noise_scale and noise_w change nothing and are not kept."""
+
+    speed: float
+
+
+class KokoroVoice:
+    """A Kokoro voice: one style table [510, 1, 256] (row n - 1 for a run of n tokens) and
+    the G2P of its language, over the family's shared model. Thread-safe."""
+
+    def __init__(
+        self,
+        info: VoiceInfo,
+        styles: np.ndarray,
+        model: KokoroModel,
+        g2p: G2P,
+        vocab: Mapping[str, int],
+        *,
+        calibration: Calibration,
+        token_budget: int = TOKEN_BUDGET,
+        chunks: ChunkSchedule | None = None,
+        late: ChunkSchedule | None = WINDOWS,
+    ) -> None:
+        self.info = info
+        self.calibration = calibration
+        self._styles = styles
+        self._model = model
+        self._g2p = g2p
+        self._vocab = vocab
+        self.token_budget = token_budget
+        self.chunks = chunks
+        """Every run decoded window by window with this schedule (a benchmark's option)."""
+        self.late = late
+        """Without `chunks`: the windows of a run whose whole decode the listener cannot wait
+        for (a reply's first run, with nothing in hand); other runs are decoded whole, exactly.
+        None: every run whole."""
+
+    @property
+    def gain(self) -> float:
+        return self.calibration.gain
+
+    @property
+    def cost(self) -> float:
+        return self.calibration.cost
+
+    @property
+    def long_jobs(self) -> bool:
+        return True
+
+    def variant(
+        self,
+        *,
+        token_budget: int | None = None,
+        chunks: ChunkSchedule | None = None,
+        late: ChunkSchedule | None = WINDOWS,
+        calibration: Calibration | None = None,
+    ) -> KokoroVoice:
+        """The same voice (its model, tables, and by default gain and cost) with other run
+        settings."""
+        return KokoroVoice(
+            self.info,
+            self._styles,
+            self._model,
+            self._g2p,
+            self._vocab,
+            calibration=calibration or self.calibration,
+            token_budget=token_budget or self.token_budget,
+            chunks=chunks,
+            late=late,
+        )
+
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Phoneme character -> token id."""
+        return self._vocab
+
+    @property
+    def model(self) -> KokoroModel:
+        """The family's shared model."""
+        return self._model
+
+    def style(self, tokens: int) -> np.ndarray:
+        """The style row for a run of `tokens` tokens, [1, 256]."""
+        row: np.ndarray = self._styles[min(tokens, len(self._styles)) - 1].reshape(1, -1)
+        return row
+
+    def params(self, request: VoiceRequest) -> Hashable:
+        if request.speaker:
+            raise InvalidRequest(
+                f"voice '{self.info.name}' has a single speaker: leave speaker empty"
+            )
+        return KokoroParams(speed=float(request.speaking_rate))
+
+    def segment(
+        self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False
+    ) -> KokoroSegment:
+        if not isinstance(params, KokoroParams):
+            raise TypeError(f"not the params of a Kokoro voice: {params!r}")
+        return KokoroSegment(
+            self, text, params, word_timestamps=word_timestamps, long_first=long_first
+        )
+
+    def runs(self, text: str) -> list[Run]:
+        """`text` through G2P, cut into model runs."""
+        return cut_runs(in_pieces(self._g2p, text), self._vocab, self.token_budget)
+
+    def encode(self, run: Run, params: KokoroParams) -> Encoded:
+        return self._model.encode(run.ids, self.style(len(run.ids)), params.speed)
+
+    def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
+        return self._model.decode(enc, wide=wide)
+
+    def chunked(self, enc: Encoded, schedule: ChunkSchedule, span: tuple[int, int]) -> ChunkedRun:
+        return ChunkedRun(self._model, enc, schedule, *span)
+
+    def synthesize(self, text: str, params: KokoroParams | None = None) -> np.ndarray:
+        """All of `text`, each run decoded whole (before gain), as a segment emits it."""
+        params = params or KokoroParams(1.0)
+        parts = []
+        for run in self.runs(text):
+            enc = self.encode(run, params)
+            first, end = emitted(run, enc)
+            parts.append(self.decode(enc)[first * HOP : end * HOP])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def calibrated(self, text: str, *, cost: float | None = None) -> KokoroVoice:
+        """This voice measured on `text` (see calibrate()), as a new voice."""
+        return self.variant(
+            chunks=self.chunks, late=self.late, calibration=calibrate(self, text, cost=cost)
+        )
+
+
+def calibrate(
+    voice: KokoroVoice, text: str, *, cost: float | None = None, target_peak: float = 0.8
+) -> Calibration:
+    """`gain` such that `text` peaks at `target_peak`, and `cost` from timing it on one thread
+    (this thread's CPU time: other processes on the machine do not inflate it), or the given
+    cost (the family's voices share one model: one measure serves all)."""
+    params = KokoroParams(1.0)
+    started = time.thread_time()
+    parts = [
+        voice.decode(voice.encode(run, params), wide=cost is not None) for run in voice.runs(text)
+    ]
+    spent = time.thread_time() - started
+    audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    peak = float(np.abs(audio).max()) if audio.size else 0.0
+    gain = float(np.clip(target_peak / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
+    measured = spent / max(audio.size / SAMPLE_RATE, 1e-3)
+    return Calibration(gain, cost if cost is not None else measured)
+
+
+class KokoroSegment:
+    """One text segment: G2P and cutting on the first window, then one model run per window
+    (a run's encoder and its whole decoder), or, for a run the listener cannot wait for (or
+    with the voice's chunk schedule), one decoder window per call. Nothing runs outside
+    next_window(); dropping the segment between two calls leaves nothing running."""
+
+    def __init__(
+        self,
+        voice: KokoroVoice,
+        text: str,
+        params: KokoroParams,
+        *,
+        word_timestamps: bool,
+        long_first: bool = False,
+    ) -> None:
+        self._voice = voice
+        self._long_first = long_first
+        """The workers are busy: a first window twice as long, which the first audio waits
+        for anyway, leaves the next one time to be made on one thread."""
+        self._text = text
+        self._params = params
+        self._word_timestamps = word_timestamps and voice.info.word_timestamps
+        self._runs: list[Run] | None = None
+        self._encoded: list[Encoded | None] = []
+        self._next = 0
+        """Index of the next run to start."""
+        self._chunked: ChunkedRun | None = None
+        self._words: list[WordTiming] = []
+        self.model_runs = 0
+        """Decoder runs made so far (tests count them)."""
+        self.joins: list[int] = []
+        """Sample offsets in the segment where two windows of one run meet (a run decoded
+        whole has none): where bench/kokoro_chunks.py looks for seams."""
+        self._emitted = 0
+
+    @property
+    def instant(self) -> bool:
+        return False
+
+    @property
+    def words(self) -> Sequence[WordTiming]:
+        return self._words
+
+    def next_cost(self, ahead: float) -> float:
+        """Worker seconds the next step is likely to take: the decoder's frames it will run
+        (the voice's cost per audio second, per 25 ms frame), its run's encoder aside (about 2%
+        of it). Before G2P, the frames are guessed from the text's length, and the step also
+        pays for the G2P of the whole segment (and, for word timestamps, every run's encoder)."""
+        voice = self._voice
+        per_frame = voice.cost * FRAME_MS / 1000
+        chunked = self._chunked
+        if chunked is not None and not chunked.done:
+            return per_frame * chunked.next_frames(int(ahead / per_frame))
+        start = 0.0
+        if self._runs is None:
+            start = G2P_SECONDS_PER_CHARACTER * len(self._text)
+            if self._word_timestamps:  # the encoders of the runs after the first
+                tokens = TOKENS_PER_CHARACTER * len(self._text)
+                later = max(0.0, tokens - voice.token_budget) * FRAMES_PER_TOKEN
+                start += ENCODER_SHARE * per_frame * later
+        return start + self._run_cost(ahead, per_frame)
+
+    def _run_cost(self, ahead: float, per_frame: float) -> float:
+        """next_cost() of the model's part of the step."""
+        voice = self._voice
+        if self._runs is None:
+            tokens = min(voice.token_budget, int(TOKENS_PER_CHARACTER * len(self._text)))
+            frames = int(FRAMES_PER_TOKEN * tokens)
+        elif self._next >= len(self._runs):
+            return 0.0
+        else:
+            enc = self._encoded[self._next]
+            run = self._runs[self._next]
+            frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(run.ids))
+        schedule = self._schedule(frames, ahead)
+        if schedule is not None and frames > 2 * schedule.first:
+            frames = schedule.first + 2 * schedule.context
+        return per_frame * frames
+
+    def _schedule(self, frames: int, ahead: float) -> ChunkSchedule | None:
+        """The windows a run of `frames` goes in, with `ahead` seconds in hand (None: whole)."""
+        voice = self._voice
+        if voice.chunks is not None:
+            return voice.chunks
+        whole = frames * voice.cost * FRAME_MS / 1000
+        late = voice.late if whole > WHOLE_SHARE * ahead else None
+        if late is not None and self._long_first:
+            return replace(late, first=min(late.largest, 2 * late.first))
+        return late
+
+    @property
+    def total_samples(self) -> int | None:
+        encoded = [e for e in self._encoded if e is not None]
+        if self._runs is None or len(encoded) < len(self._runs):
+            return None
+        spans = [emitted(run, enc) for run, enc in zip(self._runs, encoded, strict=True)]
+        return HOP * sum(end - first for first, end in spans)
+
+    @property
+    def runs(self) -> Sequence[Run]:
+        """The model runs the text was cut into (empty before the first window)."""
+        return self._runs or ()
+
+    def _start(self) -> None:
+        voice = self._voice
+        self._runs = voice.runs(self._text)
+        self._encoded = [None] * len(self._runs)
+        if self._word_timestamps:
+            # Every run's durations now, so that the words are complete with the first window
+            # (the encoder is about 2% of a run's cost).
+            for k, run in enumerate(self._runs):
+                self._encoded[k] = voice.encode(run, self._params)
+            self._words = _word_times(self._runs, self._encoded)
+
+    def _encoded_run(self, k: int) -> Encoded:
+        assert self._runs is not None
+        enc = self._encoded[k]
+        if enc is None:
+            enc = self._encoded[k] = self._voice.encode(self._runs[k], self._params)
+        return enc
+
+    def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
+        if self._runs is None:
+            self._start()
+        assert self._runs is not None
+        voice = self._voice
+        if self._chunked is None or self._chunked.done:
+            if self._next >= len(self._runs):
+                return None
+            run, enc = self._runs[self._next], self._encoded_run(self._next)
+            self._next += 1
+            first, end = emitted(run, enc)
+            schedule = self._schedule(enc.frames, ahead)
+            if schedule is None or end - first <= 2 * schedule.first:
+                self.model_runs += 1
+                return self._emit(voice.decode(enc, wide=wide)[first * HOP : end * HOP])
+            self._chunked = voice.chunked(enc, schedule, (first, end))
+        elif self._emitted:
+            self.joins.append(self._emitted)
+        self.model_runs += 1
+        per_frame = voice.cost * FRAME_MS / 1000
+        return self._emit(self._chunked.next_window(int(ahead / per_frame), wide=wide))
+
+    def _emit(self, window: np.ndarray) -> np.ndarray:
+        self._emitted += window.size
+        return window
+
+    def batch(self, ahead: float) -> Batch[np.ndarray] | None:
+        return None
+
+
+def emitted(run: Run, enc: Encoded) -> tuple[int, int]:
+    """The frames [first, end) of a run that a segment emits: its leading pad but the
+    LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
+    last mark inside a text (SENTENCE_PAUSE, CLAUSE_PAUSE), left out."""
+    last = run.pieces[-1].phonemes.rstrip() if run.pieces else ""
+    kept = SENTENCE_PAUSE if last[-1:] in _SENTENCE_ENDS else CLAUSE_PAUSE
+    return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
+
+
+# The marks that end a sentence in Kokoro's phonemes (G2P writes 。！？ as these).
+_SENTENCE_ENDS = frozenset(".!?…")
+
+
+def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
+    """Each word's start and end from the encoder's per-token frames (the leading pad's frames
+    before the first token), the runs one after another as emitted."""
+    words = []
+    offset = 0
+    for run, enc in zip(runs, encoded, strict=True):
+        assert enc is not None
+        first, end = emitted(run, enc)
+        offset -= first
+        # ends[i]: the frame where token i (0: the leading pad) ends.
+        ends = np.cumsum(enc.durations).astype(np.int64)
+        for piece, (lo, hi) in zip(run.pieces, run.spans, strict=True):
+            if piece.text and hi > lo:
+                # ids[i] is the model's token i + 1: it starts where token i ends.
+                # A word's last frames may be in the closing pause cut after it.
+                start_frame = offset + min(int(ends[lo]), end)
+                end_frame = offset + min(int(ends[hi]), end)
+                words.append(WordTiming(piece.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
+        offset += end
+    return words

@@ -1,0 +1,144 @@
+"""A Piper graph loaded for streaming: espeak-ng phonemes, model ids, the acoustic part and the
+staged flow and vocoder (what a voice, its calibration and its segments all run)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import InvalidRequest, ModelError
+from ..engine import VoiceInfo, VoiceRequest
+from ..runtime import OrtSettings
+from .pieces import cut_phonemes
+from .split import SplitGraph
+from .stages import Margins, Sentence, load_stages
+from .words import phoneme_words
+
+_CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
+
+
+@dataclass(frozen=True)
+class PiperParams:
+    """A request's settings resolved against the voice's defaults (a phrase-cache key)."""
+
+    length_scale: float
+    noise_scale: float
+    noise_w: float
+    speaker_id: int | None = None
+
+
+class PiperModel:
+    """A Piper graph loaded for streaming. Thread-safe: espeak-ng runs under the lock it is
+    given (it keeps global state), the sessions run concurrently."""
+
+    def __init__(
+        self,
+        info: VoiceInfo,
+        config: dict[str, Any],
+        split: SplitGraph,
+        ort_settings: OrtSettings,
+        espeak_lock: threading.Lock,
+    ) -> None:
+        from piper import PiperVoice
+        from piper.config import PiperConfig
+
+        self.info = info
+        self._espeak_lock = espeak_lock
+        try:
+            self._config = PiperConfig.from_dict(config)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(info.files[-1], f"not a Piper voice config ({exc!r})") from exc
+        # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
+        self._phonemizer = PiperVoice(session=None, config=self._config)
+        self.hop = self._config.hop_length
+        """Samples per latent frame."""
+        self.id_map = self._config.phoneme_id_map
+        try:
+            self._acoustic = ort_settings.session(split.acoustic)
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(info.files[0], f"onnxruntime cannot load the graph ({exc})") from exc
+        self.stages = load_stages(split, self.hop, ort_settings, info.files[0])
+        self._acoustic_inputs = {i.name for i in self._acoustic.get_inputs()}
+        self._acoustic_outputs = [o.name for o in self._acoustic.get_outputs()]
+        self.durations = split.durations
+        """The acoustic output with each phoneme id's frames (the graph's Ceil)."""
+
+    def params(self, request: VoiceRequest) -> PiperParams:
+        """Resolve a request's settings against this voice's defaults."""
+        cfg = self._config
+        return PiperParams(
+            length_scale=cfg.length_scale / request.speaking_rate,
+            noise_scale=cfg.noise_scale if request.noise_scale is None else request.noise_scale,
+            noise_w=cfg.noise_w_scale if request.noise_w is None else request.noise_w,
+            speaker_id=self._speaker_id(request.speaker),
+        )
+
+    def _speaker_id(self, speaker: str) -> int | None:
+        """The model's speaker id for a speaker name or number; None on single-speaker voices."""
+        cfg = self._config
+        if cfg.num_speakers <= 1:
+            if speaker:
+                raise InvalidRequest(
+                    f"voice '{self.info.name}' has a single speaker: leave speaker empty"
+                )
+            return None
+        if not speaker:
+            return cfg.default_speaker_id
+        if speaker in cfg.speaker_id_map:
+            return cfg.speaker_id_map[speaker]
+        if speaker.isdigit() and int(speaker) < cfg.num_speakers:
+            return int(speaker)
+        raise InvalidRequest(
+            f"voice '{self.info.name}' has no speaker '{speaker}': use a name from ListVoices "
+            f"or a number from 0 to {cfg.num_speakers - 1}"
+        )
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        """Phonemes of each sentence espeak finds in `text` (empty sentences dropped)."""
+        # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
+        # other control characters carry nothing to speak.
+        text = text.translate(_CONTROL_TO_SPACE)
+        with self._espeak_lock:
+            return [s for s in self._phonemizer.phonemize(text) if s]
+
+    def sentences(self, text: str) -> list[list[str]]:
+        """`text` as the acoustic part will run it: espeak's sentences, each cut further into
+        pieces of at most MAX_IDS model ids (cut_phonemes), so that no run's cost (which grows
+        with the square of its length) or memory grows with what the text expands to."""
+        return [piece for s in self.phonemize(text) for piece in cut_phonemes(s, self._ids)]
+
+    def _ids(self, phonemes: Sequence[str]) -> int:
+        return len(self.phoneme_ids(phonemes))
+
+    def phoneme_ids(self, phonemes: Sequence[str]) -> list[int]:
+        """Model input ids, exactly as Piper makes them."""
+        return self._phonemizer.phonemes_to_ids(list(phonemes))
+
+    def count_phoneme_words(self, word: str) -> tuple[int, int]:
+        """How many espeak words, and spoken phonemes, one text word becomes on its own."""
+        groups = [g for s in self.phonemize(word) for g in phoneme_words(s)]
+        return len(groups), sum(len(g) for g in groups)
+
+    def acoustic(self, ids: Sequence[int], params: PiperParams) -> dict[str, np.ndarray]:
+        """The acoustic part on one sentence's ids: durations, and the flow's inputs (with the
+        graph inputs later parts read, such as the speaker id)."""
+        feed: dict[str, np.ndarray] = {
+            "input": np.asarray([ids], dtype=np.int64),
+            "input_lengths": np.asarray([len(ids)], dtype=np.int64),
+            "scales": np.asarray(
+                [params.noise_scale, params.length_scale, params.noise_w], dtype=np.float32
+            ),
+        }
+        if params.speaker_id is not None:
+            feed["sid"] = np.asarray([params.speaker_id], dtype=np.int64)
+        feed = {k: v for k, v in feed.items() if k in self._acoustic_inputs}
+        outputs = self._acoustic.run(self._acoustic_outputs, feed)
+        return {**feed, **dict(zip(self._acoustic_outputs, outputs, strict=True))}
+
+    def sentence(self, ids: Sequence[int], params: PiperParams, margins: Margins) -> Sentence:
+        """One sentence after the acoustic part, ready to run window by window."""
+        return Sentence(self.stages, self.acoustic(ids, params), margins)

@@ -1,0 +1,1 @@
+"""The gRPC edge: servicer, proto conversion, status codes, calls, auth, health, reflection."""

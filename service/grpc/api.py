@@ -1,0 +1,558 @@
+"""The gRPC servicer: each RPC's requests read, sessions run, domain errors as status codes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.message import DecodeError
+from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
+
+from ..call import textlang
+from ..call.events import Event
+from ..call.segmenter import Segmenter
+from ..call.session import Session, SessionLimits, StreamSettings
+from ..call.watchdog import Watchdog
+from ..capacity.admission import Admission, Caller, Slot
+from ..engines.cache import CachedVoice, PhraseCache
+from ..engines.engine import Voice, language_matches
+from ..engines.registry import VoiceRegistry
+from ..errors import (
+    IdleTimeout,
+    InvalidRequest,
+    Overloaded,
+    Unavailable,
+    VoiceNotFound,
+    VoxliteError,
+)
+from ..jobs import Workers
+from . import calls, convert
+from .security import tenant
+from .status import abort
+
+_LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+HALF_CLOSE_WAIT = 1.0
+"""Seconds a stream that the server ended waits, after its Summary, for its client to half-close
+(the client library does on the Summary: a round trip); a client that never does gets its
+status then."""
+QUEUE_DEADLINE_MARGIN = 0.2
+"""Seconds before its deadline a queued Synthesize call gives up: its refusal, which says how
+long the queue is, then reaches the caller instead of a bare DEADLINE_EXCEEDED."""
+SERVICE_NAME = tts_pb2.DESCRIPTOR.services_by_name["TextToSpeechService"].full_name
+
+
+class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
+    """voxlite.tts.v1.TextToSpeechService on a VoiceRegistry."""
+
+    def __init__(
+        self,
+        registry: VoiceRegistry,
+        workers: Workers,
+        admission: Admission,
+        *,
+        max_text_chars: int,
+        idle_timeout: float | None = None,
+        config_wait: float = 10.0,
+        tenants: bool = False,
+        cache: PhraseCache | None = None,
+        shared_cache: bool = False,
+    ) -> None:
+        self._registry = registry
+        self._workers = workers
+        self._admission = admission
+        self._max_text_chars = max_text_chars
+        self._idle_timeout = idle_timeout
+        self._config_wait = config_wait
+        self._tenants = tenants
+        """Calls carry tokens (auth is on): each token is a tenant."""
+        self._cache = cache
+        self._shared_cache = shared_cache
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def settings(
+        self, config: tts_pb2.SynthesisConfig, caller: Caller | None = None, first: str = ""
+    ) -> StreamSettings:
+        """Check a request's config and resolve it against the voice; raises with what to fix.
+        `first`: the text of the call's first segment, whose script picks the voice when the
+        config names neither voice nor language. With tokens, each tenant has phrase-cache
+        entries of its own unless they are shared."""
+        voice = self._voice(config, first)
+        request = convert.voice_request(config)
+        audio = convert.audio_settings(config.audio)
+        params = voice.params(request)
+        if self._cache is not None:
+            scope = None if self._shared_cache or caller is None else caller.tenant
+            voice = CachedVoice(voice, self._cache, scope)
+        return StreamSettings(voice, params, audio, config.enable_word_timestamps)
+
+    def _voice(self, config: tts_pb2.SynthesisConfig, first: str) -> Voice:
+        """The voice the config names, else its language's, else that of the language `first`
+        is written in (Han: Mandarin, kana: Japanese), else the server's default."""
+        if config.voice or config.language:
+            return self._registry.resolve(config.voice, config.language)
+        language = textlang.text_language(first)
+        if language is None:
+            return self._registry.default
+        try:
+            return self._registry.resolve("", language)
+        except (VoiceNotFound, Unavailable) as exc:
+            raise type(exc)(
+                "a call that names neither voice nor language gets the voice of the language "
+                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
+            ) from None
+
+    @staticmethod
+    def _check_script(voice: Voice, text: str) -> None:
+        """Refuse text in a script the voice cannot read (Piper reads a Han character out as
+        "Chinese letter")."""
+        found = textlang.unreadable(text, voice.info.language)
+        if found is None:
+            return
+        ch, script = found
+        raise InvalidRequest(
+            f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
+            f"({voice.info.language}) cannot speak: set language to '{script.readers[0]}' or "
+            "voice to a voice of it, or leave both voice and language empty to get the voice "
+            "of the language the text is written in"
+        )
+
+    def _check_text(self, text: str, *, piece: bool = False) -> None:
+        if len(text) <= self._max_text_chars:
+            return
+        if piece:
+            raise InvalidRequest(
+                f"a text piece of {len(text)} characters is over the limit of "
+                f"{self._max_text_chars}: send it in smaller pieces"
+            )
+        raise InvalidRequest(
+            f"text has {len(text)} characters, over the limit of {self._max_text_chars}: split "
+            "it into several requests or use StreamingSynthesize"
+        )
+
+    def _session(self, settings: StreamSettings) -> Session:
+        runner = self._workers.runner(long_jobs=settings.voice.long_jobs)
+        session = Session(
+            settings,
+            runner,
+            limits=SessionLimits(max_buffered_chars=self._max_text_chars),
+            load=self._workers.load,
+        )
+        # Known to the admission for the whole call: a drain ends what is still open.
+        self._admission.sessions.add(session)
+        session.closers.append(runner.close)
+        session.closers.append(lambda: self._admission.sessions.discard(session))
+        return session
+
+    # -- RPCs ----------------------------------------------------------------------------------
+
+    async def ListVoices(
+        self,
+        request: tts_pb2.ListVoicesRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> tts_pb2.ListVoicesResponse:
+        try:
+            request = _parsed(request)
+        except VoxliteError as exc:
+            await abort(context, exc)
+        registry = self._registry
+        voices = [
+            convert.voice_entry(
+                v,
+                default=v.info.name == registry.default_name,
+                language_default=registry.speaks_for(v),
+            )
+            for v in registry.voices()
+            if language_matches(v.info.language, request.language)
+        ]
+        failed = [
+            tts_pb2.VoiceLoadError(path=f.path, reason=f.reason) for f in self._registry.failures
+        ]
+        loading = registry.loading()
+        return tts_pb2.ListVoicesResponse(voices=voices, failed=failed, loading=loading)
+
+    async def Synthesize(
+        self,
+        request: tts_pb2.SynthesizeRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[tts_pb2.SynthesizeResponse]:
+        async def start(call: _Call) -> Session:
+            self._admission.check_open()
+            parsed = _parsed(request)
+            if not parsed.text.strip():
+                raise InvalidRequest("text is empty: put the words to speak in the text field")
+            self._check_text(parsed.text)
+            segments = segments_of(parsed.text)
+            session = await self._admitted(
+                context, call, parsed.config, segments[0] if segments else "", segments
+            )
+            session.push_text(parsed.text)
+            session.end()
+            return session
+
+        async for response in self._speak(context, start, convert.synthesize_response):
+            yield response
+
+    async def StreamingSynthesize(
+        self,
+        request_iterator: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[tts_pb2.StreamingSynthesizeResponse]:
+        async def start(call: _Call) -> Session:
+            requests = request_iterator.__aiter__()
+            # The call holds no slot until its config arrives, and may wait only so long.
+            try:
+                first = _parsed(await asyncio.wait_for(requests.__anext__(), self._config_wait))
+            except StopAsyncIteration:
+                raise InvalidRequest(
+                    "the stream ended before its config: send config first"
+                ) from None
+            except TimeoutError:
+                raise IdleTimeout(
+                    f"no config arrived within {self._config_wait:g} s of the stream opening: "
+                    "send config as the first message (server setting --config-timeout-seconds)"
+                ) from None
+            if first.WhichOneof("request") != "config":
+                raise InvalidRequest(
+                    "the first message must be config, got "
+                    + (first.WhichOneof("request") or "an empty message")
+                )
+            early: list[tts_pb2.StreamingSynthesizeRequest] = []
+            ended, opening = False, ""
+            if self._by_text(first.config):
+                # What no voice changes is checked now: a bad rate need not wait for text.
+                convert.voice_request(first.config)
+                convert.audio_settings(first.config.audio)
+                opening, early, ended = await self._opening(requests)
+            self._admission.check_open()
+            session = await self._admitted(context, call, first.config, opening)
+            call.watchdog.touch()
+            call.reader = asyncio.ensure_future(
+                self._read(requests, session, call, early=early, ended=ended)
+            )
+            return session
+
+        async for response in self._speak(context, start, convert.streaming_response):
+            yield response
+
+    def _by_text(self, config: tts_pb2.SynthesisConfig) -> bool:
+        """Whether a stream's voice waits for its first segment: its config names neither
+        voice nor language, and a voice of a language the text may pick is here or loading
+        (with none, as on an English-only server, the default voice and its format go at once,
+        and text it cannot speak is refused)."""
+        if config.voice or config.language:
+            return False
+        return any(self._registry.may_speak(language) for language in textlang.LANGUAGES)
+
+    async def _opening(
+        self, requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed]
+    ) -> tuple[str, list[tts_pb2.StreamingSynthesizeRequest], bool]:
+        """A stream whose config names neither voice nor language: its requests up to its first
+        segment (text that completes one, a flush, or the half-close), whose script picks the
+        voice. Returns that segment's text, the requests read (to replay once the stream has a
+        session), and whether the stream half-closed. A clear starts over. Holds no slot, and
+        waits at most the idle timeout."""
+        segmenter = Segmenter()
+        early: list[tts_pb2.StreamingSynthesizeRequest] = []
+        held = 0  # characters and requests kept to replay: blank text completes no segment
+        loop = asyncio.get_running_loop()
+        give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
+        while True:
+            left = None if give_up is None else max(0.0, give_up - loop.time())
+            try:
+                request = _parsed(await asyncio.wait_for(requests.__anext__(), left))
+            except StopAsyncIteration:
+                return _first(segmenter.flush()), early, True
+            except TimeoutError:
+                raise IdleTimeout(
+                    f"no text completed a sentence within {self._idle_timeout:g} s of the "
+                    "config, which names neither voice nor language (the voice, and so the "
+                    "format, waits for the first sentence): send text and flush, or name a "
+                    "voice or language"
+                ) from None
+            kind = request.WhichOneof("request")
+            early.append(request)
+            held += len(request.text) if kind == "text" else 1
+            if held > self._max_text_chars:
+                raise Overloaded(
+                    f"the stream sent {held} characters and requests before its first "
+                    f"sentence, over the limit of {self._max_text_chars}: send text to speak "
+                    "(its voice waits for it), or name a voice or language in config"
+                )
+            found: list[str] = []
+            if kind == "text":
+                self._check_text(request.text, piece=True)
+                found = segmenter.push(request.text)
+            elif kind == "flush":
+                found = segmenter.flush()
+            elif kind == "clear":
+                segmenter.clear()
+            else:
+                raise _misplaced(kind)
+            if opening := _first(found):
+                return opening, early, False
+
+    async def _admitted(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        call: _Call,
+        config: tts_pb2.SynthesisConfig,
+        first: str = "",
+        segments: list[str] | None = None,
+    ) -> Session:
+        """The call's session, once its settings are checked and the admission takes it (by
+        who calls, and what its voice costs). `first`: the text of its first segment.
+        `segments`: a Synthesize call's text, cut as its session cuts it: such a call waits in
+        the admission's queue for room, and needs none when the phrase cache holds every
+        segment (no model work)."""
+        who = tenant(context.invocation_metadata()) if self._tenants else None
+        caller = Caller(_address(context.peer()), who)
+        wait = None
+        if segments is not None and (left := context.time_remaining()) is not None:
+            wait = left - QUEUE_DEADLINE_MARGIN
+        session, call.slot = await self.open_session(caller, config, first, segments, wait)
+        return session
+
+    async def open_session(
+        self,
+        caller: Caller,
+        config: tts_pb2.SynthesisConfig,
+        first: str = "",
+        segments: list[str] | None = None,
+        wait: float | None = None,
+    ) -> tuple[Session, Slot]:
+        """A session for `config` once the admission takes the call, and its slot, to give
+        back with Admission.leave() when it ends (the HTTP API opens its sessions here too).
+        `first`, `segments`: as _admitted's; `wait`: how long a call with `segments` may
+        wait in the queue (None: the server's setting)."""
+        settings = self.settings(config, caller, first)
+        # Only streams with long jobs are budgeted: the others are weighed by the load.
+        voice = settings.voice
+        cost = voice.cost if voice.long_jobs else 0.0
+        if segments is None:
+            slot = await self._admission.admit(caller, cost)
+        else:
+            self._check_script(voice, "".join(segments))
+            if _replayed(settings, segments):
+                slot = self._admission.enter(caller=caller, free=True)
+            else:
+                slot = await self._admission.queue(caller, cost, wait=wait)
+        session = self._session(settings)
+        slot.quiet = session.quiet_for
+        return session, slot
+
+    async def _speak(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        start: Callable[[_Call], Awaitable[Session]],
+        respond: Callable[[Event], R],
+    ) -> AsyncIterator[R]:
+        """The path both synthesis RPCs take: the session (which `start` makes, admitting the
+        call) and its events as responses, the idle watchdog, and every error as its status."""
+        call = _Call(Watchdog(self._idle_timeout))
+        try:
+            session = await start(call)
+            call.watchdog.watch(lambda: session.working)
+            # Closed here, not whenever the garbage collector gets to it: its synthesis stops
+            # as the call ends, however it ends.
+            async with contextlib.aclosing(session.events()) as events:
+                async for event in events:
+                    calls.note(event)
+                    yield respond(event)
+                    call.watchdog.touch()
+            if call.reader is not None and not call.reader.done():
+                # The server ended a stream its client holds open (a drain): the client half-
+                # closes on the Summary, and the status then ends the call on both sides. A
+                # status sent before would go with RST_STREAM(NO_ERROR), which HAProxy 2.6
+                # passes on as CANCEL, at times ahead of the last events (deploy/README.md).
+                await asyncio.wait([call.reader], timeout=HALF_CLOSE_WAIT)
+        except VoxliteError as exc:
+            await abort(context, exc)
+        except asyncio.CancelledError:
+            if call.watchdog.error is None:
+                raise
+            await abort(context, call.watchdog.error)
+        finally:
+            call.watchdog.stop()
+            if call.reader is not None:
+                call.reader.cancel()
+            if call.slot is not None:
+                self._admission.leave(call.slot)
+
+    async def _take_back(self, slot: Slot) -> None:
+        """A parked stream's slot back, or why not (the same status a new call would get)."""
+        try:
+            await self._admission.admit(slot=slot)
+        except VoxliteError as exc:
+            park = self._admission.policy.park_after
+            raise type(exc)(
+                f"this stream gave its slot to another call after {park:g} s with nothing to "
+                f"speak, and cannot take one back now: {exc}"
+            ) from None
+
+    async def _read(
+        self,
+        requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
+        session: Session,
+        call: _Call,
+        *,
+        early: Sequence[tts_pb2.StreamingSynthesizeRequest] = (),
+        ended: bool = False,
+    ) -> None:
+        """Feed requests to the session as they arrive, while audio is being produced: first
+        `early`, those read before the session began (and the half-close if `ended`). Only
+        progress keeps the stream from being idle: text that completes a segment, a flush, a
+        clear, the half-close (any message at all would let one byte every few minutes hold a
+        slot for ever). A stream whose slot went to another call while it was quiet takes one
+        again, as a new call would, before its next text."""
+        try:
+            for request in early:
+                await self._apply(request, session, call)
+            if not ended:
+                async for raw in requests:
+                    await self._apply(_parsed(raw), session, call)
+            session.end()
+            call.watchdog.touch()
+        except VoxliteError as exc:
+            session.fail(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the call broke (client gone): stop the session's work
+            _LOG.debug("request stream ended: %r", exc)
+            session.fail(exc)
+
+    async def _apply(
+        self, request: tts_pb2.StreamingSynthesizeRequest, session: Session, call: _Call
+    ) -> None:
+        """One request of a stream, given to its session."""
+        watchdog = call.watchdog
+        kind = request.WhichOneof("request")
+        if kind in ("text", "flush") and call.slot is not None and not call.slot.held:
+            await self._take_back(call.slot)
+        if kind == "text":
+            self._check_text(request.text, piece=True)
+            self._check_script(session.settings.voice, request.text)
+            if session.push_text(request.text):
+                watchdog.touch()
+        elif kind == "flush":
+            session.flush(request.flush.id)
+            watchdog.touch()
+        elif kind == "clear":
+            session.clear(request.clear.id)
+            watchdog.touch()
+        else:
+            raise _misplaced(kind)
+
+
+def _misplaced(kind: str | None) -> InvalidRequest:
+    """The error for a stream's request after its first that is not text, flush or clear."""
+    if kind == "config":
+        return InvalidRequest("config was already sent: send it once, as the first message")
+    return InvalidRequest("empty request: set one of config, text, flush or clear")
+
+
+def segments_of(text: str) -> list[str]:
+    """`text` cut as a session cuts it, less the blank segments it skips (a whole text's
+    first segment picks its voice when the call names none; the HTTP API's too)."""
+    segmenter = Segmenter()
+    return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
+
+
+def _first(segments: list[str]) -> str:
+    """The first segment with something to say, or ""."""
+    return next((s for s in segments if s.strip()), "")
+
+
+def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
+    """Whether the phrase cache holds every segment: the call needs no model work."""
+    voice = settings.voice
+    return (
+        bool(segments)
+        and isinstance(voice, CachedVoice)
+        and all(
+            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+            for s in segments
+        )
+    )
+
+
+def _script_name(text: str) -> str:
+    """The name of the script that picks `text`'s language (textlang.text_language)."""
+    return textlang.KANA.name if textlang.text_language(text) == "ja" else textlang.HAN.name
+
+
+@dataclass
+class _Call:
+    """What the servicer holds for one synthesis call while it runs."""
+
+    watchdog: Watchdog
+    slot: Slot | None = None
+    """Set once the call is admitted (and so must leave)."""
+    reader: asyncio.Task[None] | None = None
+    """The task feeding a stream's requests to its session."""
+
+
+def _address(peer: str) -> str:
+    """A gRPC peer ("ipv4:10.0.0.7:50122", "ipv6:[::1]:50122") without its port."""
+    host, sep, port = peer.rpartition(":")
+    return host if sep and port.isdigit() else peer
+
+
+class Malformed:
+    """Request bytes that do not parse as the expected message (INVALID_ARGUMENT, not INTERNAL)."""
+
+    def __init__(self, message: str, error: Exception) -> None:
+        self.message, self.error = message, error
+
+
+def _parsed(request: T | Malformed) -> T:
+    if isinstance(request, Malformed):
+        raise InvalidRequest(
+            f"the request is not a valid {request.message} ({request.error}): send a serialized "
+            f"{request.message} message"
+        )
+    return request
+
+
+def _lenient(message: Any) -> Callable[[bytes], Any]:
+    """A deserializer that hands bad bytes to the handler instead of failing the call with
+    INTERNAL, as grpc does when a deserializer raises."""
+
+    def parse(data: bytes) -> Any:
+        try:
+            return message.FromString(data)
+        except DecodeError as exc:
+            return Malformed(message.DESCRIPTOR.full_name, exc)
+
+    return parse
+
+
+def add_to_server(servicer: TextToSpeechServicer, server: grpc.aio.Server) -> None:
+    """Register the service like the generated add_..._to_server, with lenient parsing."""
+    pb = tts_pb2
+    handlers = {
+        "StreamingSynthesize": grpc.stream_stream_rpc_method_handler(
+            servicer.StreamingSynthesize,
+            request_deserializer=_lenient(pb.StreamingSynthesizeRequest),
+            response_serializer=pb.StreamingSynthesizeResponse.SerializeToString,
+        ),
+        "Synthesize": grpc.unary_stream_rpc_method_handler(
+            servicer.Synthesize,
+            request_deserializer=_lenient(pb.SynthesizeRequest),
+            response_serializer=pb.SynthesizeResponse.SerializeToString,
+        ),
+        "ListVoices": grpc.unary_unary_rpc_method_handler(
+            servicer.ListVoices,
+            request_deserializer=_lenient(pb.ListVoicesRequest),
+            response_serializer=pb.ListVoicesResponse.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))

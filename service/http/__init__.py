@@ -1,0 +1,1 @@
+"""The OpenAI-compatible HTTP edge (aiohttp): speech, models, voices and the page."""

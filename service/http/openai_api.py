@@ -1,0 +1,442 @@
+"""The OpenAI-compatible HTTP API on the server's event loop: speech streamed, models, voices and
+the page to try them, with gRPC's admission, sessions, tokens and TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import importlib.resources
+import json
+import logging
+import socket
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from ..call.events import AudioEvent, FormatEvent, SummaryEvent
+from ..call.session import Session
+from ..call.textlang import text_language
+from ..call.watchdog import Watchdog
+from ..capacity.admission import Admission, Caller
+from ..engines.engine import language_matches
+from ..engines.registry import VoiceRegistry
+from ..errors import (
+    AtCapacity,
+    IdleTimeout,
+    InvalidRequest,
+    Overloaded,
+    Unavailable,
+    VoiceNotFound,
+    VoiceUnavailable,
+    VoxliteError,
+)
+from ..grpc.api import TextToSpeechServicer, segments_of
+from ..grpc.calls import ACCESS_LOG
+from ..grpc.security import TokenAuth, bearer_token, tenant
+from ..settings.config import ServerConfig
+from .openai_audio import Format
+from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
+
+_LOG = logging.getLogger(__name__)
+MAX_BODY = 1024 * 1024
+"""Bytes a request body may have, as gRPC's largest message: --max-text-chars is far less."""
+SHUTDOWN_TIMEOUT = 5.0
+"""Seconds responses still being written get once the drain is over, as gRPC's STATUS_GRACE."""
+RETRY_AFTER = "1"
+"""Seconds a refused caller is told to wait (429, 503): what "retry in a moment" means."""
+PATHS = "POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices and GET /"
+
+_ERRORS: dict[type[VoxliteError], tuple[int, str, str]] = {
+    InvalidRequest: (400, "invalid_request_error", "invalid_value"),
+    VoiceNotFound: (404, "invalid_request_error", "voice_not_found"),
+    VoiceUnavailable: (503, "server_error", "voice_unavailable"),
+    Overloaded: (429, "rate_limit_error", "too_many_streams"),
+    AtCapacity: (429, "rate_limit_error", "at_capacity"),
+    Unavailable: (503, "server_error", "unavailable"),
+    IdleTimeout: (408, "timeout_error", "idle_timeout"),
+}
+"""Domain errors as HTTP statuses and OpenAI's error type and code: the one place."""
+
+
+@dataclass
+class HttpError(Exception):
+    """An answer in OpenAI's error shape: {"error": {"message", "type", "param", "code"}}."""
+
+    status: int
+    message: str
+    type: str = "invalid_request_error"
+    param: str | None = None
+    code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response(self) -> web.Response:
+        error = {"message": self.message, "type": self.type, "param": self.param}
+        return web.json_response(
+            {"error": error | {"code": self.code}}, status=self.status, headers=self.headers
+        )
+
+
+def http_error(error: VoxliteError, param: str | None = None) -> HttpError:
+    """A domain error as its HTTP answer (the message already says what to fix)."""
+    status, kind, code = 500, "server_error", "internal_error"
+    for cls in type(error).__mro__:
+        if cls in _ERRORS:
+            status, kind, code = _ERRORS[cls]
+            break
+    if isinstance(error, BadField):
+        param = error.param or None
+    headers = {"Retry-After": RETRY_AFTER} if status in (429, 503) else {}
+    return HttpError(status, str(error), kind, param, code, headers)
+
+
+@web.middleware
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every refusal in OpenAI's error shape, aiohttp's own (no such path, body too large)
+    included."""
+    try:
+        return await handler(request)
+    except HttpError as exc:
+        return exc.response()
+    except VoxliteError as exc:
+        return http_error(exc).response()
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        message = {
+            404: f"no such path {request.path[:80]!r}: this server answers {PATHS}",
+            405: f"{request.method} is not allowed on {request.path}: this server answers {PATHS}",
+            413: f"the body is over {MAX_BODY} bytes: send less text in input",
+        }.get(exc.status, exc.reason)
+        return HttpError(exc.status, message, code=exc.reason.lower().replace(" ", "_")).response()
+
+
+def _peer(remote: str | None) -> str:
+    """A client address as the gRPC peers read (per-address limits count both transports)."""
+    if not remote:
+        return ""
+    return f"ipv6:[{remote}]" if ":" in remote else f"ipv4:{remote}"
+
+
+class SpeechHTTP:
+    """The HTTP port: POST /v1/audio/speech through the servicer's sessions, GET /v1/models,
+    GET /v1/audio/voices, and the page at /."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        servicer: TextToSpeechServicer,
+        registry: VoiceRegistry,
+        admission: Admission,
+    ) -> None:
+        self._config = config
+        self._servicer = servicer
+        self._registry = registry
+        self._admission = admission
+        self._auth = TokenAuth(config.auth_tokens) if config.auth_tokens else None
+        page = importlib.resources.files("voxlite.service.http").joinpath("openai_page.html")
+        self._page = page.read_bytes()
+        app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
+        app.router.add_get("/", self._index)
+        app.router.add_post("/v1/audio/speech", self._speech)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/audio/voices", self._voices)
+        # A client gone mid-reply cancels its handler, so its synthesis stops at once.
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
+        )
+
+    async def start(self) -> int:
+        """Listen on the config's host and http_port; returns the port. Raises OSError."""
+        config = self._config
+        await self._runner.setup()
+        host = config.host.removeprefix("[").removesuffix("]")
+        site: web.BaseSite
+        try:
+            if host == "::":
+                # Every interface, as gRPC's [::] is: one socket for IPv6 and IPv4 alike, so
+                # that a client resolving localhost to 127.0.0.1 finds it too (asyncio's own
+                # sockets for "::" are IPv6 only).
+                site = web.SockSite(self._runner, _dual_stack(config.http_port or 0),
+                                    ssl_context=_tls(config))  # fmt: skip
+            else:
+                site = web.TCPSite(self._runner, host, config.http_port or 0,
+                                   ssl_context=_tls(config), reuse_port=False)  # fmt: skip
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            if exc.errno == errno.EADDRINUSE:
+                raise OSError(
+                    f"port {config.http_port} (--http-port) is already in use on {config.host}: "
+                    "stop what holds it, or choose another port with --http-port (or "
+                    "VOXLITE_HTTP_PORT)"
+                ) from None
+            raise OSError(
+                f"cannot serve the HTTP API on {config.host}:{config.http_port}: {exc.strerror} "
+                "(check --host and --http-port)"
+            ) from None
+        return int(self._runner.addresses[0][1])
+
+    async def stop(self) -> None:
+        """Close the port; answers still being written get SHUTDOWN_TIMEOUT seconds."""
+        await self._runner.cleanup()
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _index(self, request: web.Request) -> web.Response:
+        # Nothing outside this page: inline script and style, and requests to this server only.
+        policy = (
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            "connect-src 'self'"
+        )
+        return web.Response(
+            body=self._page,
+            content_type="text/html",
+            charset="utf-8",
+            headers={"Content-Security-Policy": policy},
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self._authorize(request)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "voxlite"} for m in MODELS]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _voices(self, request: web.Request) -> web.Response:
+        """Kokoro-FastAPI's shape ("voices": names), with each voice described in "data"."""
+        self._authorize(request)
+        registry = self._registry
+        language = request.query.get("language", "")
+        voices = [v for v in registry.voices() if language_matches(v.info.language, language)]
+        data = [
+            {
+                "id": v.info.name,
+                "name": v.info.name,
+                "language": v.info.language,
+                "family": v.info.family,
+                "gender": v.info.gender,
+                "default": v.info.name == registry.default_name,
+                "language_default": registry.speaks_for(v),
+            }
+            for v in voices
+        ]
+        return web.json_response(
+            {
+                "voices": [v.info.name for v in voices],
+                "data": data,
+                "loading": registry.loading(),
+                "openai_voices": list(OPENAI_VOICES),
+            }
+        )
+
+    async def _speech(self, request: web.Request) -> web.StreamResponse:
+        started = time.monotonic()
+        log = _Access(_peer(request.remote), started)
+        try:
+            who = self._authorize(request)
+            speech = read_speech(await self._json(request), self._config.max_text_chars)
+            log.voice = speech.voice or speech.language or None
+            self._admission.check_open()
+            caller = Caller(_peer(request.remote), who)
+            # The path of a Synthesize call: the voice from the first segment's script when
+            # none is named, the queue at capacity, a text all in the phrase cache let in.
+            segments = segments_of(speech.input)
+            first = segments[0] if segments else ""
+            try:
+                session, slot = await self._servicer.open_session(
+                    caller, speech.config(), first, segments
+                )
+            except VoiceNotFound as exc:
+                raise _voice_error(speech, exc, first) from None
+            try:
+                return await self._stream(request, session, speech, log)
+            finally:
+                self._admission.leave(slot)
+        except HttpError as exc:
+            log.status = exc.status
+            raise
+        except VoxliteError as exc:
+            log.status = http_error(exc).status
+            raise
+        except asyncio.CancelledError:
+            log.status = 499  # the client left (nginx's word for it)
+            raise
+        finally:
+            log.write()
+
+    async def _stream(
+        self, request: web.Request, session: Session, speech: Speech, log: _Access
+    ) -> web.StreamResponse:
+        """The session's audio as the body, written as it comes: the status and headers go
+        with the first audio, so that any refusal before it is still a JSON error."""
+        fmt: Format = speech.format
+        body = fmt.body()
+        response: web.StreamResponse | None = None
+        watchdog = Watchdog(self._config.idle_timeout_seconds or None)
+
+        async def send(data: bytes) -> web.StreamResponse:
+            nonlocal response
+            if response is None:
+                response = web.StreamResponse(
+                    headers={"Content-Type": fmt.media_type, "X-Voxlite-Voice": log.voice or ""}
+                )
+                response.enable_chunked_encoding()
+                await response.prepare(request)
+            if data:
+                await response.write(data)
+            return response
+
+        try:
+            session.push_text(speech.input)
+            session.end()
+            watchdog.watch(lambda: session.working)
+            async with contextlib.aclosing(session.events()) as events:
+                async for event in events:
+                    if isinstance(event, FormatEvent):
+                        log.voice = event.voice
+                    elif isinstance(event, AudioEvent):
+                        if data := body.encode(event.data):
+                            await send(data)
+                    elif isinstance(event, SummaryEvent):
+                        log.audio_seconds = event.audio_ms / 1000
+                    watchdog.touch()
+            done = await send(body.finish())
+            await done.write_eof()
+            log.status = 200
+            return done
+        except VoxliteError as exc:
+            if response is None:
+                raise
+            return _cut(request, response, exc, log)
+        except asyncio.CancelledError:
+            if watchdog.error is None:
+                raise
+            if response is None:
+                raise watchdog.error from None
+            return _cut(request, response, watchdog.error, log)
+        finally:
+            watchdog.stop()
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _authorize(self, request: web.Request) -> str | None:
+        """The caller's tenant with tokens on (None without); raises 401 with what to send."""
+        if self._auth is None:
+            return None
+        values = request.headers.getall("Authorization", [])
+        metadata = [("authorization", v) for v in values]
+
+        def refused(message: str, code: str) -> HttpError:
+            return HttpError(401, message, code=code, headers={"WWW-Authenticate": "Bearer"})
+
+        if not values:
+            raise refused(
+                "this server needs a token: send the header 'Authorization: Bearer <token>' "
+                "(the OpenAI SDK's api_key, or OPENAI_API_KEY)",
+                "missing_api_key",
+            )
+        if len(values) > 1:
+            raise refused(f"send one Authorization header, not {len(values)}", "invalid_api_key")
+        if bearer_token(values[0]) is None:
+            raise refused(
+                "the Authorization header must be 'Bearer <token>': the scheme Bearer, a space, "
+                "the token and nothing else (RFC 6750)",
+                "invalid_api_key",
+            )
+        if self._auth.problem(metadata) is not None:
+            raise refused(
+                "the bearer token is not valid for this server: check the api_key you gave",
+                "invalid_api_key",
+            )
+        return tenant(metadata)
+
+    async def _json(self, request: web.Request) -> object:
+        raw = await request.read()
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadField(
+                "", f"the body is not JSON ({exc}): send a JSON object with input and voice"
+            ) from None
+
+
+def _voice_error(speech: Speech, error: VoiceNotFound, first: str) -> HttpError:
+    """Which field a voice not found is about: with neither voice nor language named, the
+    language came from the script of the input's first segment, which the caller never
+    asked for (the message says so)."""
+    if speech.voice:
+        return http_error(error, "voice")
+    if not speech.language and text_language(first):
+        return http_error(error, "input")
+    return http_error(error, "language")
+
+
+def _cut(
+    request: web.Request, response: web.StreamResponse, error: VoxliteError, log: _Access
+) -> web.StreamResponse:
+    """End a body already under way without its last chunk: the client sees an incomplete
+    transfer, never a short reply passed off as whole."""
+    log.status = http_error(error).status
+    log.cut = str(error)
+    if request.transport is not None:
+        request.transport.abort()
+    return response
+
+
+def _dual_stack(port: int) -> socket.socket:
+    """A listening socket on every interface, IPv6 and IPv4 (mapped) alike."""
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(("::", port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _tls(config: ServerConfig) -> ssl.SSLContext | None:
+    """gRPC's TLS settings for the HTTP port: the same certificate, key and client CA."""
+    if config.tls_cert is None or config.tls_key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.tls_cert, config.tls_key)
+    if config.tls_client_ca is not None:
+        context.load_verify_locations(config.tls_client_ca)
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+@dataclass
+class _Access:
+    """One access-log line per speech request, in the fields of gRPC's (calls.py)."""
+
+    peer: str
+    started: float
+    voice: str | None = None
+    status: int = 500
+    audio_seconds: float | None = None
+    cut: str | None = None
+
+    def write(self) -> None:
+        if not ACCESS_LOG.isEnabledFor(logging.INFO):
+            return
+        fields = {
+            "method": "POST /v1/audio/speech",
+            "voice": self.voice,
+            "status": self.status,
+            "audio_seconds": None if self.audio_seconds is None else round(self.audio_seconds, 3),
+            "duration_ms": round((time.monotonic() - self.started) * 1000, 1),
+            "peer": self.peer,
+        }
+        text = " ".join(f"{k}={'-' if v is None else v}" for k, v in fields.items())
+        if self.cut:
+            text += f" cut: {self.cut}"
+        ACCESS_LOG.info("%s", text, extra={"fields": fields})

@@ -1,0 +1,111 @@
+"""The HTTP API's response formats: what each asks of the session, and its body, chunk by chunk."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import lameenc
+
+from ..audio.settings import AudioSettings, Encoding, resolve_audio_settings
+
+RATE = 24000
+"""Every format's sample rate: OpenAI defines `pcm` as 24 kHz, and Kokoro speaks at it."""
+MP3_KBPS = 64
+MP3_QUALITY = 5
+"""LAME's effort (2 best, 7 fastest): every stream's mp3 is encoded on the event loop, beside
+the model on the same cores, and 5 is LAME's own standard for speech at this bitrate."""
+STREAMING_SIZE = 0xFFFFFFFF
+"""The RIFF and data sizes of a WAV whose length is unknown when its header leaves (what
+OpenAI's streamed WAV carries; decoders read to the end of the stream)."""
+
+
+class BodyEncoder:
+    """Turns the session's audio chunks into the response body's bytes (as they are: PCM, and
+    Ogg Opus pages)."""
+
+    def encode(self, data: bytes) -> bytes:
+        return data
+
+    def finish(self) -> bytes:
+        return b""
+
+
+class Mp3Body(BodyEncoder):
+    """MPEG-2 Layer III at 24 kHz mono through LAME: each chunk's whole frames at once."""
+
+    def __init__(self) -> None:
+        self._lame = lameenc.Encoder()
+        self._lame.set_bit_rate(MP3_KBPS)
+        self._lame.set_in_sample_rate(RATE)
+        self._lame.set_channels(1)
+        self._lame.set_quality(MP3_QUALITY)
+
+    def encode(self, data: bytes) -> bytes:
+        return bytes(self._lame.encode(data)) if data else b""
+
+    def finish(self) -> bytes:
+        return bytes(self._lame.flush())
+
+
+class WavBody(BodyEncoder):
+    """16-bit mono PCM behind a header whose sizes say "to the end of the stream"."""
+
+    def __init__(self) -> None:
+        self._header_sent = False
+
+    def encode(self, data: bytes) -> bytes:
+        if self._header_sent:
+            return data
+        self._header_sent = True
+        return wav_header() + data
+
+    def finish(self) -> bytes:
+        return self.encode(b"")  # a reply with no audio is still a WAV
+
+
+def wav_header(rate: int = RATE) -> bytes:
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)  # PCM, mono, 16-bit
+    return (
+        b"RIFF"
+        + struct.pack("<I", STREAMING_SIZE)
+        + b"WAVEfmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + b"data"
+        + struct.pack("<I", STREAMING_SIZE)
+    )
+
+
+@dataclass(frozen=True)
+class Format:
+    """One `response_format`: what the session produces for it, and how the body is made."""
+
+    name: str
+    encoding: Encoding
+    media_type: str
+
+    @property
+    def audio(self) -> AudioSettings:
+        return resolve_audio_settings(self.encoding, RATE)
+
+    def body(self) -> BodyEncoder:
+        if self.name == "mp3":
+            return Mp3Body()
+        if self.name == "wav":
+            return WavBody()
+        return BodyEncoder()
+
+
+FORMATS = {
+    f.name: f
+    for f in (
+        Format("mp3", Encoding.PCM_S16LE, "audio/mpeg"),
+        # Whole Ogg pages as the session makes them: their concatenation is a .opus file.
+        Format("opus", Encoding.OGG_OPUS, "audio/ogg"),
+        Format("wav", Encoding.PCM_S16LE, "audio/wav"),
+        Format("pcm", Encoding.PCM_S16LE, "audio/pcm"),
+    )
+}
+UNSERVED_FORMATS = ("aac", "flac")
+"""OpenAI's formats that no streaming encoder here writes."""

@@ -1,0 +1,1 @@
+"""What operators read: logs, Prometheus metrics, the metrics port."""

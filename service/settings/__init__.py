@@ -1,0 +1,1 @@
+"""The server's settings: the one frozen config object and its table of options."""
