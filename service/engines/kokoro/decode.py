@@ -152,9 +152,8 @@ class KokoroModel:
 
 def stats_tail(enc: Encoded, frames: int) -> int:
     """Frames of a run's closing pause that a window of `frames` is decoded with: as many, to
-    its own frames, as the pause is to the rest of the run. Without them a window's speech came
-    out at half the level of the whole run's (the norms saw no pause) and Whisper misheard its
-    words (docs/kokoro.md#streaming)."""
+    its own frames, as the pause is to the rest of the run: the norms then average over what a
+    whole decode's do, and the window's level and words match it (docs/kokoro.md#streaming)."""
     pause = enc.closing_pause
     rest = enc.frames - pause
     return min(pause, round(pause * frames / rest)) if rest > 0 else 0
