@@ -19,7 +19,6 @@ from voxlite.service.engines.cache import CachedVoice, PhraseCache
 from voxlite.service.engines.engine import Family, Segment, Voice, VoiceRequest
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import (
-    CLAUSE_PAUSE,
     HOP,
     LEAD_DECODED,
     LEAD_KEPT,
@@ -239,8 +238,8 @@ def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: Kok
     """Issue 27: each run decoded its model's whole leading pad (17 to 20 frames, 450 ms of
     silence): a reply heard it before every clause, and a reply's first word waited for its
     decode. The decoder gets LEAD_DECODED frames of it, a run emits LEAD_KEPT of them before
-    its first word and CLAUSE_PAUSE frames of its closing pause after a comma (Kokoro ends a
-    run as if the text ended there); the words are timed as emitted."""
+    its first word and the voice's clause pause of its closing pause after a comma (Kokoro ends
+    a run as if the text ended there); the words are timed as emitted."""
     params = KokoroParams(1.0)
     voice = mandarin.variant(late=None)
     (run,) = voice.runs("您好，")
@@ -248,9 +247,9 @@ def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: Kok
     assert enc.lead == LEAD_DECODED
     segment = voice.segment("您好，", params, word_timestamps=True)
     (audio,) = list(windows(segment, ahead=60.0))
-    pause = enc.closing_pause
-    assert pause > CLAUSE_PAUSE  # Kokoro ends a run after a comma as if the text ended there
-    assert audio.size == (enc.frames - (LEAD_DECODED - LEAD_KEPT) - (pause - CLAUSE_PAUSE)) * HOP
+    pause, kept = enc.closing_pause, voice.pauses.clause
+    assert pause > kept  # Kokoro ends a run after a comma as if the text ended there
+    assert audio.size == (enc.frames - (LEAD_DECODED - LEAD_KEPT) - (pause - kept)) * HOP
     np.testing.assert_array_equal(
         audio, voice.decode(enc)[(LEAD_DECODED - LEAD_KEPT) * HOP :][: audio.size]
     )

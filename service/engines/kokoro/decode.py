@@ -26,12 +26,31 @@ LEAD_DECODED = 4
 # Of those, a run emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
 LEAD_KEPT = 2
-# Of a run's closing pause (its last mark's frames and the end pad: Kokoro ends every run as
-# if the text ended there, 500 ms and more even after a comma), a run emits at most this many
-# frames after a sentence's end and after a clause's: what Kokoro gives at those marks inside
-# a whole text (docs/kokoro.md#pauses, bench.kokoro --pauses).
-SENTENCE_PAUSE = 14
-CLAUSE_PAUSE = 6
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """Of a run's closing pause (its last mark's frames and the end pad: Kokoro ends every run
+    as if the text ended there, 500 ms and more even after a comma), the most frames a run
+    emits after a sentence's end and after a clause's: what Kokoro gives at those marks inside
+    a whole text of the language (docs/kokoro.md#pauses, bench.kokoro --pauses)."""
+
+    sentence: int
+    clause: int
+
+
+PAUSES = Pauses(sentence=14, clause=6)
+"""Japanese (and any language without its own row): Kokoro's whole text pauses about as long
+at a 。 as an English voice does at a full stop."""
+PAUSES_BY_LANGUAGE = {"zh": Pauses(sentence=6, clause=2)}
+"""Mandarin: Kokoro's whole text pauses briefly at a 。 and often not at all at a ，."""
+
+
+def pauses_of(language: str) -> Pauses:
+    """The pauses kept for a voice of `language` (BCP-47: zh-CN)."""
+    return PAUSES_BY_LANGUAGE.get(language.split("-")[0].lower(), PAUSES)
+
+
 # The encoder's predicted log energy of a frame under which it is a pause: speech frames
 # are above 3, pauses below -4 (the closing pause's frames: Encoded.closing_pause).
 SILENT_ENERGY = 0.0

@@ -12,16 +12,16 @@ from ...errors import InvalidRequest
 from ...jobs import Batch
 from ..engine import VoiceInfo, VoiceRequest, WordTiming
 from .decode import (
-    CLAUSE_PAUSE,
     HOP,
     LEAD_KEPT,
     SAMPLE_RATE,
-    SENTENCE_PAUSE,
     WINDOWS,
     ChunkedRun,
     ChunkSchedule,
     Encoded,
     KokoroModel,
+    Pauses,
+    pauses_of,
 )
 from .g2p import G2P, in_pieces
 from .tokens import Run, cut_runs
@@ -84,6 +84,8 @@ class KokoroVoice:
         late: ChunkSchedule | None = WINDOWS,
     ) -> None:
         self.info = info
+        self.pauses = pauses_of(info.language)
+        """How much of each run's closing pause is spoken, by its last mark."""
         self.calibration = calibration
         self._styles = styles
         self._model = model
@@ -181,7 +183,7 @@ class KokoroVoice:
         parts = []
         for run in self.runs(text):
             enc = self.encode(run, params)
-            first, end = emitted(run, enc)
+            first, end = emitted(run, enc, self.pauses)
             parts.append(self.decode(enc)[first * HOP : end * HOP])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
@@ -306,7 +308,8 @@ class KokoroSegment:
         encoded = [e for e in self._encoded if e is not None]
         if self._runs is None or len(encoded) < len(self._runs):
             return None
-        spans = [emitted(run, enc) for run, enc in zip(self._runs, encoded, strict=True)]
+        pauses = self._voice.pauses
+        spans = [emitted(run, enc, pauses) for run, enc in zip(self._runs, encoded, strict=True)]
         return HOP * sum(end - first for first, end in spans)
 
     @property
@@ -323,7 +326,7 @@ class KokoroSegment:
             # (the encoder is about 2% of a run's cost).
             for k, run in enumerate(self._runs):
                 self._encoded[k] = voice.encode(run, self._params)
-            self._words = _word_times(self._runs, self._encoded)
+            self._words = _word_times(self._runs, self._encoded, voice.pauses)
 
     def _encoded_run(self, k: int) -> Encoded:
         assert self._runs is not None
@@ -342,7 +345,7 @@ class KokoroSegment:
                 return None
             run, enc = self._runs[self._next], self._encoded_run(self._next)
             self._next += 1
-            first, end = emitted(run, enc)
+            first, end = emitted(run, enc, self._voice.pauses)
             schedule = self._schedule(enc.frames, ahead)
             if schedule is None or end - first <= 2 * schedule.first:
                 self.model_runs += 1
@@ -362,12 +365,12 @@ class KokoroSegment:
         return None
 
 
-def emitted(run: Run, enc: Encoded) -> tuple[int, int]:
+def emitted(run: Run, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a run that a segment emits: its leading pad but the
     LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
-    last mark inside a text (SENTENCE_PAUSE, CLAUSE_PAUSE), left out."""
+    last mark inside a text (`pauses`), left out."""
     last = run.pieces[-1].phonemes.rstrip() if run.pieces else ""
-    kept = SENTENCE_PAUSE if last[-1:] in _SENTENCE_ENDS else CLAUSE_PAUSE
+    kept = pauses.sentence if last[-1:] in _SENTENCE_ENDS else pauses.clause
     return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
 
 
@@ -375,14 +378,16 @@ def emitted(run: Run, enc: Encoded) -> tuple[int, int]:
 _SENTENCE_ENDS = frozenset(".!?…")
 
 
-def _word_times(runs: Sequence[Run], encoded: Sequence[Encoded | None]) -> list[WordTiming]:
+def _word_times(
+    runs: Sequence[Run], encoded: Sequence[Encoded | None], pauses: Pauses
+) -> list[WordTiming]:
     """Each word's start and end from the encoder's per-token frames (the leading pad's frames
     before the first token), the runs one after another as emitted."""
     words = []
     offset = 0
     for run, enc in zip(runs, encoded, strict=True):
         assert enc is not None
-        first, end = emitted(run, enc)
+        first, end = emitted(run, enc, pauses)
         offset -= first
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
