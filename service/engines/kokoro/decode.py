@@ -187,8 +187,8 @@ class ChunkSchedule:
     first: int = 16
     """The first window: small, so that its audio exists soon."""
     largest: int = 96
-    """The most a window has (96 frames and context take about a second of one thread): a
-    job holds a worker that long at most."""
+    """The most a window has: a window is one job, and a job holds a worker until it ends, so
+    this bounds how long a Kokoro job keeps a worker from the streams (docs/kokoro.md#streaming)."""
     context: int = 16
     """Frames decoded on each side of a window and thrown away."""
     overlap: int = 4
