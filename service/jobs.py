@@ -42,6 +42,8 @@ class SchedulerStats:
     """Jobs run with the machine to themselves (Scheduler's `wide`)."""
     held_for_wide: int = 0
     """Times a worker found a job queued but waited, because a wide run had the machine."""
+    held_jobs: int = 0
+    """Jobs started on the worker kept for them (the next window of a stream short of audio)."""
 
 
 class Runner(Protocol):

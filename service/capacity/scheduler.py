@@ -36,6 +36,15 @@ START_GRACE = 0.1
 this long: a new call waits behind a backlog, not just behind the job that is running."""
 
 
+HOLD = 0.03
+"""Seconds a worker keeps itself for the next job of a stream whose listener is short of audio
+(a job with no slack: a reply's first window, or one of the small windows after it), after
+running that stream's job: the next window is due as the last one ends, and a worker freed
+then is taken by another stream's job (a new call's first, 100 ms and more) while the event
+loop hands the window over and asks for the next. The hop takes a few milliseconds
+(docs/design.md#the-next-window-on-the-same-worker); longer, and the stream has nothing to ask."""
+
+
 class JobState(enum.Enum):
     QUEUED = "queued"
     RUNNING = "running"
@@ -88,8 +97,14 @@ class Scheduler:
         on_wait: Callable[[float], None] | None = None,
         wide: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        hold: float = HOLD,
     ) -> None:
         self.workers = workers
+        self._hold = hold
+        """HOLD; measured on time.monotonic, whatever `clock` is: it bounds a worker's idle
+        wait in real time."""
+        self._holds: dict[int, tuple[int, float]] = {}
+        """Stream -> (the worker kept for its next job, until when: time.monotonic())."""
         self._clock = clock
         """Where deadlines, waits and the load are read: time.monotonic, or a test's clock."""
         self.batch_size = batch_size
@@ -229,6 +244,7 @@ class Scheduler:
         with self._lock:
             self._submitted.pop(stream, None)
             self._heavy.discard(stream)
+            self._holds.pop(stream, None)
             self._lock.notify_all()  # a long job held back for it may start now
 
     def long_slots(self) -> int:
@@ -312,6 +328,31 @@ class Scheduler:
 
     # -- the workers --------------------------------------------------------------------------
 
+    def _held_for(self, worker: int) -> tuple[int, float] | None:
+        """(stream, until) that `worker` is kept for (HOLD), dropping an expired hold (lock
+        held)."""
+        for stream, (held_by, until) in self._holds.items():
+            if held_by == worker:
+                if time.monotonic() < until:
+                    return stream, until
+                del self._holds[stream]
+                return None
+        return None
+
+    def _next_for(self, worker: int) -> Job | None:
+        """The job `worker` takes now (lock held): the next job of the stream it is kept for,
+        nothing while that stream has yet to ask, else _next()."""
+        held = self._held_for(worker)
+        if held is None:
+            return self._next()
+        mine = [j for j in self._heap if j.state is JobState.QUEUED and j.stream == held[0]]
+        if not mine:
+            return None
+        job = min(mine)
+        self._heap.remove(job)
+        heapq.heapify(self._heap)
+        return job
+
     def _next(self) -> Job | None:
         """The queued job due first that may start now (lock held): a long one only while
         fewer than long_slots() long ones run, so that beside light streams one worker is
@@ -334,27 +375,33 @@ class Scheduler:
         heapq.heapify(self._heap)
         return job
 
-    def _take(self) -> tuple[list[Job], bool] | None:
-        """The next job (and any batchable companions), and whether it runs wide; None when
-        shut down."""
+    def _take(self, me: int) -> tuple[list[Job], bool] | None:
+        """The next job for worker `me` (and any batchable companions), and whether it runs
+        wide; None when shut down."""
         with self._lock:
-            while (first := self._next()) is None:
+            while (first := self._next_for(me)) is None:
                 if self._closed:
                     return None
                 if self._heap and self._wide_running:
                     self.stats.held_for_wide += 1
-                self._lock.wait()
+                held = self._held_for(me)
+                self._lock.wait(None if held is None else held[1] - time.monotonic())
             jobs = [first]
             if first.batch is not None and self.batch_size > 1:
                 jobs += self._companions(first.batch.key)
             for job in jobs:
                 job.state = JobState.RUNNING
+                held = self._holds.pop(job.stream, None)
+                if held is not None:
+                    self.stats.held_jobs += held[0] == me
+                    self._lock.notify_all()  # the worker kept for it is free again
             self._long_running += first.long
             wide = (
                 self._wide
                 and not first.slack
                 and (not first.long or self._others_quiet(first.stream))
                 and not self._running
+                and not self._holds  # a stream short of audio is about to ask
                 and not any(j.state is JobState.QUEUED for j in self._heap)
             )
             if wide:
@@ -378,7 +425,7 @@ class Scheduler:
 
     def _work(self) -> None:
         me = threading.get_ident()
-        while (taken := self._take()) is not None:
+        while (taken := self._take(me)) is not None:
             jobs, wide = taken
             started = self._clock()
             with self._lock:
@@ -408,9 +455,16 @@ class Scheduler:
                 if wide:
                     self._wide_running = self._wide_long = False
                     self._lock.notify_all()
+                self._keep_for_next(me, jobs[0])
             for job, result in zip(jobs, results, strict=True):
                 with contextlib.suppress(RuntimeError):  # its event loop is already closed
                     job.loop.call_soon_threadsafe(_settle, job.future, result, error)
+
+    def _keep_for_next(self, me: int, job: Job) -> None:
+        """Keep worker `me` for the next job of `job`'s stream while its listener is short of
+        audio (HOLD; lock held): a short job due at once, of a stream still open."""
+        if self._hold > 0 and not job.slack and not job.long and job.stream in self._submitted:
+            self._holds[job.stream] = (me, time.monotonic() + self._hold)
 
     def _run(self, jobs: list[Job], wide: bool) -> Sequence[Any]:
         if len(jobs) == 1:
