@@ -168,8 +168,8 @@ class ChunkSchedule:
     first: int = 16
     """The first window: small, so that its audio exists soon."""
     largest: int = 96
-    """The most a window has (96 frames and context take about a second of one thread): a
-    job holds a worker that long at most."""
+    """The most a window has: it bounds how long one job holds a worker (docs/benchmarks.md,
+    "The Kokoro engine alone": `python -m bench.kokoro_chunks`)."""
     context: int = 16
     """Frames decoded on each side of a window and thrown away."""
     overlap: int = 4
