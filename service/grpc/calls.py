@@ -228,12 +228,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         if inspect.isasyncgenfunction(behavior):
 
             async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                record, observed = await self._begin(method, metadata, context)
+                record, observed, request = await self._begin(
+                    method, metadata, context, request, streaming
+                )
                 error: BaseException | None = None
-                if streaming:
-                    request = _Requests(request, record)
-                else:
-                    record.reached = True
                 responses = behavior(request, observed)
                 try:
                     async for response in responses:
@@ -252,12 +250,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
             return behavior  # a synchronous handler: none on this asyncio server
 
         async def call(request: Any, context: Any) -> Any:
-            record, observed = await self._begin(method, metadata, context)
+            record, observed, request = await self._begin(
+                method, metadata, context, request, streaming
+            )
             error: BaseException | None = None
-            if streaming:
-                request = _Requests(request, record)
-            else:
-                record.reached = True
             try:
                 return await behavior(request, observed)
             except BaseException as exc:
@@ -268,7 +264,12 @@ class CallObserver(grpc.aio.ServerInterceptor):
 
         return call
 
-    async def _begin(self, method: str, metadata: Any, context: Any) -> tuple[CallRecord, _Context]:
+    async def _begin(
+        self, method: str, metadata: Any, context: Any, request: Any, streaming: bool
+    ) -> tuple[CallRecord, _Context, Any]:
+        """The call's record, begun (its request id sent back), the context the servicer is
+        given, and its request: a stream's wrapped to note when its first message is read, a
+        unary one (already here) noted as reached."""
         record = CallRecord(
             _request_id(metadata),
             method_label(method),
@@ -284,7 +285,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         except BaseException as exc:
             self._end(record, observed, exc)
             raise
-        return record, observed
+        if streaming:
+            return record, observed, _Requests(request, record)
+        record.reached = True
+        return record, observed, request
 
     def _end(self, record: CallRecord, context: _Context, error: BaseException | None) -> None:
         if record.ended:
