@@ -17,9 +17,9 @@ import onnxruntime as ort
 import pytest
 from voxlite.service.audio.settings import Encoding, resolve_audio_settings
 from voxlite.service.call.events import AudioEvent
-from voxlite.service.call.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
+from voxlite.service.call.session import Session, SessionPolicy, StreamSettings
 from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
-from voxlite.service.capacity.scheduler import LONG_JOB, START_GRACE, WIDE_QUIET, Scheduler
+from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy
 from voxlite.service.engines.engine import VoiceRequest
 from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.errors import AtCapacity, Overloaded
@@ -30,6 +30,10 @@ from .helpers import ServerThread, base_config, eventually, one_shot, wait_until
 
 T = TypeVar("T")
 POLICY = AdmissionPolicy()
+LONG_JOB = SchedulerPolicy().long_job
+START_GRACE = SchedulerPolicy().start_grace
+WIDE_QUIET = SchedulerPolicy().wide_quiet
+LONG_FIRST_WINDOW_LOAD = SessionPolicy().long_first_window_load
 MAX_LOAD, BUSY_SLACK = POLICY.max_load, POLICY.busy_slack
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 
