@@ -17,9 +17,9 @@ from typing import Any
 import grpc
 
 from ..call.events import FormatEvent, SummaryEvent
+from ..ops.logs import ACCESS_LOG, serving
 from ..ops.metrics import Metrics
 
-ACCESS_LOG = logging.getLogger("voxlite.access")
 REQUEST_ID = "x-request-id"
 _QUIET_PREFIXES = ("/grpc.health.v1.Health/",)
 """Logged at DEBUG: orchestrator probes every few seconds would drown the other lines."""
@@ -52,11 +52,6 @@ class CallRecord:
 _CURRENT: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "voxlite_call", default=None
 )
-
-
-def current() -> CallRecord | None:
-    """The call the running task serves, if any."""
-    return _CURRENT.get()
 
 
 def note(event: object) -> None:
@@ -278,6 +273,7 @@ class CallObserver(grpc.aio.ServerInterceptor):
         )
         # Not reset: every call runs in a task of its own, which ends with the call.
         _CURRENT.set(record)
+        serving(record.request_id)
         self._metrics.call_started(record.method)
         observed = _Context(context)
         try:
