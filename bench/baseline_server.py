@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     config = config_from_args(argv)
     quiet_grpc_core(config.log_level)
-    from voxlite.service.ops import logs  # imports grpc (after quiet_grpc_core)
+    from voxlite.service.ops import logs
 
     logs.configure(config.log_level, config.log_format)
     asyncio.run(serve(config, ThreadPerStream()))

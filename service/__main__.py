@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .errors import VoxliteError
+from .ops import logs
 from .settings.config import ServerConfig, config_from_args, start_warnings
 
 if TYPE_CHECKING:
@@ -121,8 +122,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     config = config_from_args(argv)
     quiet_grpc_core(config.log_level)
-    from .ops import logs  # imports grpc (after quiet_grpc_core)
-
     logs.configure(config.log_level, config.log_format)
     for warning in start_warnings(config, os.environ):
         _LOG.warning("%s", warning)

@@ -13,6 +13,7 @@ from typing import TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from .call.opening import SessionOpener
 from .capacity.admission import Admission
 from .capacity.scheduler import Scheduler
 from .engines import runtime
@@ -67,22 +68,28 @@ class VoxliteServer:
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
         self.grpc = _grpc_server(config, self.metrics)
-        self.servicer = TextToSpeechServicer(
+        self.opener = SessionOpener(
             self.registry,
             self.scheduler,
             self.admission,
             max_text_chars=config.max_text_chars,
-            idle_timeout=config.idle_timeout_seconds or None,
-            config_wait=config.config_timeout_seconds,
-            tenants=bool(config.auth_tokens),
             cache=self.cache,
             shared_cache=config.shared_phrase_cache,
         )
+        """Where every call's session is opened, by either edge."""
+        self.servicer = TextToSpeechServicer(
+            self.registry,
+            self.admission,
+            self.opener,
+            idle_timeout=config.idle_timeout_seconds or None,
+            config_wait=config.config_timeout_seconds,
+            tenants=bool(config.auth_tokens),
+        )
         add_to_server(self.servicer, self.grpc)
         self.http: SpeechHTTP | None = None
-        """The OpenAI-compatible HTTP API (--http-port), on this loop, through the servicer."""
+        """The OpenAI-compatible HTTP API (--http-port), on this loop, through the opener."""
         if config.http_port is not None:
-            self.http = SpeechHTTP(config, self.servicer, self.registry, self.admission)
+            self.http = SpeechHTTP(config, self.opener, self.registry, self.admission)
         self.http_port = 0
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         self.reflection: reflection.DocumentedReflectionServicer | None = None

@@ -221,6 +221,22 @@ def test_the_configuration_page_lists_every_setting() -> None:
     assert all(option.env in section for option in OPTIONS if not option.flag)
 
 
+README_LINES = 300
+"""README.md is the user manual: what voxlite is, how to start and use it, the headline figures
+with their commands; the rest lives in docs/ (issue 29)."""
+
+
+def test_the_readme_is_a_manual() -> None:
+    """README.md fits in README_LINES, and the flags its configuration table names are options
+    (a removed flag stays listed nowhere)."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= README_LINES
+    rows = [line for line in readme.splitlines() if line.startswith("| `--")]
+    named = {name for row in rows for name in re.findall(r"`--([a-z-]+)`", row.split("|")[1])}
+    assert named
+    assert named <= {option.name for option in OPTIONS if option.flag}
+
+
 # -- real server processes ----------------------------------------------------------------------
 
 PROCESS_CASES = [

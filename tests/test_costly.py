@@ -10,13 +10,15 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
-from voxlite.service.capacity.scheduler import LONG_JOB, Scheduler
+from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy
 from voxlite.service.engines.engine import VoiceRequest
 from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.engines.piper.pieces import MAX_IDS, cut_phonemes
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from .helpers import ServerThread, base_config, held_workers, idle, wait_until
+
+LONG_JOB = SchedulerPolicy().long_job
 
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 # Text that espeak expands many-fold: 300 characters of digits gave 2,927 model ids in one

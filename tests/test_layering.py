@@ -29,9 +29,13 @@ FORBIDDEN = {
     "audio": ("call", "capacity", "grpc", "http", "engines"),
     "call": ("grpc", "http"),
     "capacity": ("grpc", "http"),
+    "http": ("grpc",),
+    "ops": ("grpc", "call", "http"),
 }
 """Layer -> the packages and root modules of service/ it must not import: nothing imports
-upward, and only the edges (grpc/, http/) know their transport."""
+upward, only the edges (grpc/, http/) know their transport, and neither edge reaches into the
+other (what both need, opening a session, checking a token, is in call/; the access log in
+ops/). ops/ serves every layer and knows none of the calls."""
 
 
 def _name(path: Path) -> tuple[str, ...]:

@@ -6,10 +6,12 @@ import time
 from typing import Any
 
 import pytest
-from voxlite.service.call.pacing import DEADLINE_LEAD, Pacer
+from voxlite.service.call.pacing import Pacer, PacingPolicy
 from voxlite.service.engines.engine import VoiceRequest
 from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.jobs import Batch, Work
+
+DEADLINE_LEAD = PacingPolicy().deadline_lead
 
 
 class Deadlines:

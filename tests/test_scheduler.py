@@ -17,9 +17,9 @@ import onnxruntime as ort
 import pytest
 from voxlite.service.audio.settings import Encoding, resolve_audio_settings
 from voxlite.service.call.events import AudioEvent
-from voxlite.service.call.session import LONG_FIRST_WINDOW_LOAD, Session, StreamSettings
+from voxlite.service.call.session import Session, SessionPolicy, StreamSettings
 from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
-from voxlite.service.capacity.scheduler import LONG_JOB, START_GRACE, WIDE_QUIET, Scheduler
+from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy
 from voxlite.service.engines.engine import VoiceRequest
 from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.errors import AtCapacity, Overloaded
@@ -30,6 +30,10 @@ from .helpers import ServerThread, base_config, eventually, one_shot, wait_until
 
 T = TypeVar("T")
 POLICY = AdmissionPolicy()
+LONG_JOB = SchedulerPolicy().long_job
+START_GRACE = SchedulerPolicy().start_grace
+WIDE_QUIET = SchedulerPolicy().wide_quiet
+LONG_FIRST_WINDOW_LOAD = SessionPolicy().long_first_window_load
 MAX_LOAD, BUSY_SLACK = POLICY.max_load, POLICY.busy_slack
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
 
@@ -165,8 +169,9 @@ async def test_a_long_job_runs_wide_only_while_no_other_stream_is_at_work() -> N
     clock is the test's), while a short urgent job still may."""
     width = Width()
     now = [1000.0]
-    # No worker kept for a stream's next job (HOLD): a kept worker keeps others narrow.
-    scheduler = Scheduler(2, wide=True, clock=lambda: now[0], hold=0)
+    # No worker kept for a stream's next job (SchedulerPolicy.hold): one kept keeps the
+    # others narrow.
+    scheduler = Scheduler(2, wide=True, clock=lambda: now[0], policy=SchedulerPolicy(hold=0))
     log: list[tuple[str, bool]] = []
     kokoro, piper = scheduler.runner(long_jobs=True), scheduler.runner()
     long = LONG_JOB + 1
@@ -243,10 +248,11 @@ async def test_the_worker_of_a_stream_short_of_audio_is_kept_for_its_next_window
     """Issue 28: the window after a reply's first was late one call in fifty at 4 callers: the
     first window's audio lasts 93 ms, and the worker it freed was taken by another stream's
     first job (acoustic part and all) while the event loop handed the window over. The worker
-    that ran a job due at once is kept for that stream's next job (HOLD), which then goes
-    before the other stream's, though due later; with no hold the other goes first."""
+    that ran a job due at once is kept for that stream's next job (SchedulerPolicy.hold),
+    which then goes before the other stream's, though due later; with no hold the other goes
+    first."""
     width = Width()
-    scheduler = Scheduler(1, hold=hold)
+    scheduler = Scheduler(1, policy=SchedulerPolicy(hold=hold))
     a, b = scheduler.runner(), scheduler.runner()
     log: list[tuple[str, bool]] = []
     gate = threading.Event()
@@ -275,9 +281,9 @@ async def test_the_worker_of_a_stream_short_of_audio_is_kept_for_its_next_window
 @pytest.mark.parametrize("ends", ["closes", "never asks"])
 async def test_a_kept_worker_is_let_go_when_its_stream_closes_or_does_not_ask(ends: str) -> None:
     """A stream that ends after a job due at once frees its worker when it closes; one that
-    asks nothing more (it waits for text) frees it when HOLD runs out; a job with slack keeps
+    asks nothing more (it waits for text) frees it when its hold runs out; a job with slack keeps
     no worker."""
-    scheduler = Scheduler(1, hold=60.0 if ends == "closes" else 0.05)
+    scheduler = Scheduler(1, policy=SchedulerPolicy(hold=60.0 if ends == "closes" else 0.05))
     a, b = scheduler.runner(), scheduler.runner()
     ran: list[str] = []
     gate = threading.Event()

@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from ..jobs import Batch, Runner, Work
 
 T = TypeVar("T")
 
-DEADLINE_LEAD = 0.3
-"""Seconds before a listener would run out of audio that its next job is due: room for a wait
-behind the jobs running (a 128-frame window takes about 75 ms on one thread) and the job itself
-(bench/capacity.py chose it: at 150 ms calls stalled at 24 callers)."""
+
+@dataclass(frozen=True)
+class PacingPolicy:
+    """When a stream's jobs are due; `python -m bench.capacity` chose the figure and
+    docs/benchmarks.md ("Capacity: live voices", "A job is due its own cost early") has its
+    runs."""
+
+    deadline_lead: float = 0.3
+    """Seconds before a listener would run out of audio that its next job is due: room for a
+    wait behind the jobs running and for the job itself (a shorter lead let calls stall at the
+    ladder's top levels)."""
 
 
 class Pacer:
     """Runs a stream's model jobs on the runner, each due a little before its listener would
     run out of audio, and times them for the stream's real-time factor."""
 
-    def __init__(self, runner: Runner, native_rate: int) -> None:
+    def __init__(
+        self, runner: Runner, native_rate: int, policy: PacingPolicy | None = None
+    ) -> None:
         self._runner = runner
+        self.policy = policy or PacingPolicy()
         self._rate = native_rate
         self._heard_by = 0.0
         """When the listener will have heard all audio produced so far (time.monotonic())."""
@@ -54,7 +65,7 @@ class Pacer:
                 self.busy_seconds += time.perf_counter() - start
 
         in_hand = self._heard_by > time.monotonic()
-        deadline = self._heard_by - DEADLINE_LEAD - cost if in_hand else None
+        deadline = self._heard_by - self.policy.deadline_lead - cost if in_hand else None
         return self._runner.run(
             timed if work is not None else None, deadline, batch=batch, cost=cost
         )

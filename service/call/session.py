@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -18,19 +18,26 @@ from ..jobs import Batch, JobDropped, Runner, Work
 from .events import Event, SummaryEvent
 from .outbox import Clear, End, Flush, Outbox, Pcm, Words
 from .output import Output
-from .pacing import Pacer
+from .pacing import Pacer, PacingPolicy
 from .segmenter import Segmenter
 
 T = TypeVar("T")
 
-LONG_FIRST_WINDOW_LOAD = 0.5
-"""Over this load (the share of the workers busy lately), a reply that starts from silence gets
-a longer first window: its first audio waits behind other streams' jobs anyway, and the next
-window, which waits too, gets more time to come (bench/capacity.py, 20 callers)."""
 
+@dataclass(frozen=True)
+class SessionPolicy:
+    """A session's tuned figures; `python -m bench.capacity` chose long_first_window_load and
+    docs/benchmarks.md ("Capacity: live voices") has its runs."""
 
-QUIET_RECHECK = 0.1
-"""Seconds between two looks at a quiet stream still speaking (Session.end_when_quiet)."""
+    long_first_window_load: float = 0.5
+    """Over this load (the share of the workers busy lately), a reply that starts from silence
+    gets a longer first window: its first audio waits behind other streams' jobs anyway, and
+    the next window, which waits too, gets more time to come (`bench.capacity --levels 20`)."""
+    quiet_recheck: float = 0.1
+    """Seconds between two looks at a quiet stream still speaking (Session.end_when_quiet): a
+    poll, not a tuned figure; short beside the drain's quiet seconds."""
+    pacing: PacingPolicy = field(default_factory=PacingPolicy)
+    """When the session's jobs are due (its Pacer's)."""
 
 
 @dataclass(frozen=True)
@@ -83,14 +90,16 @@ class Session:
         limits: SessionLimits | None = None,
         segmenter: Segmenter | None = None,
         load: Callable[[], float] = lambda: 0.0,
+        policy: SessionPolicy | None = None,
     ) -> None:
         self.settings = settings
+        self.policy = policy or SessionPolicy()
         self._load = load
         """The scheduler's load (Scheduler.load): how busy its workers were lately."""
         self.closers: list[Callable[[], None]] = []
         """Called once the call is over."""
         self._step: asyncio.Future[Any] | None = None
-        self._pacer = Pacer(runner, settings.voice.info.native_rate)
+        self._pacer = Pacer(runner, settings.voice.info.native_rate, self.policy.pacing)
         self._limits = limits or SessionLimits()
         self._segmenter = segmenter or Segmenter()
         self._generation = 0
@@ -214,7 +223,7 @@ class Session:
         if waited >= quiet and not self._work and self._waiting_for_text:
             self.end()
             return
-        again = max(quiet - waited, QUIET_RECHECK)
+        again = max(quiet - waited, self.policy.quiet_recheck)
         loop = asyncio.get_running_loop()
         self._quiet_check = loop.call_later(again, self.end_when_quiet, quiet)
 
@@ -293,7 +302,7 @@ class Session:
             index = self._stats.segments
             self._stats.segments += 1
             text = item.text.strip()
-            busy = not self._pacer.ahead() and self._load() > LONG_FIRST_WINDOW_LOAD
+            busy = not self._pacer.ahead() and self._load() > self.policy.long_first_window_load
             segment = settings.voice.segment(
                 text, settings.params, word_timestamps=settings.word_timestamps, long_first=busy
             )

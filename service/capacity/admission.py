@@ -320,18 +320,35 @@ class Admission:
         the call needs no model work (its text is all in the phrase cache): only the stream
         limits count, not the machine's capacity."""
         policy = self.policy
-        max_load = policy.max_load if max_load is None else max_load
         self.check_open()
         if slot is not None:
             caller, cost = slot.caller, slot.cost
-        elif len(self._held) + len(self._parked) >= policy.open_streams * self.max_streams:
+        else:
+            self._check_open_streams()
+        victims = self._stream_limits(caller)
+        if not free:
+            if cost > 0:
+                self._costly_budget(cost, victims)
+            self._check_capacity(
+                cost > 0, policy.max_load if max_load is None else max_load, min_slack
+            )
+        return self._take(slot or Slot(caller, cost), victims)
+
+    def _check_open_streams(self) -> None:
+        """Refuse a new call while the streams open, with a slot or parked, are the most the
+        server keeps."""
+        opened = len(self._held) + len(self._parked)
+        if opened >= self.policy.open_streams * self.max_streams:
             raise Overloaded(
-                f"the server has {len(self._held) + len(self._parked)} streams open, the most "
-                f"it keeps ({policy.open_streams} times --max-streams), {len(self._parked)} of "
+                f"the server has {opened} streams open, the most it keeps "
+                f"({self.policy.open_streams} times --max-streams), {len(self._parked)} of "
                 "them quiet: end streams that have nothing to say, or retry on another replica"
             )
-        # A full limit takes the slot of a stream quiet for a while, if there is one; chosen
-        # here, parked only once every check has passed.
+
+    def _stream_limits(self, caller: Caller) -> list[Slot]:
+        """The slots to park so that `caller` fits every stream limit (per token, per peer,
+        all calls), or Overloaded. A full limit takes the slot of a stream quiet for a while,
+        if there is one; chosen here, parked only once every check has passed."""
         victims: list[Slot] = []
         tenant = caller.tenant
         if self.per_tenant and tenant is not None:
@@ -354,20 +371,27 @@ class Admission:
                 f"the server is at its limit of {self.max_streams} concurrent streams "
                 "speaking (--max-streams): retry later or on another replica"
             )
-        if free:
-            return self._take(slot or Slot(caller, cost), victims)
-        heavy = cost > 0
-        budget = policy.heavy_share * self._long_slots()
+        return victims
+
+    def _costly_budget(self, cost: float, victims: list[Slot]) -> None:
+        """Fit a call whose voice has long jobs into the costly voices' budget (heavy_share of
+        the long slots), adding quiet costly streams to `victims` as needed, or AtCapacity."""
+        budget = self.policy.heavy_share * self._long_slots()
         costly = lambda s: s.cost > 0  # noqa: E731
-        while heavy and self._count(costly, victims):
+        while self._count(costly, victims):
             if self._heavy - sum(v.cost for v in victims) + cost <= budget:
-                break
+                return
             if not self._victim(costly, victims):
                 raise AtCapacity(
                     "the server is at capacity for voices of this cost (each takes about "
                     f"{cost:.0%} of a core, and {self._heavy_calls} already speak): retry in "
                     "a moment or on another replica"
                 )
+
+    def _check_capacity(self, heavy: bool, max_load: float, min_slack: float) -> None:
+        """Refuse a call that needs model work while the machine is at capacity; else note
+        when the call was taken."""
+        policy = self.policy
         # The streams already here come first: one more would make them all stutter. A light
         # call is weighed by the short jobs alone (the long ones have slots of their own): a
         # costly stream that falls behind is refused its like, never the cheap callers.
@@ -400,7 +424,6 @@ class Admission:
                 "just taken another call: retry in a moment or on another replica"
             )
         self._admitted_at = now
-        return self._take(slot or Slot(caller, cost), victims)
 
     def _take(self, slot: Slot, victims: list[Slot]) -> Slot:
         """Hold `slot` (new, or a parked stream's again), parking `victims` for it."""

@@ -20,29 +20,33 @@ from ..jobs import Batch, JobDropped, SchedulerStats, Work
 T = TypeVar("T")
 
 
-LOAD_WINDOW = 3.0
-"""Seconds over which load() averages the workers' busy time."""
-LONG_JOB = 0.25
-"""Expected seconds over which a job counts as long (a Kokoro run): long jobs hold every
-worker while no light stream is at work, and all but one beside one (Scheduler.long_slots)."""
+@dataclass(frozen=True)
+class SchedulerPolicy:
+    """The scheduler's tuned figures; `python -m bench.capacity` chose them and
+    docs/benchmarks.md ("Capacity: live voices") has its runs."""
 
-
-WIDE_QUIET = 3.0
-"""A long job runs wide only if no other stream queued a job for this many seconds: a Kokoro
-run of a second or two holding both workers would stall every Piper stream beside it
-(bench.capacity --levels 12+2: 3 of 62 English calls had an underrun, none without)."""
-START_GRACE = 0.1
-"""A job due at once (a stream's first audio) counts as late in overdue() once it has waited
-this long: a new call waits behind a backlog, not just behind the job that is running."""
-
-
-HOLD = 0.03
-"""Seconds a worker keeps itself for the next job of a stream whose listener is short of audio
-(a job with no slack: a reply's first window, or one of the small windows after it), after
-running that stream's job: the next window is due as the last one ends, and a worker freed
-then is taken by another stream's job (a new call's first, 100 ms and more) while the event
-loop hands the window over and asks for the next. The hop takes a few milliseconds
-(docs/design.md#the-next-window-on-the-same-worker); longer, and the stream has nothing to ask."""
+    load_window: float = 3.0
+    """Seconds over which load() averages the workers' busy time: the span admission's load
+    bars were tuned against ("How admission was tuned" under that heading)."""
+    long_job: float = 0.25
+    """Expected seconds over which a job counts as long (a Kokoro run): long jobs hold every
+    worker while no light stream is at work, and all but one beside one (long_slots), so that
+    a light stream's next window never waits behind one."""
+    wide_quiet: float = 3.0
+    """A long job runs wide only if no other stream queued a job for this many seconds: a
+    Kokoro run holding every worker stalls the Piper streams beside it (the 12+2 level of
+    `bench.capacity --levels 12+2`)."""
+    start_grace: float = 0.1
+    """A job due at once (a stream's first audio) counts as late in overdue() once it has
+    waited this long: a new call waits behind a backlog, not just behind the job running."""
+    hold: float = 0.03
+    """Seconds a worker keeps itself for the next job of a stream whose listener is short of
+    audio (after a job with no slack: a reply's first window, or a small window after it): the
+    next window is due as the last ends, and a worker freed then was taken by another stream's
+    job while the event loop handed the window over and asked for the next. The hop takes a few
+    milliseconds (docs/design.md, "The next window on the same worker"); longer, and the
+    stream has nothing to ask. Measured on time.monotonic whatever the scheduler's clock: it
+    bounds a worker's idle wait in real time. 0: no worker is kept."""
 
 
 class JobState(enum.Enum):
@@ -97,14 +101,13 @@ class Scheduler:
         on_wait: Callable[[float], None] | None = None,
         wide: bool = False,
         clock: Callable[[], float] = time.monotonic,
-        hold: float = HOLD,
+        policy: SchedulerPolicy | None = None,
     ) -> None:
         self.workers = workers
-        self._hold = hold
-        """HOLD; measured on time.monotonic, whatever `clock` is: it bounds a worker's idle
-        wait in real time."""
+        self.policy = policy or SchedulerPolicy()
         self._holds: dict[int, tuple[int, float]] = {}
-        """Stream -> (the worker kept for its next job, until when: time.monotonic())."""
+        """Stream -> (the worker kept for its next job (policy.hold), until when:
+        time.monotonic())."""
         self._clock = clock
         """Where deadlines, waits and the load are read: time.monotonic, or a test's clock."""
         self.batch_size = batch_size
@@ -115,11 +118,11 @@ class Scheduler:
         self._wide_long = False
         """The job running wide is a long one (short jobs may start beside it)."""
         self._long_running = 0
-        """Long jobs (LONG_JOB) running now."""
+        """Long jobs (SchedulerPolicy.long_job) running now."""
         self._heap: list[Job] = []
         self._streams = itertools.count(1)
         self._submitted: dict[int, float] = {}
-        """When each open stream last queued a job (for WIDE_QUIET)."""
+        """When each open stream last queued a job (for SchedulerPolicy.wide_quiet)."""
         self._heavy: set[int] = set()
         """The open streams whose voices have long jobs (the others are light: Piper)."""
         # (end, seconds, workers held) of the jobs finished lately, and the running ones: load().
@@ -152,7 +155,7 @@ class Scheduler:
         `deadline` is when its listener runs out of audio (minus a lead); None when they have
         none in hand (a stream's first audio): due now. Without `fn`, `batch` says how it
         runs. `long`: whether it takes a slot for long jobs (None: if `cost` is over
-        LONG_JOB)."""
+        the policy's long_job)."""
         if fn is None and batch is None:
             raise ValueError("a job needs its work: fn, or a batch")
         loop = asyncio.get_running_loop()
@@ -167,7 +170,7 @@ class Scheduler:
             loop,
             now,
             cost=cost,
-            long=cost > LONG_JOB if long is None else long,
+            long=cost > self.policy.long_job if long is None else long,
             stream=stream,
             slack=due > now,
         )
@@ -231,7 +234,7 @@ class Scheduler:
     def runner(self, *, long_jobs: bool = False) -> StreamRunner:
         """What a session runs its jobs with: this scheduler, shared with every other stream,
         its jobs marked as the stream's. `long_jobs`: its voice's jobs may run long (Kokoro);
-        only then does a job expected to take over LONG_JOB take a slot for long jobs. A Piper
+        only then does a job expected to take over the policy's long_job take a long slot. A Piper
         window estimated long on a busy machine still runs on any worker."""
         stream = next(self._streams)
         if long_jobs:
@@ -248,25 +251,28 @@ class Scheduler:
             self._lock.notify_all()  # a long job held back for it may start now
 
     def long_slots(self) -> int:
-        """Long jobs (LONG_JOB) that may run at once: every worker while no light stream
-        queued a job within WIDE_QUIET (a Mandarin load uses the whole machine), else all but
-        one, so that a Piper stream's next window never waits behind a Kokoro run."""
+        """Long jobs (SchedulerPolicy.long_job) that may run at once: every worker while no
+        light stream queued a job within the policy's wide_quiet (a Mandarin load uses the
+        whole machine), else all but one, so that a Piper stream's next window never waits
+        behind a Kokoro run."""
         with self._lock:
             return self._long_slots()
 
     def _long_slots(self) -> int:
         """long_slots() with the lock held."""
-        since = self._clock() - WIDE_QUIET
+        since = self._clock() - self.policy.wide_quiet
         light = any(t >= since for s, t in self._submitted.items() if s not in self._heavy)
         return max(1, self.workers - 1) if light else self.workers
 
     def _others_quiet(self, stream: int) -> bool:
-        """No stream but `stream` queued a job within WIDE_QUIET (lock held)."""
-        since = self._clock() - WIDE_QUIET
+        """No stream but `stream` queued a job within the policy's wide_quiet (lock held)."""
+        since = self._clock() - self.policy.wide_quiet
         return all(t < since for s, t in self._submitted.items() if s != stream)
 
-    def load(self, window: float = LOAD_WINDOW) -> float:
-        """Share of the workers' time spent on jobs over the last `window` seconds (0 to 1)."""
+    def load(self, window: float | None = None) -> float:
+        """Share of the workers' time spent on jobs over the last `window` seconds (None: the
+        policy's load_window), 0 to 1."""
+        window = self.policy.load_window if window is None else window
         now = self._clock()
         since = now - window
         with self._lock:
@@ -291,7 +297,7 @@ class Scheduler:
         now = self._clock() if now is None else now
         with self._lock:
             deadlines = [
-                j.deadline if j.slack else j.submitted + START_GRACE
+                j.deadline if j.slack else j.submitted + self.policy.start_grace
                 for j in self._heap
                 if j.state is JobState.QUEUED and (long_jobs or not j.long)
             ]
@@ -329,7 +335,7 @@ class Scheduler:
     # -- the workers --------------------------------------------------------------------------
 
     def _held_for(self, worker: int) -> tuple[int, float] | None:
-        """(stream, until) that `worker` is kept for (HOLD), dropping an expired hold (lock
+        """(stream, until) that `worker` is kept for (policy.hold), dropping an expired hold (lock
         held)."""
         for stream, (held_by, until) in self._holds.items():
             if held_by == worker:
@@ -462,9 +468,14 @@ class Scheduler:
 
     def _keep_for_next(self, me: int, job: Job) -> None:
         """Keep worker `me` for the next job of `job`'s stream while its listener is short of
-        audio (HOLD; lock held): a short job due at once, of a stream still open."""
-        if self._hold > 0 and not job.slack and not job.long and job.stream in self._submitted:
-            self._holds[job.stream] = (me, time.monotonic() + self._hold)
+        audio (policy.hold; lock held): a short job due at once, of a stream still open."""
+        if (
+            self.policy.hold > 0
+            and not job.slack
+            and not job.long
+            and job.stream in self._submitted
+        ):
+            self._holds[job.stream] = (me, time.monotonic() + self.policy.hold)
 
     def _run(self, jobs: list[Job], wide: bool) -> Sequence[Any]:
         if len(jobs) == 1:
@@ -507,7 +518,7 @@ class StreamRunner:
         batch: Batch[T] | None = None,
         cost: float = 0.0,
     ) -> T:
-        long = self._long_jobs and cost > LONG_JOB
+        long = self._long_jobs and cost > self._scheduler.policy.long_job
         return await self._scheduler.run(
             fn, deadline, batch=batch, cost=cost, stream=self._stream, long=long
         )

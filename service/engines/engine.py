@@ -54,6 +54,10 @@ class VoiceInfo:
     """Why callers should choose another voice ("hard to understand"); "" for a sound voice."""
 
 
+MIN_RATE, MAX_RATE = 0.25, 4.0
+"""The speaking rates a request may ask for, whichever edge it came by."""
+
+
 @dataclass(frozen=True)
 class VoiceRequest:
     """A request's voice settings as the API gives them, not yet checked against a voice."""

@@ -15,24 +15,16 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from ..call import textlang
 from ..call.events import Event
+from ..call.opening import SessionOpener, check_script, segments_of
 from ..call.segmenter import Segmenter
-from ..call.session import Session, SessionLimits, StreamSettings
+from ..call.session import Session
+from ..call.tokens import tenant
 from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller, Slot
-from ..engines.cache import CachedVoice, PhraseCache
-from ..engines.engine import Voice, language_matches
+from ..engines.engine import language_matches
 from ..engines.registry import VoiceRegistry
-from ..errors import (
-    IdleTimeout,
-    InvalidRequest,
-    Overloaded,
-    Unavailable,
-    VoiceNotFound,
-    VoxliteError,
-)
-from ..jobs import Workers
+from ..errors import IdleTimeout, InvalidRequest, Overloaded, VoxliteError
 from . import calls, convert
-from .security import tenant
 from .status import abort
 
 _LOG = logging.getLogger(__name__)
@@ -55,75 +47,24 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     def __init__(
         self,
         registry: VoiceRegistry,
-        workers: Workers,
         admission: Admission,
+        opener: SessionOpener,
         *,
-        max_text_chars: int,
         idle_timeout: float | None = None,
         config_wait: float = 10.0,
         tenants: bool = False,
-        cache: PhraseCache | None = None,
-        shared_cache: bool = False,
     ) -> None:
         self._registry = registry
-        self._workers = workers
         self._admission = admission
-        self._max_text_chars = max_text_chars
+        self._opener = opener
+        """Where each call's session is opened (the HTTP API's too)."""
+        self._max_text_chars = opener.max_text_chars
         self._idle_timeout = idle_timeout
         self._config_wait = config_wait
         self._tenants = tenants
         """Calls carry tokens (auth is on): each token is a tenant."""
-        self._cache = cache
-        self._shared_cache = shared_cache
 
     # -- requests ------------------------------------------------------------------------------
-
-    def settings(
-        self, config: tts_pb2.SynthesisConfig, caller: Caller | None = None, first: str = ""
-    ) -> StreamSettings:
-        """Check a request's config and resolve it against the voice; raises with what to fix.
-        `first`: the text of the call's first segment, whose script picks the voice when the
-        config names neither voice nor language. With tokens, each tenant has phrase-cache
-        entries of its own unless they are shared."""
-        voice = self._voice(config, first)
-        request = convert.voice_request(config)
-        audio = convert.audio_settings(config.audio)
-        params = voice.params(request)
-        if self._cache is not None:
-            scope = None if self._shared_cache or caller is None else caller.tenant
-            voice = CachedVoice(voice, self._cache, scope)
-        return StreamSettings(voice, params, audio, config.enable_word_timestamps)
-
-    def _voice(self, config: tts_pb2.SynthesisConfig, first: str) -> Voice:
-        """The voice the config names, else its language's, else that of the language `first`
-        is written in (Han: Mandarin, kana: Japanese), else the server's default."""
-        if config.voice or config.language:
-            return self._registry.resolve(config.voice, config.language)
-        language = textlang.text_language(first)
-        if language is None:
-            return self._registry.default
-        try:
-            return self._registry.resolve("", language)
-        except (VoiceNotFound, Unavailable) as exc:
-            raise type(exc)(
-                "a call that names neither voice nor language gets the voice of the language "
-                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
-            ) from None
-
-    @staticmethod
-    def _check_script(voice: Voice, text: str) -> None:
-        """Refuse text in a script the voice cannot read (Piper reads a Han character out as
-        "Chinese letter")."""
-        found = textlang.unreadable(text, voice.info.language)
-        if found is None:
-            return
-        ch, script = found
-        raise InvalidRequest(
-            f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
-            f"({voice.info.language}) cannot speak: set language to '{script.readers[0]}' or "
-            "voice to a voice of it, or leave both voice and language empty to get the voice "
-            "of the language the text is written in"
-        )
 
     def _check_text(self, text: str, *, piece: bool = False) -> None:
         if len(text) <= self._max_text_chars:
@@ -137,20 +78,6 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             f"text has {len(text)} characters, over the limit of {self._max_text_chars}: split "
             "it into several requests or use StreamingSynthesize"
         )
-
-    def _session(self, settings: StreamSettings) -> Session:
-        runner = self._workers.runner(long_jobs=settings.voice.long_jobs)
-        session = Session(
-            settings,
-            runner,
-            limits=SessionLimits(max_buffered_chars=self._max_text_chars),
-            load=self._workers.load,
-        )
-        # Known to the admission for the whole call: a drain ends what is still open.
-        self._admission.sessions.add(session)
-        session.closers.append(runner.close)
-        session.closers.append(lambda: self._admission.sessions.discard(session))
-        return session
 
     # -- RPCs ----------------------------------------------------------------------------------
 
@@ -318,36 +245,10 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         wait = None
         if segments is not None and (left := context.time_remaining()) is not None:
             wait = left - QUEUE_DEADLINE_MARGIN
-        session, call.slot = await self.open_session(caller, config, first, segments, wait)
+        session, call.slot = await self._opener.open(
+            caller, convert.call_config(config), first, segments, wait
+        )
         return session
-
-    async def open_session(
-        self,
-        caller: Caller,
-        config: tts_pb2.SynthesisConfig,
-        first: str = "",
-        segments: list[str] | None = None,
-        wait: float | None = None,
-    ) -> tuple[Session, Slot]:
-        """A session for `config` once the admission takes the call, and its slot, to give
-        back with Admission.leave() when it ends (the HTTP API opens its sessions here too).
-        `first`, `segments`: as _admitted's; `wait`: how long a call with `segments` may
-        wait in the queue (None: the server's setting)."""
-        settings = self.settings(config, caller, first)
-        # Only streams with long jobs are budgeted: the others are weighed by the load.
-        voice = settings.voice
-        cost = voice.cost if voice.long_jobs else 0.0
-        if segments is None:
-            slot = await self._admission.admit(caller, cost)
-        else:
-            self._check_script(voice, "".join(segments))
-            if _replayed(settings, segments):
-                slot = self._admission.enter(caller=caller, free=True)
-            else:
-                slot = await self._admission.queue(caller, cost, wait=wait)
-        session = self._session(settings)
-        slot.quiet = session.quiet_for
-        return session, slot
 
     async def _speak(
         self,
@@ -439,7 +340,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             await self._take_back(call.slot)
         if kind == "text":
             self._check_text(request.text, piece=True)
-            self._check_script(session.settings.voice, request.text)
+            check_script(session.settings.voice, request.text)
             if session.push_text(request.text):
                 watchdog.touch()
         elif kind == "flush":
@@ -459,34 +360,9 @@ def _misplaced(kind: str | None) -> InvalidRequest:
     return InvalidRequest("empty request: set one of config, text, flush or clear")
 
 
-def segments_of(text: str) -> list[str]:
-    """`text` cut as a session cuts it, less the blank segments it skips (a whole text's
-    first segment picks its voice when the call names none; the HTTP API's too)."""
-    segmenter = Segmenter()
-    return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
-
-
 def _first(segments: list[str]) -> str:
     """The first segment with something to say, or ""."""
     return next((s for s in segments if s.strip()), "")
-
-
-def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
-    """Whether the phrase cache holds every segment: the call needs no model work."""
-    voice = settings.voice
-    return (
-        bool(segments)
-        and isinstance(voice, CachedVoice)
-        and all(
-            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
-            for s in segments
-        )
-    )
-
-
-def _script_name(text: str) -> str:
-    """The name of the script that picks `text`'s language (textlang.text_language)."""
-    return textlang.KANA.name if textlang.text_language(text) == "ja" else textlang.HAN.name
 
 
 @dataclass

@@ -17,9 +17,9 @@ from typing import Any
 import grpc
 
 from ..call.events import FormatEvent, SummaryEvent
+from ..ops.logs import ACCESS_LOG, serving
 from ..ops.metrics import Metrics
 
-ACCESS_LOG = logging.getLogger("voxlite.access")
 REQUEST_ID = "x-request-id"
 _QUIET_PREFIXES = ("/grpc.health.v1.Health/",)
 """Logged at DEBUG: orchestrator probes every few seconds would drown the other lines."""
@@ -52,11 +52,6 @@ class CallRecord:
 _CURRENT: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "voxlite_call", default=None
 )
-
-
-def current() -> CallRecord | None:
-    """The call the running task serves, if any."""
-    return _CURRENT.get()
 
 
 def note(event: object) -> None:
@@ -228,12 +223,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         if inspect.isasyncgenfunction(behavior):
 
             async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                record, observed = await self._begin(method, metadata, context)
+                record, observed, request = await self._begin(
+                    method, metadata, context, request, streaming
+                )
                 error: BaseException | None = None
-                if streaming:
-                    request = _Requests(request, record)
-                else:
-                    record.reached = True
                 responses = behavior(request, observed)
                 try:
                     async for response in responses:
@@ -252,12 +245,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
             return behavior  # a synchronous handler: none on this asyncio server
 
         async def call(request: Any, context: Any) -> Any:
-            record, observed = await self._begin(method, metadata, context)
+            record, observed, request = await self._begin(
+                method, metadata, context, request, streaming
+            )
             error: BaseException | None = None
-            if streaming:
-                request = _Requests(request, record)
-            else:
-                record.reached = True
             try:
                 return await behavior(request, observed)
             except BaseException as exc:
@@ -268,7 +259,12 @@ class CallObserver(grpc.aio.ServerInterceptor):
 
         return call
 
-    async def _begin(self, method: str, metadata: Any, context: Any) -> tuple[CallRecord, _Context]:
+    async def _begin(
+        self, method: str, metadata: Any, context: Any, request: Any, streaming: bool
+    ) -> tuple[CallRecord, _Context, Any]:
+        """The call's record, begun (its request id sent back), the context the servicer is
+        given, and its request: a stream's wrapped to note when its first message is read, a
+        unary one (already here) noted as reached."""
         record = CallRecord(
             _request_id(metadata),
             method_label(method),
@@ -277,6 +273,7 @@ class CallObserver(grpc.aio.ServerInterceptor):
         )
         # Not reset: every call runs in a task of its own, which ends with the call.
         _CURRENT.set(record)
+        serving(record.request_id)
         self._metrics.call_started(record.method)
         observed = _Context(context)
         try:
@@ -284,7 +281,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         except BaseException as exc:
             self._end(record, observed, exc)
             raise
-        return record, observed
+        if streaming:
+            return record, observed, _Requests(request, record)
+        record.reached = True
+        return record, observed, request
 
     def _end(self, record: CallRecord, context: _Context, error: BaseException | None) -> None:
         if record.ended:

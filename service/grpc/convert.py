@@ -17,7 +17,8 @@ from ..call.events import (
     SummaryEvent,
     TimestampsEvent,
 )
-from ..engines.engine import Voice, VoiceRequest
+from ..call.opening import CallConfig
+from ..engines.engine import MAX_RATE, MIN_RATE, Voice, VoiceRequest
 from ..errors import InvalidRequest
 
 ENCODINGS = {
@@ -29,7 +30,6 @@ ENCODINGS = {
     tts_pb2.AUDIO_ENCODING_ALAW: Encoding.ALAW,
 }
 _ENCODING_TO_PROTO = {v: k for k, v in ENCODINGS.items() if k != tts_pb2.AUDIO_ENCODING_UNSPECIFIED}
-MIN_RATE, MAX_RATE = 0.25, 4.0
 MAX_NOISE = 2.0
 
 
@@ -67,6 +67,28 @@ def audio_settings(audio: tts_pb2.AudioConfig) -> AudioSettings:
         )
     except InvalidAudioConfig as exc:
         raise InvalidRequest(f"audio.{exc}") from exc  # names the field: audio.sample_rate_hz
+
+
+class _CallConfig:
+    """A SynthesisConfig as the session opener reads it (call.opening.CallConfig): the voice
+    and language at once, the rest read and checked when asked for."""
+
+    def __init__(self, config: tts_pb2.SynthesisConfig) -> None:
+        self._config = config
+        self.voice = config.voice
+        self.language = config.language
+        self.word_timestamps = config.enable_word_timestamps
+
+    def voice_request(self) -> VoiceRequest:
+        return voice_request(self._config)
+
+    def audio_settings(self) -> AudioSettings:
+        return audio_settings(self._config.audio)
+
+
+def call_config(config: tts_pb2.SynthesisConfig) -> CallConfig:
+    """What the session opener reads of a request's config."""
+    return _CallConfig(config)
 
 
 def voice_entry(voice: Voice, *, default: bool, language_default: bool) -> tts_pb2.Voice:

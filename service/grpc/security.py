@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NoReturn
 
 import grpc
 
+from ..call.tokens import Tokens
 from ..settings.config import ServerConfig
-from ..settings.options import B64TOKEN, is_b64token
 
 HEALTH_PREFIX = "/grpc.health.v1.Health/"
 REFLECTION_PREFIXES = (
     "/grpc.reflection.v1alpha.ServerReflection/",
     "/grpc.reflection.v1.ServerReflection/",
 )
-_CREDENTIALS = re.compile(rf"Bearer +({B64TOKEN.pattern})", re.ASCII | re.IGNORECASE)
-"""RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token. ABNF's quoted strings are
-case-insensitive (RFC 5234 section 2.3), and so is an auth-scheme (RFC 9110 section 11.1);
-nothing else is allowed around the token (re.ASCII: no Unicode case folding either)."""
 
 
 def server_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
@@ -44,13 +37,7 @@ class TokenAuth(grpc.aio.ServerInterceptor):
     """
 
     def __init__(self, tokens: Iterable[str], *, protect_reflection: bool = False) -> None:
-        tokens = list(tokens)
-        if not tokens:
-            raise ValueError("TokenAuth needs at least one token")
-        if not all(is_b64token(t) for t in tokens):
-            raise ValueError("a token that no 'Bearer <token>' can carry (RFC 6750 b64token)")
-        # Fixed-length digests: comparing them takes the same time whatever a guess's length.
-        self._digests = [_digest(t.encode()) for t in tokens]
+        self._tokens = Tokens(tokens)
         self._open = (
             (HEALTH_PREFIX,) if protect_reflection else (HEALTH_PREFIX, *REFLECTION_PREFIXES)
         )
@@ -70,36 +57,7 @@ class TokenAuth(grpc.aio.ServerInterceptor):
 
     def problem(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
         """Why the call's metadata is not authorized, or None when it is."""
-        values = [v for k, v in metadata or () if k == "authorization"]
-        if not values:
-            return (
-                "this server needs a token: send the metadata 'authorization: Bearer <token>' "
-                "(voxlite --token, VOXLITE_TOKEN, or Client(token=...))"
-            )
-        if len(values) > 1:
-            return f"send one authorization metadata, not {len(values)}"
-        token = bearer_token(values[0])
-        if token is None:
-            return (
-                "the authorization metadata must be 'Bearer <token>': the scheme Bearer, a "
-                "space, the token and nothing else (RFC 6750)"
-            )
-        presented = _digest(token.encode())
-        # Compare with every token, without stopping at a match: the time taken does not
-        # depend on which token (if any) matched.
-        matched = False
-        for digest in self._digests:
-            matched |= hmac.compare_digest(presented, digest)
-        if not matched:
-            return "the bearer token is not valid for this server: check --token or VOXLITE_TOKEN"
-        return None
-
-
-def bearer_token(value: str | bytes) -> str | None:
-    """The token of an authorization value written as RFC 6750 says; None for any other."""
-    text = value if isinstance(value, str) else value.decode("latin-1")
-    credentials = _CREDENTIALS.fullmatch(text)
-    return None if credentials is None else credentials.group(1)
+        return self._tokens.problem(metadata)
 
 
 def describe_auth(config: ServerConfig) -> str:
@@ -122,19 +80,6 @@ def describe_auth(config: ServerConfig) -> str:
         f"{' and '.join(protected)}; open to all: {', '.join(open_)}; over {transport}"
         + ("" if config.tls_cert else " (tokens readable on the network path)")
     )
-
-
-def tenant(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
-    """Who a call's bearer token says it is, as the first 16 hex digits of its SHA-256 (per
-    tenant limits and caches, never the token itself); None without one. Called once
-    TokenAuth has let the call through, so the token is a configured one."""
-    values = [v for k, v in metadata or () if k == "authorization"]
-    token = bearer_token(values[0]) if len(values) == 1 else None
-    return None if token is None else _digest(token.encode()).hex()[:16]
-
-
-def _digest(token: bytes) -> bytes:
-    return hashlib.sha256(token).digest()
 
 
 def _refusal(message: str) -> grpc.RpcMethodHandler:

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from ..call.events import AudioEvent, FormatEvent, SummaryEvent
+from ..call.opening import SessionOpener, segments_of
 from ..call.session import Session
 from ..call.textlang import text_language
+from ..call.tokens import Tokens, bearer_token, tenant
 from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller
 from ..engines.engine import language_matches
@@ -34,9 +36,7 @@ from ..errors import (
     VoiceUnavailable,
     VoxliteError,
 )
-from ..grpc.api import TextToSpeechServicer, segments_of
-from ..grpc.calls import ACCESS_LOG
-from ..grpc.security import TokenAuth, bearer_token, tenant
+from ..ops.logs import ACCESS_LOG
 from ..settings.config import ServerConfig
 from .openai_audio import Format
 from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
@@ -124,21 +124,21 @@ def _peer(remote: str | None) -> str:
 
 
 class SpeechHTTP:
-    """The HTTP port: POST /v1/audio/speech through the servicer's sessions, GET /v1/models,
+    """The HTTP port: POST /v1/audio/speech through the sessions gRPC calls get, GET /v1/models,
     GET /v1/audio/voices, and the page at /."""
 
     def __init__(
         self,
         config: ServerConfig,
-        servicer: TextToSpeechServicer,
+        opener: SessionOpener,
         registry: VoiceRegistry,
         admission: Admission,
     ) -> None:
         self._config = config
-        self._servicer = servicer
+        self._opener = opener
         self._registry = registry
         self._admission = admission
-        self._auth = TokenAuth(config.auth_tokens) if config.auth_tokens else None
+        self._auth = Tokens(config.auth_tokens) if config.auth_tokens else None
         page = importlib.resources.files("voxlite.service.http").joinpath("openai_page.html")
         self._page = page.read_bytes()
         app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
@@ -247,9 +247,7 @@ class SpeechHTTP:
             segments = segments_of(speech.input)
             first = segments[0] if segments else ""
             try:
-                session, slot = await self._servicer.open_session(
-                    caller, speech.config(), first, segments
-                )
+                session, slot = await self._opener.open(caller, speech, first, segments)
             except VoiceNotFound as exc:
                 raise _voice_error(speech, exc, first) from None
             try:

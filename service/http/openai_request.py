@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from voxlite.tts.v1 import tts_pb2
+import numpy as np
 
-from ..audio.settings import Encoding
+from ..audio.settings import AudioSettings
+from ..engines.engine import MAX_RATE, MIN_RATE, VoiceRequest
 from ..errors import InvalidRequest
-from ..grpc.convert import MAX_RATE, MIN_RATE
-from .openai_audio import FORMATS, RATE, UNSERVED_FORMATS, Format
+from .openai_audio import FORMATS, UNSERVED_FORMATS, Format
 
 OPENAI_VOICES = (
     *("alloy", "ash", "ballad", "coral", "echo", "fable", "nova"),
@@ -26,10 +26,6 @@ FIELDS = (
 )
 """OpenAI's fields, voxlite's `language`, and `stream` (Kokoro-FastAPI's: the body always
 streams here)."""
-_ENCODINGS = {
-    Encoding.OGG_OPUS: tts_pb2.AUDIO_ENCODING_OGG_OPUS,
-    Encoding.PCM_S16LE: tts_pb2.AUDIO_ENCODING_PCM_S16LE,
-}
 
 
 class BadField(InvalidRequest):
@@ -53,12 +49,20 @@ class Speech:
     format: Format
     speed: float
 
-    def config(self) -> tts_pb2.SynthesisConfig:
-        """What a gRPC caller would send for the same speech."""
-        audio = tts_pb2.AudioConfig(encoding=_ENCODINGS[self.format.encoding], sample_rate_hz=RATE)
-        return tts_pb2.SynthesisConfig(
-            voice=self.voice, language=self.language, speaking_rate=self.speed, audio=audio
-        )
+    # What the session opener reads of it (call.opening.CallConfig), as a gRPC caller's
+    # SynthesisConfig for the same speech would give it.
+
+    @property
+    def word_timestamps(self) -> bool:
+        return False  # OpenAI's speech body has no word times
+
+    def voice_request(self) -> VoiceRequest:
+        """The speed as the gRPC API's 32-bit float carries it, so that a speed asked for at
+        either edge is one phrase-cache key."""
+        return VoiceRequest(float(np.float32(self.speed)))
+
+    def audio_settings(self) -> AudioSettings:
+        return self.format.audio
 
 
 def _text(body: dict[str, object], name: str, default: str = "") -> str:

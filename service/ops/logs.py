@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from ..grpc import calls
-
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+ACCESS_LOG = logging.getLogger("voxlite.access")
+"""One line per call, from either edge (gRPC, HTTP)."""
+_REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "voxlite_request_id", default=None
+)
+
+
+def serving(request_id: str) -> None:
+    """The running task serves the call `request_id`: every line it logs carries it. Not
+    reset: each call runs in a task of its own, which ends with the call."""
+    _REQUEST_ID.set(request_id)
 
 
 class RequestIdFilter(logging.Filter):
@@ -19,8 +29,7 @@ class RequestIdFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
-            call = calls.current()
-            record.request_id = call.request_id if call is not None else None
+            record.request_id = _REQUEST_ID.get()
         return True
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -14,8 +15,21 @@ from prometheus_client import (
     ProcessCollector,
 )
 
-from ..call.events import SummaryEvent
 from .http import MetricsHTTPServer
+
+
+class CallSummary(Protocol):
+    """What the metrics read of a call's summary (call.events.SummaryEvent)."""
+
+    @property
+    def audio_ms(self) -> float: ...
+
+    @property
+    def time_to_first_audio_ms(self) -> float: ...
+
+    @property
+    def real_time_factor(self) -> float: ...
+
 
 SYNTHESIS_METHODS = frozenset(
     {"TextToSpeechService/Synthesize", "TextToSpeechService/StreamingSynthesize"}
@@ -99,7 +113,7 @@ class Metrics:
         if method in SYNTHESIS_METHODS:
             self._active.inc()
 
-    def call_finished(self, method: str, code: str, summary: SummaryEvent | None) -> None:
+    def call_finished(self, method: str, code: str, summary: CallSummary | None) -> None:
         """`code` is the status code's name ("OK", "NOT_FOUND"); `summary` the call's last
         SummaryEvent, if it got that far."""
         self._calls.labels(method=method, code=code).inc()

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ENV_PREFIX = "VOXLITE_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -22,40 +23,47 @@ class Invalid(ValueError):
 
 
 Parse = Callable[[str], object]
+N = TypeVar("N", int, float)
+
+
+def _number(
+    read: Callable[[str], N], fits: Callable[[N], bool], unreadable: str, outside: str
+) -> Callable[[str], N]:
+    """A number read from text with `read` and kept if it `fits`; Invalid with `unreadable`
+    (not a number) or `outside` (out of range)."""
+
+    def parse(text: str) -> N:
+        try:
+            value = read(text)
+        except ValueError:
+            raise Invalid(unreadable) from None
+        if not fits(value):
+            raise Invalid(outside)
+        return value
+
+    return parse
 
 
 def _integer(low: int, high: int, zero: str | None = None) -> Parse:
     """A whole number from `low` to `high`, or 0 when `zero` says what 0 means."""
     span = f"between {low} and {high}" + (f" (or 0: {zero})" if zero else "")
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise Invalid(f"must be a whole number {span}") from None
-        if not (low <= value <= high or (zero is not None and value == 0)):
-            raise Invalid(f"must be {span}")
-        return value
-
-    return parse
+    return _number(
+        int,
+        lambda value: low <= value <= high or (zero is not None and value == 0),
+        f"must be a whole number {span}",
+        f"must be {span}",
+    )
 
 
 def _seconds(high: float | None = None, zero: str | None = None) -> Parse:
     """A finite number of seconds, 0 or more (at most `high`). NaN compares false with
     everything: a NaN idle timeout would wake each stream's watchdog at once, for ever."""
     span = f" from 0 to {high:.15g}" if high is not None else ", 0 or more"
-    requirement = f"a number of seconds{span}" + (f" (0: {zero})" if zero else "")
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise Invalid(f"must be {requirement}") from None
-        if not (math.isfinite(value) and 0 <= value <= (math.inf if high is None else high)):
-            raise Invalid(f"must be {requirement}")
-        return value
-
-    return parse
+    requirement = f"must be a number of seconds{span}" + (f" (0: {zero})" if zero else "")
+    top = math.inf if high is None else high
+    return _number(
+        float, lambda value: math.isfinite(value) and 0 <= value <= top, requirement, requirement
+    )
 
 
 def _positive_seconds(high: float) -> Parse:

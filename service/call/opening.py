@@ -1,0 +1,177 @@
+"""A call's session opened: its settings read against a voice, the admission's answer, the
+session made. Both edges (grpc/api.py, http/openai_api.py) open their calls here, so that every
+call meets the same admission, limits, phrase cache and scheduler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..audio.settings import AudioSettings
+from ..capacity.admission import Admission, Caller, Slot
+from ..engines.cache import CachedVoice, PhraseCache
+from ..engines.engine import Voice, VoiceRequest
+from ..engines.registry import VoiceRegistry
+from ..errors import InvalidRequest, Unavailable, VoiceNotFound
+from ..jobs import Workers
+from . import textlang
+from .segmenter import Segmenter
+from .session import Session, SessionLimits, StreamSettings
+
+
+class CallConfig(Protocol):
+    """A call's settings as its edge read them (a gRPC SynthesisConfig, an HTTP speech body):
+    the voice it asks for, and what is read and checked once the voice is known."""
+
+    @property
+    def voice(self) -> str:
+        """A voice's name; "" for the language's default."""
+        ...
+
+    @property
+    def language(self) -> str:
+        """A BCP-47 language range; "" with no voice either: the text's script picks."""
+        ...
+
+    @property
+    def word_timestamps(self) -> bool: ...
+
+    def voice_request(self) -> VoiceRequest:
+        """The voice settings, each checked against its range; raises InvalidRequest."""
+        ...
+
+    def audio_settings(self) -> AudioSettings:
+        """The output asked for, resolved and checked; raises InvalidRequest."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class SessionOpener:
+    """Opens the sessions of a server's calls: the voice resolved, the call admitted (by who
+    calls, and what its voice costs), the session made on the scheduler's workers and known to
+    the admission (a drain ends what is still open)."""
+
+    registry: VoiceRegistry
+    workers: Workers
+    admission: Admission
+    max_text_chars: int
+    """A call's text at most, and a session's text accepted but not yet spoken."""
+    cache: PhraseCache | None = None
+    shared_cache: bool = False
+    """With tokens, tenants share phrase-cache entries (else each has its own)."""
+
+    def settings(
+        self, config: CallConfig, caller: Caller | None = None, first: str = ""
+    ) -> StreamSettings:
+        """Check a call's config and resolve it against the voice; raises with what to fix.
+        `first`: the text of the call's first segment, whose script picks the voice when the
+        config names neither voice nor language. With tokens, each tenant has phrase-cache
+        entries of its own unless they are shared."""
+        voice = self._voice(config, first)
+        request = config.voice_request()
+        audio = config.audio_settings()
+        params = voice.params(request)
+        if self.cache is not None:
+            scope = None if self.shared_cache or caller is None else caller.tenant
+            voice = CachedVoice(voice, self.cache, scope)
+        return StreamSettings(voice, params, audio, config.word_timestamps)
+
+    def _voice(self, config: CallConfig, first: str) -> Voice:
+        """The voice the config names, else its language's, else that of the language `first`
+        is written in (Han: Mandarin, kana: Japanese), else the server's default."""
+        if config.voice or config.language:
+            return self.registry.resolve(config.voice, config.language)
+        language = textlang.text_language(first)
+        if language is None:
+            return self.registry.default
+        try:
+            return self.registry.resolve("", language)
+        except (VoiceNotFound, Unavailable) as exc:
+            raise type(exc)(
+                "a call that names neither voice nor language gets the voice of the language "
+                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
+            ) from None
+
+    async def open(
+        self,
+        caller: Caller,
+        config: CallConfig,
+        first: str = "",
+        segments: list[str] | None = None,
+        wait: float | None = None,
+    ) -> tuple[Session, Slot]:
+        """A session for `config` once the admission takes the call, and its slot, to give
+        back with Admission.leave() when it ends. `first`: the text of its first segment.
+        `segments`: a whole text's call (Synthesize, HTTP), cut as its session cuts it: such a
+        call waits in the admission's queue for room (`wait`: how long at most; None: the
+        server's setting), and needs none when the phrase cache holds every segment (no model
+        work)."""
+        settings = self.settings(config, caller, first)
+        # Only streams with long jobs are budgeted: the others are weighed by the load.
+        voice = settings.voice
+        cost = voice.cost if voice.long_jobs else 0.0
+        if segments is None:
+            slot = await self.admission.admit(caller, cost)
+        else:
+            check_script(voice, "".join(segments))
+            if _replayed(settings, segments):
+                slot = self.admission.enter(caller=caller, free=True)
+            else:
+                slot = await self.admission.queue(caller, cost, wait=wait)
+        session = self._session(settings)
+        slot.quiet = session.quiet_for
+        return session, slot
+
+    def _session(self, settings: StreamSettings) -> Session:
+        runner = self.workers.runner(long_jobs=settings.voice.long_jobs)
+        session = Session(
+            settings,
+            runner,
+            limits=SessionLimits(max_buffered_chars=self.max_text_chars),
+            load=self.workers.load,
+        )
+        # Known to the admission for the whole call: a drain ends what is still open.
+        self.admission.sessions.add(session)
+        session.closers.append(runner.close)
+        session.closers.append(lambda: self.admission.sessions.discard(session))
+        return session
+
+
+def check_script(voice: Voice, text: str) -> None:
+    """Refuse text in a script the voice cannot read (Piper reads a Han character out as
+    "Chinese letter")."""
+    found = textlang.unreadable(text, voice.info.language)
+    if found is None:
+        return
+    ch, script = found
+    raise InvalidRequest(
+        f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
+        f"({voice.info.language}) cannot speak: set language to '{script.readers[0]}' or "
+        "voice to a voice of it, or leave both voice and language empty to get the voice "
+        "of the language the text is written in"
+    )
+
+
+def segments_of(text: str) -> list[str]:
+    """`text` cut as a session cuts it, less the blank segments it skips (a whole text's
+    first segment picks its voice when the call names none)."""
+    segmenter = Segmenter()
+    return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
+
+
+def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
+    """Whether the phrase cache holds every segment: the call needs no model work."""
+    voice = settings.voice
+    return (
+        bool(segments)
+        and isinstance(voice, CachedVoice)
+        and all(
+            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+            for s in segments
+        )
+    )
+
+
+def _script_name(text: str) -> str:
+    """The name of the script that picks `text`'s language (textlang.text_language)."""
+    return textlang.KANA.name if textlang.text_language(text) == "ja" else textlang.HAN.name
