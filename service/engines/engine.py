@@ -116,6 +116,46 @@ class Segment(Protocol):
         ...
 
 
+class ModelSteps:
+    """What every segment whose steps are model work shares (both families' segments): none
+    of its windows is instant, and its word timings are what its steps have found."""
+
+    _words: list[WordTiming]
+
+    @property
+    def instant(self) -> bool:
+        return False
+
+    @property
+    def words(self) -> Sequence[WordTiming]:
+        return self._words
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a voice measures once at load, in every family."""
+
+    gain: float
+    """Fixed output gain: a stream cannot know its peak before its first window, and one gain
+    per voice keeps loudness steady from window to window."""
+    cost: float
+    """Worker seconds per second of audio on one thread (Voice.cost)."""
+
+
+class Calibrated:
+    """A voice whose gain and cost are its calibration's (engine.Voice's properties)."""
+
+    calibration: Calibration
+
+    @property
+    def gain(self) -> float:
+        return self.calibration.gain
+
+    @property
+    def cost(self) -> float:
+        return self.calibration.cost
+
+
 class Voice(Protocol):
     """A loaded voice of any family. Thread-safe: sessions on worker threads share it."""
 

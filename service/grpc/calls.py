@@ -10,7 +10,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import grpc
 from ..call.events import FormatEvent, SummaryEvent
 from ..ops.logs import ACCESS_LOG, serving
 from ..ops.metrics import Metrics
+from .security import Continuation
 
 REQUEST_ID = "x-request-id"
 _QUIET_PREFIXES = ("/grpc.health.v1.Health/",)
@@ -200,9 +201,7 @@ class CallObserver(grpc.aio.ServerInterceptor):
         self._unreached = _UnreachedLines()
 
     async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
         if handler is None:  # UNIMPLEMENTED: not counted (method names come from clients)

@@ -10,6 +10,9 @@ import grpc
 from ..call.tokens import Tokens
 from ..settings.config import ServerConfig
 
+Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]
+"""What an aio interceptor calls for the handler of a method (grpc's signature)."""
+
 HEALTH_PREFIX = "/grpc.health.v1.Health/"
 REFLECTION_PREFIXES = (
     "/grpc.reflection.v1alpha.ServerReflection/",
@@ -43,9 +46,7 @@ class TokenAuth(grpc.aio.ServerInterceptor):
         )
 
     async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
         if handler is None or details.method.startswith(self._open):

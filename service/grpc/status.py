@@ -6,23 +6,16 @@ from typing import Any, NoReturn
 
 import grpc
 
-from ..errors import (
-    IdleTimeout,
-    InvalidRequest,
-    Overloaded,
-    Unavailable,
-    VoiceNotFound,
-    VoiceUnavailable,
-    VoxliteError,
-)
+from .. import errors
+from ..errors import VoxliteError
 
 _STATUS: dict[type[VoxliteError], grpc.StatusCode] = {
-    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    VoiceNotFound: grpc.StatusCode.NOT_FOUND,
-    VoiceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
-    Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    Unavailable: grpc.StatusCode.UNAVAILABLE,
-    IdleTimeout: grpc.StatusCode.DEADLINE_EXCEEDED,
+    errors.InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    errors.VoiceNotFound: grpc.StatusCode.NOT_FOUND,
+    errors.VoiceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    errors.Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
+    errors.IdleTimeout: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
 

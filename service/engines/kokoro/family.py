@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import ModelError, VoiceNotFound
-from ..engine import VoiceInfo, VoiceSource
+from ..engine import Calibration, VoiceInfo, VoiceSource
 from ..runtime import OrtSettings
 from .decode import SAMPLE_RATE, WINDOWS, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .g2p import G2P, JapaneseG2P, MandarinG2P
 from .graph import SplitCache, model_files
 from .tokens import load_vocab
-from .voice import TOKEN_BUDGET, Calibration, KokoroVoice
+from .voice import TOKEN_BUDGET, KokoroVoice
 
 _LOG = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...errors import InvalidRequest
 from ...jobs import Batch
-from ..engine import VoiceInfo, VoiceRequest, WordTiming
+from ..engine import Calibrated, Calibration, ModelSteps, VoiceInfo, VoiceRequest, WordTiming
 from .decode import (
     HOP,
     LEAD_KEPT,
@@ -49,16 +49,6 @@ WHOLE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """What a Kokoro voice is constructed with, measured once at load (calibrate())."""
-
-    gain: float
-    """Fixed output gain: a stream cannot know its peak before its first window."""
-    cost: float
-    """Worker seconds per audio second on one thread."""
-
-
-@dataclass(frozen=True)
 class KokoroParams:
     """A request's settings for a Kokoro voice: only the speed. Kokoro draws no noise (its
     export is deterministic), so noise_scale and noise_w change nothing and are not kept."""
@@ -66,7 +56,7 @@ class KokoroParams:
     speed: float
 
 
-class KokoroVoice:
+class KokoroVoice(Calibrated):
     """A Kokoro voice: one style table [510, 1, 256] (row n - 1 for a run of n tokens) and
     the G2P of its language, over the family's shared model. Thread-safe."""
 
@@ -98,14 +88,6 @@ class KokoroVoice:
         """Without `chunks`: the windows of a run whose whole decode the listener cannot wait
         for (a reply's first run, with nothing in hand); other runs are decoded whole, exactly.
         None: every run whole."""
-
-    @property
-    def gain(self) -> float:
-        return self.calibration.gain
-
-    @property
-    def cost(self) -> float:
-        return self.calibration.cost
 
     @property
     def long_jobs(self) -> bool:
@@ -213,7 +195,7 @@ def calibrate(
     return Calibration(gain, cost if cost is not None else measured)
 
 
-class KokoroSegment:
+class KokoroSegment(ModelSteps):
     """One text segment: G2P and cutting on the first window, then one model run per window
     (a run's encoder and its whole decoder), or, for a run the listener cannot wait for (or
     with the voice's chunk schedule), one decoder window per call. Nothing runs outside
@@ -247,14 +229,6 @@ class KokoroSegment:
         """Sample offsets in the segment where two windows of one run meet (a run decoded
         whole has none): where bench/kokoro_chunks.py looks for seams."""
         self._emitted = 0
-
-    @property
-    def instant(self) -> bool:
-        return False
-
-    @property
-    def words(self) -> Sequence[WordTiming]:
-        return self._words
 
     def next_cost(self, ahead: float) -> float:
         """Worker seconds the next step is likely to take: the decoder's frames it will run

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import VoiceRequest
+from ..engine import Calibration, VoiceRequest
 from .model import PiperModel, PiperParams
 from .schedule import VocoderSchedule
 from .stages import Margins
@@ -31,15 +31,13 @@ TARGET_PEAK = 0.8
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """What a voice is constructed with, measured on CALIBRATION_TEXT at noise 0."""
+class PiperCalibration(Calibration):
+    """What a Piper voice is constructed with, measured on CALIBRATION_TEXT at noise 0: the
+    gain (Piper normalises each sentence to full scale, which a stream cannot do before its
+    first chunk) and the cost of the calibration text, timed, and:"""
 
     margins: Margins
-    gain: float
-    """Fixed output gain: Piper normalises each sentence to full scale, which a stream cannot
-    do before its first chunk; one gain per voice keeps loudness steady."""
-    cost: float
-    """Worker seconds per second of audio on one thread (the calibration text, timed)."""
+    """The context each part needs a side for its windows to equal one run."""
     costs: PartCosts
     """What each part takes, for the scheduler's estimate of a step (PiperSegment.next_cost)."""
 
@@ -80,7 +78,7 @@ def part_costs(model: PiperModel, text: str, params: PiperParams, margins: Margi
     return PartCosts(acoustic / max(ids, 1), flow / max(frames, 1), vocoder / max(vocoded, 1))
 
 
-def calibrate(model: PiperModel, text: str = CALIBRATION_TEXT) -> Calibration:
+def calibrate(model: PiperModel, text: str = CALIBRATION_TEXT) -> PiperCalibration:
     params = model.params(VoiceRequest(noise_scale=0.0, noise_w=0.0))
     reaches = stage_reaches(model, text, params)
     stages = model.stages
@@ -96,7 +94,9 @@ def calibrate(model: PiperModel, text: str = CALIBRATION_TEXT) -> Calibration:
     gain = float(np.clip(TARGET_PEAK / peak, 0.25, 4.0)) if peak > 1e-4 else 1.0
     audio = samples.size / model.info.native_rate
     costs = part_costs(model, text, params, margins)
-    return Calibration(margins, gain, seconds / audio if audio else 0.0, costs)
+    return PiperCalibration(
+        gain=gain, cost=seconds / audio if audio else 0.0, margins=margins, costs=costs
+    )
 
 
 def synthesize(model: PiperModel, text: str, params: PiperParams, margins: Margins) -> np.ndarray:

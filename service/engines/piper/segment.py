@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...jobs import Batch
-from ..engine import WordTiming
+from ..engine import ModelSteps, WordTiming
 from .calibration import PartCosts
 from .model import PiperModel, PiperParams
 from .pieces import MAX_IDS
@@ -43,7 +43,7 @@ class Window:
 
 
 @dataclass
-class PiperSegment:
+class PiperSegment(ModelSteps):
     """A text segment (engine.Segment): the acoustic part with the first window, then one
     vocoder window per call; each call is short, bounded, blocking work."""
 
@@ -67,14 +67,6 @@ class PiperSegment:
     """Next frame to vocode in _sentences[0]."""
     _size: int = 0
     """Size of the last window, 0 before the first."""
-
-    @property
-    def instant(self) -> bool:
-        return False
-
-    @property
-    def words(self) -> Sequence[WordTiming]:
-        return self._words
 
     @property
     def total_samples(self) -> int | None:

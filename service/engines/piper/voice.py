@@ -6,9 +6,9 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from ..engine import VoiceInfo, VoiceRequest
+from ..engine import Calibrated, VoiceInfo, VoiceRequest
 from ..runtime import OrtSettings
-from .calibration import Calibration, calibrate
+from .calibration import PiperCalibration, calibrate
 from .model import PiperModel, PiperParams
 from .schedule import VocoderSchedule
 from .segment import PiperSegment
@@ -16,13 +16,15 @@ from .split_cache import SplitCache
 from .stages import StageWork
 
 
-class PiperVoice:
+class PiperVoice(Calibrated):
     """A calibrated Piper voice behind the engine interface (engine.Voice)."""
+
+    calibration: PiperCalibration
 
     def __init__(
         self,
         model: PiperModel,
-        calibration: Calibration,
+        calibration: PiperCalibration,
         schedule: VocoderSchedule | None = None,
     ) -> None:
         self.model = model
@@ -46,14 +48,6 @@ class PiperVoice:
     @property
     def info(self) -> VoiceInfo:
         return self.model.info
-
-    @property
-    def gain(self) -> float:
-        return self.calibration.gain
-
-    @property
-    def cost(self) -> float:
-        return self.calibration.cost
 
     @property
     def long_jobs(self) -> bool:
