@@ -375,11 +375,15 @@ def voxlite_ramp(
     module: str = "",
     audio: pb.AudioConfig = ENCODINGS["ogg"],
     new_connections: bool = True,
+    fresh: bool = False,
 ) -> list[Level]:
+    """`fresh`: every language, and the first level starts as the server reports SERVING, with
+    no call before it and the rest of the Kokoro voices still loading, as a replica a balancer
+    has just added meets its first callers."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     # Kokoro only when a level has Mandarin callers (it costs memory and start-up time).
-    engines = "piper,kokoro" if any(m for _, m in levels) else "piper"
+    engines = "piper,kokoro" if fresh or any(m for _, m in levels) else "piper"
     argv = voxlite_argv(
         port, workdir / "voices", "--max-streams", "256", *extra, module=module, engines=engines
     )
@@ -388,8 +392,9 @@ def voxlite_ramp(
         with grpc.insecure_channel(address) as channel:
             wait_serving(child, channel)
             stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
-            voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
-            if engines != "piper":
+            if not fresh:
+                voxlite_call(stub, REPLIES[0], Level(0), audio)  # warm up
+            if engines != "piper" and not fresh:
                 wait_all_voices(channel)
                 voxlite_call(stub, REPLIES_ZH[0], Level(0), audio, "zh")
 
@@ -463,6 +468,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="every call on one shared connection (default: each call on a new one)",
     )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="the first level starts as the server reports SERVING, every language on, the "
+        "other Kokoro voices still loading, no call before (a replica just added)",
+    )
     args = p.parse_args(argv)
     levels = [
         (int(english), int(mandarin or 0))
@@ -498,6 +509,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     module,
                     ENCODINGS[args.encoding],
                     new_connections=not args.one_connection,
+                    fresh=args.fresh,
                 )
         if "piper" not in skip:
             results["piper http_server"] = piper_ramp(levels, seconds, workdir)

@@ -6,8 +6,12 @@ import asyncio
 import contextlib
 import errno
 import logging
+import os
 import socket
+import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import grpc
@@ -37,6 +41,10 @@ _HEALTH_SERVICES = ("", SERVICE_NAME)
 STATUS_GRACE = 5.0
 """Seconds the streams ended at the close of the drain have for their status (behind the audio
 already queued for them) to reach a client still reading."""
+BACKGROUND_NICE = 19
+"""The CPU priority (Linux nice) of the thread that loads voices once the server is SERVING,
+and rescans: the lowest, so that a replica loading the rest of its voices speaks to its first
+callers as a warm one does (docs/reliability.md#a-replica-that-has-just-started)."""
 MAX_CONCURRENT_STREAMS = 100
 """gRPC's limit of streams open at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS)."""
 
@@ -105,6 +113,10 @@ class VoxliteServer:
         self._loader: asyncio.Task[None] | None = None
         self._loading: asyncio.Future[None] | None = None
         """The thread's load in progress, if any: stop() waits for it (one voice at most)."""
+        self._background = ThreadPoolExecutor(
+            1, thread_name_prefix="voxlite-background", initializer=lower_priority
+        )
+        """Where voices load once SERVING (and rescans run): below the workers' priority."""
 
     async def start(self) -> int:
         """Listen (health answers NOT_SERVING at once), then load voices in the background."""
@@ -132,9 +144,11 @@ class VoxliteServer:
         self._loader = asyncio.ensure_future(self._load())
         return self.port
 
-    async def _in_loader(self, load: Callable[[], None]) -> None:
-        """Run a registry load on a thread; stop() waits for it to finish its voice."""
-        self._loading = asyncio.get_running_loop().run_in_executor(None, load)
+    async def _in_loader(self, load: Callable[[], None], *, background: bool = False) -> None:
+        """Run a registry load on a thread (`background`: the low-priority one); stop() waits
+        for it to finish its voice."""
+        executor = self._background if background else None
+        self._loading = asyncio.get_running_loop().run_in_executor(executor, load)
         try:
             await asyncio.shield(self._loading)
         finally:
@@ -154,7 +168,7 @@ class VoxliteServer:
         if self.registry.pending:
             count = len(self.registry.pending)
             async with self._reload_lock:  # a SIGHUP's rescan waits for these
-                await self._in_loader(self.registry.load_rest)
+                await self._in_loader(self.registry.load_rest, background=True)
             if self.registry.stopping:
                 return
             _LOG.info("%d more voice(s) loaded: %d in all", count, len(self.registry.voices()))
@@ -170,7 +184,7 @@ class VoxliteServer:
                 return []  # a rescan that started after this was asked for covered it
             self._reload_wanted = False
             loop = asyncio.get_running_loop()
-            loaded = await loop.run_in_executor(None, self.registry.reload)
+            loaded = await loop.run_in_executor(self._background, self.registry.reload)
         _LOG.info("voices reloaded: %s", ", ".join(loaded) or "nothing new")
         return loaded
 
@@ -228,6 +242,15 @@ class VoxliteServer:
                 await self._loading
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
+        self._background.shutdown(wait=False)
+
+
+def lower_priority() -> None:
+    """This thread, and the threads it starts (a family's loader each), at BACKGROUND_NICE.
+    Linux keeps a nice value per thread; elsewhere the whole process would change, so there
+    it stays as it is."""
+    if sys.platform == "linux":
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
 
 
 def _scheduler(config: ServerConfig, metrics: Metrics) -> Scheduler:

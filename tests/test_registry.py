@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -18,6 +20,9 @@ from voxlite.service.engines.piper.split_cache import SplitCache
 from voxlite.service.engines.registry import VoiceRegistry
 from voxlite.service.engines.runtime import OrtSettings
 from voxlite.service.errors import Unavailable, VoiceNotFound
+from voxlite.service.server import BACKGROUND_NICE
+
+from .helpers import ServerThread, base_config
 
 
 def registry_of(folder: Path, cache_dir: Path, default: str = EMBEDDED_VOICE) -> VoiceRegistry:
@@ -118,3 +123,30 @@ def test_loading_stops_at_the_voice_in_progress_when_the_server_stops(
     assert family.loads == 2  # the default and the copy in progress: no other started
     assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, names[0]]
     assert registry.loading() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a nice value per thread is Linux's")
+def test_voices_loaded_after_serving_run_below_the_workers(cache_dir: Path, tmp_path: Path) -> None:
+    """Issue 28: a replica that has just reported SERVING loads the rest of its voices (each
+    Kokoro voice a second of CPU) beside its first callers. The thread that loads them, and
+    the threads it starts (one per family), run at the lowest priority; the workers that speak
+    to the callers at the process's own."""
+
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def loader_and_its_child() -> tuple[int, int]:
+        child: list[int] = []
+        thread = threading.Thread(target=lambda: child.append(nice()))
+        thread.start()
+        thread.join()
+        return nice(), child[0]
+
+    server = ServerThread(base_config(cache_dir, tmp_path))
+    try:
+        loader, child = server.server._background.submit(loader_and_its_child).result(timeout=30)
+        worker = server.call(server.server.scheduler.runner().run(lambda wide: nice()))
+    finally:
+        server.close()
+    assert loader == child == BACKGROUND_NICE
+    assert worker == os.getpriority(os.PRIO_PROCESS, os.getpid())
