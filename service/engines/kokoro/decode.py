@@ -18,10 +18,9 @@ HOP = 600
 """Samples per encoder frame (25 ms)."""
 
 
-# The encoder gives a run's leading pad 17 to 20 frames (about 450 ms of silence) whatever the
-# text. The decoder gets only its last LEAD_DECODED: a quarter of a short clause's frames
-# fewer to decode before its first word, and no loss of it (with none, the first syllable
-# goes: docs/kokoro.md#the-leading-pause).
+# The encoder gives a run a long leading pad of silence whatever the text. The decoder gets
+# only its last LEAD_DECODED: fewer frames to decode before a clause's first word, and no loss
+# of it (with none, the first syllable goes: docs/kokoro.md#the-leading-pause).
 LEAD_DECODED = 4
 # Of those, a run emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
@@ -99,7 +98,7 @@ class KokoroModel:
                 part, settings.session_options(threads), providers=["CPUExecutionProvider"]
             )
             # The serialized model kept for a provider fallback CPU sessions never make
-            # (service/engines/piper/voice.py says the same for Piper): 64 MB for the decoder.
+            # (docs/benchmarks.md, "Start-up and memory").
             made._model_bytes = None
             return made
 

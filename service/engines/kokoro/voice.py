@@ -26,14 +26,14 @@ from .decode import (
 from .g2p import G2P, in_pieces
 from .tokens import Run, cut_runs
 
-# Tokens in one model run. The decoder's time grows with its frames (about 12 ms of one
-# thread per 25 ms frame, two frames a token): 64 tokens, about 3 s of speech, take about
-# 1.5 s on one thread, so that no run holds a worker long while other streams wait, and most
-# clauses of a reply still fit one run, whose prosody a cut would break (bench/kokoro.py).
+# Tokens in one model run: the decoder's time grows with its frames, so the budget bounds how
+# long a run holds a worker while other streams wait, and most clauses of a reply still fit one
+# run, whose prosody a cut would break (docs/kokoro.md, "How a segment is spoken";
+# bench.kokoro).
 TOKEN_BUDGET = 64
 FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
-# For the scheduler's estimate of a step before its text went through G2P: Mandarin turns a
-# character into about 3.9 tokens, Japanese 2.6, and a token into about 3 frames.
+# For the scheduler's estimate of a step before its text went through G2P: tokens a character
+# becomes (between Mandarin's and Japanese's) and frames a token lasts (docs/kokoro.md, Runs).
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
 # Worker seconds G2P takes per character, Japanese (the dearer script) in G2P_CHARS pieces
