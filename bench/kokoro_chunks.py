@@ -75,7 +75,8 @@ def speak(voice: KokoroVoice, text: str) -> Spoken:
     for text_segment in segments(text):
         segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
         done = sum(p.size for p in parts)
-        while (window := segment.next_window(max(0.0, made - spent))) is not None:
+        # wide: as an idle server runs it, where a run late for its listener goes in windows.
+        while (window := segment.next_window(max(0.0, made - spent), wide=True)) is not None:
             first = time.thread_time() - started if first is None else first
             parts.append(window)
             made += window.size / SAMPLE_RATE

@@ -99,6 +99,26 @@ async def test_a_full_queue_or_a_wait_that_ran_out_is_refused_saying_how_long_th
 
 
 @pytest.mark.asyncio
+async def test_a_call_with_a_deadline_waits_up_to_it_one_without_the_servers_wait() -> None:
+    """Issue 27: four callers of new Mandarin text, each with a 30 s deadline, were refused
+    after the server's 3 s queue wait though they would have waited. A call that sets a
+    deadline waits up to it (at most AdmissionPolicy.longest_queue_wait); one that sets none
+    waits --queue-wait-seconds."""
+    admission = Admission(10, long_slots=lambda: 1, queue_wait=0.001, max_queued=8)
+    admission.open()
+    held = admission.enter(cost=KOKORO_COST)
+    patient = asyncio.ensure_future(admission.queue(cost=KOKORO_COST, wait=60.0))
+    await eventually(lambda: admission.queued == 1, "the call with a deadline in line")
+    with pytest.raises(AtCapacity, match="in the queue"):
+        await admission.queue(cost=KOKORO_COST)  # no deadline: the server's wait, run out
+    assert admission.queued == 1
+    assert not patient.done()
+    admission.leave(held)
+    admission.leave(await patient)
+    assert admission.active == 0
+
+
+@pytest.mark.asyncio
 async def test_with_no_queue_a_call_gets_the_short_admission_wait_like_a_stream() -> None:
     admission = Admission(10, long_slots=lambda: 1, wait=0.0, queue_wait=0.0, max_queued=8)
     admission.open()

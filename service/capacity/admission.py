@@ -62,6 +62,10 @@ class AdmissionPolicy:
     that they never crowd out the light streams; one more waits or is refused. The first is
     always taken, whatever its measured cost, so that a busy moment at load cannot make a
     voice unusable."""
+    longest_queue_wait: float = 60.0
+    """A Synthesize call with a deadline waits in the queue up to it, at most this long: its
+    caller has said how long it will wait for the reply (queue_wait is for calls that set no
+    deadline); max_queued bounds the memory the line holds."""
 
 
 @dataclass(frozen=True)
@@ -237,12 +241,13 @@ class Admission:
     ) -> Slot:
         """enter(), for a call that can wait (a Synthesize caller waits for its reply anyway):
         one that finds the machine at capacity waits its turn, first come first served, up to
-        `wait` seconds (its deadline; at most queue_wait), among at most max_queued calls.
+        `wait` seconds (what its deadline leaves; at most policy.longest_queue_wait) or, with
+        no deadline, queue_wait, among at most max_queued calls.
         Only capacity is waited for: a stream limit refuses at once, as it does every call."""
         if self.queue_wait <= 0 or self.max_queued <= 0:
             return await self.admit(caller, cost)  # no queue: the short wait of every call
         policy = self.policy
-        wait = self.queue_wait if wait is None else max(0.0, min(wait, self.queue_wait))
+        wait = self.queue_wait if wait is None else max(0.0, min(wait, policy.longest_queue_wait))
         line = self._queues[cost > 0]
         if not line.locked():
             try:

@@ -245,8 +245,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "queue-wait-seconds",
         _seconds(60, zero="no queue"),
-        "how long a Synthesize call may wait in line when the server is at capacity, at most "
-        "its deadline (default 3)",
+        "how long a Synthesize call with no deadline may wait in line when the server is at "
+        "capacity; one with a deadline waits up to it, at most 60 s (default 3)",
     ),
     Option(
         "max-queued-calls",

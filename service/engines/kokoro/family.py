@@ -86,7 +86,7 @@ class KokoroFamily:
         ort_settings: OrtSettings | None = None,
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
-        late: ChunkSchedule | None = WINDOWS,
+        late: ChunkSchedule | None = None,
     ) -> None:
         """`late`: the windows of a run the listener cannot wait for whole (KokoroVoice.late;
         None: every run whole); `chunks`: every run window by window (KokoroVoice.chunks)."""

@@ -43,9 +43,6 @@ G2P_SECONDS_PER_CHARACTER = 0.00015
 # The encoder's share of a run's work (the decoder is about 98 %): what encoding the runs
 # after the first (for their word timestamps) adds to a segment's first step.
 ENCODER_SHARE = 0.02
-# A run is decoded whole (exactly) only when that takes at most this share of the audio the
-# listener has in hand: the rest is room for a wait behind other streams' jobs.
-WHOLE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -261,21 +258,27 @@ class KokoroSegment(ModelSteps):
             enc = self._encoded[self._next]
             run = self._runs[self._next]
             frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(run.ids))
-        schedule = self._schedule(frames, ahead)
+        schedule = self._schedule(ahead, first_run=self._next == 0, wide=False)
         if schedule is not None and frames > 2 * schedule.first:
             frames = schedule.first + 2 * schedule.context
         return per_frame * frames
 
-    def _schedule(self, frames: int, ahead: float) -> ChunkSchedule | None:
-        """The windows a run of `frames` goes in, with `ahead` seconds in hand (None: whole)."""
+    def _schedule(self, ahead: float, *, first_run: bool, wide: bool) -> ChunkSchedule | None:
+        """The windows a run goes in (None: whole). Windows (the voice's `late` schedule) only
+        for a segment's first run when the listener has nothing in hand (a reply's start, or
+        a listener already waiting) and the job has the machine to itself (`wide`): each
+        window decodes its context and its share of the pause again, which a busy machine
+        cannot spare, and a later run is due early enough to be decoded whole (a stream in
+        windows would cost more, fall behind and go in windows again: docs/kokoro.md#streaming).
+        The next_cost estimate takes `wide` False: a run whole, the dearer way."""
         voice = self._voice
         if voice.chunks is not None:
             return voice.chunks
-        whole = frames * voice.cost * FRAME_MS / 1000
-        late = voice.late if whole > WHOLE_SHARE * ahead else None
-        if late is not None and self._long_first:
-            return replace(late, first=min(late.largest, 2 * late.first))
-        return late
+        if not (first_run and wide and ahead <= 0.0) or voice.late is None:
+            return None
+        if self._long_first:
+            return replace(voice.late, first=min(voice.late.largest, 2 * voice.late.first))
+        return voice.late
 
     @property
     def total_samples(self) -> int | None:
@@ -320,7 +323,7 @@ class KokoroSegment(ModelSteps):
             run, enc = self._runs[self._next], self._encoded_run(self._next)
             self._next += 1
             first, end = emitted(run, enc, self._voice.pauses)
-            schedule = self._schedule(enc.frames, ahead)
+            schedule = self._schedule(ahead, first_run=self._next == 1, wide=wide)
             if schedule is None or end - first <= 2 * schedule.first:
                 self.model_runs += 1
                 return self._emit(voice.decode(enc, wide=wide)[first * HOP : end * HOP])
