@@ -16,7 +16,7 @@ import numpy as np
 from ...errors import ModelError, VoiceNotFound
 from ..engine import Calibration, VoiceInfo, VoiceSource
 from ..runtime import OrtSettings
-from .decode import SAMPLE_RATE, WINDOWS, ChunkSchedule, KokoroModel
+from .decode import SAMPLE_RATE, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .g2p import G2P, JapaneseG2P, MandarinG2P
 from .graph import SplitCache, model_files
