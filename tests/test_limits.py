@@ -141,10 +141,22 @@ def test_readyz_follows_health_and_the_drain_delay_admits_calls(
     srv = ServerThread(
         base_config(cache_dir, tmp_path, metrics_port=free_port(), drain_delay_seconds=3.0)
     )
+    # A stream left open holds the drain (the server waits up to its grace for running calls),
+    # so that a call after the drain began meets a draining server, not one already stopped.
+    done = threading.Event()
+
+    def held_open() -> Iterator[pb.StreamingSynthesizeRequest]:
+        yield pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig())
+        yield pb.StreamingSynthesizeRequest(text="Hello there.")
+        yield pb.StreamingSynthesizeRequest(flush=pb.Flush(id=1))
+        done.wait(timeout=60)
+
     try:
         assert readyz(srv.server.metrics_port) == 200
-        draining = asyncio.run_coroutine_threadsafe(srv.server.stop(10), srv.loop)
         with srv.channel() as channel:
+            stream = srv.stub(channel).StreamingSynthesize(held_open(), timeout=60)
+            assert any(r.WhichOneof("response") == "audio" for r in stream)  # admitted, speaking
+            draining = asyncio.run_coroutine_threadsafe(srv.server.stop(10), srv.loop)
             wait_until(lambda: srv.health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING)
             assert readyz(srv.server.metrics_port) == 503
             # Still admitted: the balancer has yet to notice.
@@ -155,6 +167,8 @@ def test_readyz_follows_health_and_the_drain_delay_admits_calls(
             with pytest.raises(grpc.RpcError) as refused:
                 list(srv.stub(channel).Synthesize(pb.SynthesizeRequest(text="Hi."), timeout=10))
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            done.set()
+            list(stream)  # the held stream ends once its text is spoken
         draining.result(timeout=30)
     finally:
         srv.close()
