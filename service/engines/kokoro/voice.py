@@ -23,7 +23,7 @@ from .decode import (
     Pauses,
     pauses_of,
 )
-from .g2p import G2P, in_pieces
+from .g2p import G2P, in_words
 from .tokens import Run, cut_runs
 
 # Tokens in one model run: the decoder's time grows with its frames, so the budget bounds how
@@ -145,7 +145,7 @@ class KokoroVoice(Calibrated):
 
     def runs(self, text: str) -> list[Run]:
         """`text` through G2P, cut into model runs."""
-        return cut_runs(in_pieces(self._g2p, text), self._vocab, self.token_budget)
+        return cut_runs(in_words(self._g2p, text), self._vocab, self.token_budget)
 
     def encode(self, run: Run, params: KokoroParams) -> Encoded:
         return self._model.encode(run.ids, self.style(len(run.ids)), params.speed)
@@ -346,7 +346,7 @@ def emitted(run: Run, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a run that a segment emits: its leading pad but the
     LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
     last mark inside a text (`pauses`), left out."""
-    last = run.pieces[-1].phonemes.rstrip() if run.pieces else ""
+    last = run.words[-1].phonemes.rstrip() if run.words else ""
     kept = pauses.sentence if last[-1:] in _SENTENCE_ENDS else pauses.clause
     return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
 
@@ -360,7 +360,7 @@ def _word_times(
 ) -> list[WordTiming]:
     """Each word's start and end from the encoder's per-token frames (the leading pad's frames
     before the first token), the runs one after another as emitted."""
-    words = []
+    timings = []
     offset = 0
     for run, enc in zip(runs, encoded, strict=True):
         assert enc is not None
@@ -368,12 +368,12 @@ def _word_times(
         offset -= first
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
-        for piece, (lo, hi) in zip(run.pieces, run.spans, strict=True):
-            if piece.text and hi > lo:
+        for word, (lo, hi) in zip(run.words, run.spans, strict=True):
+            if word.text and hi > lo:
                 # ids[i] is the model's token i + 1: it starts where token i ends.
                 # A word's last frames may be in the closing pause cut after it.
                 start_frame = offset + min(int(ends[lo]), end)
                 end_frame = offset + min(int(ends[hi]), end)
-                words.append(WordTiming(piece.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
+                timings.append(WordTiming(word.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
         offset += end
-    return words
+    return timings
