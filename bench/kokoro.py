@@ -1,6 +1,6 @@
 """Kokoro (Mandarin, Japanese): first PCM and real-time factor through voxlite's engine against
 Kokoro's own one-shot synthesis, the decoder's forms and onnxruntime settings, the throughput of
-two workers, the time one run takes at the token budget, and the family's load time and memory."""
+two workers, the time one piece takes at the token budget, and the family's load time and memory."""
 
 from __future__ import annotations
 
@@ -134,11 +134,11 @@ def engine_rows(engines: Sequence[Engine]) -> tuple[list[list[object]], dict[str
 
 
 def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
-    """Seconds of decoding per second of audio over the runs of `texts`, for each form of the
-    decoder and session setting (wall time, one run at a time)."""
+    """Seconds of decoding per second of audio over the pieces of `texts`, for each form of the
+    decoder and session setting (wall time, one decoder run at a time)."""
     graph = SplitCache(_common.cache_dir()).load()
     encoded: list[Encoded] = [
-        voice.encode(run, KokoroParams(1.0)) for text in texts for run in voice.runs(text)
+        voice.encode(piece, KokoroParams(1.0)) for text in texts for piece in voice.pieces(text)
     ]
     audio = sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
     floats = dequantized(graph.decoder)
@@ -199,7 +199,7 @@ def silences(
 
 
 def pause_rows(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
-    """The pauses inside each reply as voxlite speaks it (its segments and runs, to a listener
+    """The pauses inside each reply as voxlite speaks it (its segments and pieces, to a listener
     with what it has in hand: bench.kokoro_chunks.speak) against Kokoro's own synthesis of the
     whole text in one run, pads whole: each of voxlite's pauses beside the reference's pause
     nearest in place (where in the reply, as a share of it)."""
@@ -208,8 +208,10 @@ def pause_rows(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     for text in texts:
         ours = silences(speak(voice, text).audio)
         parts = [
-            whole.decode(whole.model.encode(run.ids, whole.style(len(run.ids)), 1.0, lead=1 << 20))
-            for run in whole.runs(text)
+            whole.decode(
+                whole.model.encode(piece.ids, whole.style(len(piece.ids)), 1.0, lead=1 << 20)
+            )
+            for piece in whole.pieces(text)
         ]
         ref = silences(np.concatenate(parts))
         count += len(ours)
@@ -228,16 +230,16 @@ def pause_rows(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     }
 
 
-def budget_run(voice: KokoroVoice, text: str) -> tuple[int, float, float]:
-    """(tokens, seconds of audio, thread seconds) of the first full run of `text` at the
+def budget_piece(voice: KokoroVoice, text: str) -> tuple[int, float, float]:
+    """(tokens, seconds of audio, thread seconds) of the first full piece of `text` at the
     voice's token budget: how long one window holds a worker."""
-    run = max(voice.runs(text), key=lambda r: len(r.ids))
-    enc = voice.encode(run, KokoroParams(1.0))
+    piece = max(voice.pieces(text), key=lambda p: len(p.ids))
+    enc = voice.encode(piece, KokoroParams(1.0))
     voice.decode(enc)  # warm-up
     started = time.thread_time()
-    enc = voice.encode(run, KokoroParams(1.0))
+    enc = voice.encode(piece, KokoroParams(1.0))
     audio = voice.decode(enc)
-    return len(run.ids), audio.size / SAMPLE_RATE, time.thread_time() - started
+    return len(piece.ids), audio.size / SAMPLE_RATE, time.thread_time() - started
 
 
 def throughput(voice: KokoroVoice, texts: Sequence[str], workers: int, seconds: float) -> float:
@@ -329,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         engines = [
             voxlite_engine("voxlite, 1 thread (busy server)", voice),
             voxlite_engine("voxlite, 2 threads (idle server)", voice, wide=True),
-            voxlite_engine("voxlite, every run in windows (option), 1 thread", chunked),
+            voxlite_engine("voxlite, every piece in windows (option), 1 thread", chunked),
             one_shot_japanese() if language == "ja-JP" else one_shot_mandarin(voice),
         ]
         measure(engines, replies[:count], rounds)
@@ -344,8 +346,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
         )
         out[f"engines_{language}"] = data
-        tokens, seconds, spent = budget_run(voice, "".join(replies))
-        print(f"one run at the token budget ({TOKEN_BUDGET}): {tokens} tokens, {seconds:.2f} s "
+        tokens, seconds, spent = budget_piece(voice, "".join(replies))
+        print(f"one piece at the token budget ({TOKEN_BUDGET}): {tokens} tokens, {seconds:.2f} s "
               f"of audio, {spent:.2f} s of one thread (encoder and decoder)\n")  # fmt: skip
         out[f"budget_run_{language}"] = {"tokens": tokens, "audio_s": seconds, "thread_s": spent}
 

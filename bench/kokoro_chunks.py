@@ -24,7 +24,7 @@ from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
 REFERENCE = "Kokoro's whole decode, pads whole (reference)"
-PADS_CUT = "pads cut, runs whole"
+PADS_CUT = "pads cut, pieces whole"
 DEFAULT = "pads cut, windows when late (default)"
 # Each way: the voice's options and the listener it decodes for (what it has in hand).
 SCHEDULES: dict[str, dict[str, Any]] = {
@@ -36,7 +36,7 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "pads cut, windows when late, first 12, context 24": {
         "late": ChunkSchedule(first=12, largest=96, context=24, overlap=4)
     },
-    "pads cut, every run in windows (nothing ever in hand)": {"chunks": WINDOWS},
+    "pads cut, every piece in windows (nothing ever in hand)": {"chunks": WINDOWS},
 }
 # The listener of the rows above: one stream on a machine that decodes at this real-time
 # factor (seconds of one thread per second of audio, about Kokoro's here), so that the audio
@@ -50,7 +50,7 @@ class Spoken:
 
     audio: np.ndarray
     joins: list[int]
-    """Sample index of each join between two windows of a run."""
+    """Sample index of each join between two windows of a piece."""
     first: float
     """Thread seconds from the text to its first audio (G2P, encoder, first decoder run)."""
     work: float
@@ -75,7 +75,7 @@ def speak(voice: KokoroVoice, text: str) -> Spoken:
     for text_segment in segments(text):
         segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
         done = sum(p.size for p in parts)
-        # wide: as an idle server runs it, where a run late for its listener goes in windows.
+        # wide: as an idle server runs it, where a piece late for its listener goes in windows.
         while (window := segment.next_window(max(0.0, made - spent), wide=True)) is not None:
             first = time.thread_time() - started if first is None else first
             parts.append(window)
@@ -87,12 +87,12 @@ def speak(voice: KokoroVoice, text: str) -> Spoken:
 
 
 def reference(voice: KokoroVoice, text: str) -> Spoken:
-    """Each segment's runs as the model gives them, pads whole, each decoded whole."""
+    """Each segment's pieces as the model gives them, pads whole, each decoded whole."""
     started = time.thread_time()
     parts, first = [], None
     for text_segment in segments(text):
-        for run in voice.runs(text_segment):
-            ids, style = run.ids, voice.style(len(run.ids))
+        for piece in voice.pieces(text_segment):
+            ids, style = piece.ids, voice.style(len(piece.ids))
             parts.append(voice.decode(voice.model.encode(ids, style, 1.0, lead=1 << 20)))
             first = time.thread_time() - started if first is None else first
     assert first is not None
@@ -210,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             _common.table(
                 f"{voice_name}: {len(texts)} replies against Kokoro's own whole decode (one "
-                f"thread, a listener at RTF {PACE}; SNR against the runs whole with the pads "
+                f"thread, a listener at RTF {PACE}; SNR against the pieces whole with the pads "
                 "cut; seam: largest jump at a join / 99.9th pct of jumps elsewhere)",
                 ["decoding", "CER", "DNSMOS OVRL", "vs ref", "P.808", "SNR dB p50",
                  "seam max", "same spots whole", "first ms p50", "work / audio"],

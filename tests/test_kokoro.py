@@ -1,5 +1,5 @@
 """The Kokoro engine family on its real model: Mandarin and Japanese judged by Whisper base,
-runs bounded by the token budget, word timestamps, params, chunked decoding, install states."""
+pieces bounded by the token budget, word timestamps, params, chunked decoding, install states."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_voice_info(mandarin: KokoroVoice, japanese: KokoroVoice) -> None:
 def test_speech_is_intelligible(
     voices: dict[str, KokoroVoice], voice_name: str, language: str, text: str
 ) -> None:
-    """As the server speaks a reply to one listener: its first run in windows, the windows
+    """As the server speaks a reply to one listener: its first piece in windows, the windows
     sized by the voice's cost (fixed here, not measured on this machine, so that the windows
     are the same on any machine)."""
     voice = fixed_cost(voices[voice_name])
@@ -152,16 +152,16 @@ def test_each_window_is_one_bounded_model_run(mandarin: KokoroVoice) -> None:
     budget = 24
     voice = mandarin.variant(token_budget=budget, late=None)
     segment = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
-    assert segment.runs == ()  # nothing runs before the first window
+    assert segment.pieces == ()  # nothing runs before the first window
     counts = []
     before = voice.model.decoder_runs
     for window in windows(segment):
         counts.append(voice.model.decoder_runs - before)
         before = voice.model.decoder_runs
         assert window.size > 0
-    assert len(segment.runs) > 2
-    assert all(0 < len(run.ids) <= budget for run in segment.runs)
-    assert counts == [1] * len(segment.runs)
+    assert len(segment.pieces) > 2
+    assert all(0 < len(piece.ids) <= budget for piece in segment.pieces)
+    assert counts == [1] * len(segment.pieces)
 
 
 @pytest.mark.slow
@@ -208,7 +208,7 @@ def test_params(mandarin: KokoroVoice) -> None:
 
 @pytest.mark.slow
 def test_faster_speech_is_shorter(mandarin: KokoroVoice) -> None:
-    whole = mandarin.variant()  # every run whole: no pause lengthened by the machine's pace
+    whole = mandarin.variant()  # every piece whole: no pause lengthened by the machine's pace
 
     def length(rate: float) -> int:
         segment = whole.segment(
@@ -220,7 +220,7 @@ def test_faster_speech_is_shorter(mandarin: KokoroVoice) -> None:
 
 
 @pytest.mark.slow
-def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
+def test_chunked_windows_tile_the_piece(mandarin: KokoroVoice) -> None:
     schedule = ChunkSchedule(first=8, largest=32, context=8, overlap=4)
     chunked = mandarin.variant(chunks=schedule)
     text = "您的订单已经发货了，预计后天就能送到。"
@@ -235,20 +235,20 @@ def test_chunked_windows_tile_the_run(mandarin: KokoroVoice) -> None:
 
 @pytest.mark.slow
 def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: KokoroVoice) -> None:
-    """Issue 27: each run decoded its model's whole leading pad (17 to 20 frames, 450 ms of
+    """Issue 27: each piece decoded its model's whole leading pad (17 to 20 frames, 450 ms of
     silence): a reply heard it before every clause, and a reply's first word waited for its
-    decode. The decoder gets LEAD_DECODED frames of it, a run emits LEAD_KEPT of them before
+    decode. The decoder gets LEAD_DECODED frames of it, a piece emits LEAD_KEPT of them before
     its first word and the voice's clause pause of its closing pause after a comma (Kokoro ends
-    a run as if the text ended there); the words are timed as emitted."""
+    a piece as if the text ended there); the words are timed as emitted."""
     params = KokoroParams(1.0)
     voice = mandarin.variant(late=None)
-    (run,) = voice.runs("您好，")
-    enc = voice.encode(run, params)
+    (piece,) = voice.pieces("您好，")
+    enc = voice.encode(piece, params)
     assert enc.lead == LEAD_DECODED
     segment = voice.segment("您好，", params, word_timestamps=True)
     (audio,) = list(windows(segment, ahead=60.0))
     pause, kept = enc.closing_pause, voice.pauses.clause
-    assert pause > kept  # Kokoro ends a run after a comma as if the text ended there
+    assert pause > kept  # Kokoro ends a piece after a comma as if the text ended there
     assert audio.size == (enc.frames - (LEAD_DECODED - LEAD_KEPT) - (pause - kept)) * HOP
     np.testing.assert_array_equal(
         audio, voice.decode(enc)[(LEAD_DECODED - LEAD_KEPT) * HOP :][: audio.size]
@@ -258,44 +258,46 @@ def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: Kok
 
 
 @pytest.mark.slow
-def test_a_run_the_listener_cannot_wait_for_goes_in_windows(voices: dict[str, KokoroVoice]) -> None:
+def test_a_piece_the_listener_cannot_wait_for_goes_in_windows(
+    voices: dict[str, KokoroVoice],
+) -> None:
     """With windows on (`late`, off by default: docs/kokoro.md#streaming) and nothing in hand
-    (a reply's start) a run starts with a small window (WINDOWS), so that its first word needs
-    little decoding; the windows tile what the run decoded whole gives. With audio in hand,
-    each run is decoded whole, in one window. A busy start (long_first) gets a first window
+    (a reply's start) a piece starts with a small window (WINDOWS), so that its first word needs
+    little decoding; the windows tile what the piece decoded whole gives. With audio in hand,
+    each piece is decoded whole, in one window. A busy start (long_first) gets a first window
     twice as long."""
     text = "您的订单已经发货了，预计后天就能送到。"
-    assert voices["zf_xiaoxiao"].late is None  # the server decodes every run whole
+    assert voices["zf_xiaoxiao"].late is None  # the server decodes every piece whole
     mandarin = voices["zf_xiaoxiao"].variant(late=WINDOWS)
     cold = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
     sizes = [w.size for w in windows(cold)]
     assert sizes[0] == WINDOWS.first * HOP
     assert len(sizes) > 2
-    # A join between two windows of a run; none where one run ends and the next begins.
+    # A join between two windows of a piece; none where one piece ends and the next begins.
     assert set(cold.joins) < set(itertools.accumulate(sizes))
-    assert len(cold.joins) == len(sizes) - len(cold.runs)
+    assert len(cold.joins) == len(sizes) - len(cold.pieces)
     warm = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
     assert sum(w.size for w in windows(warm, ahead=60.0)) == sum(sizes)
     assert warm.joins == []
     assert cold.model_runs == len(sizes)
-    assert warm.model_runs == len(warm.runs)
+    assert warm.model_runs == len(warm.pieces)
     # With audio in hand after the first window, the next ones take what the decoder can make
     # while it plays, never less than the last, and at most WINDOWS.largest.
     listened = fixed_cost(mandarin).segment(text, KokoroParams(1.0), word_timestamps=False)
     grown = [w.size // HOP for w in paced(listened, 0.5)]
     assert grown[0] == WINDOWS.first
     ends = list(itertools.accumulate(size * HOP for size in grown))
-    for k in range(len(grown) - 2):  # within a run, but for its last window (what is left)
+    for k in range(len(grown) - 2):  # within a piece, but for its last window (what is left)
         if ends[k] in listened.joins and ends[k + 1] in listened.joins:
             assert grown[k + 1] >= grown[k]
     assert max(grown) <= WINDOWS.largest + WINDOWS.first
     assert sum(grown) * HOP == sum(sizes)
-    assert max(grown[:-1]) > WINDOWS.first  # the first run's windows grew
+    assert max(grown[:-1]) > WINDOWS.first  # the first piece's windows grew
     busy = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False, long_first=True)
     first = busy.next_window(0.0, wide=True)
     assert first is not None
     assert first.size == 2 * WINDOWS.first * HOP
-    # A job that shares the machine (not wide) decodes the run whole, late or not: each window
+    # A job that shares the machine (not wide) decodes the piece whole, late or not: each window
     # decodes its context again, which a busy machine cannot spare.
     shared = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
     whole = shared.next_window(0.0)

@@ -1,4 +1,5 @@
-"""Kokoro's text side: numbers and Latin words in Chinese, Japanese readings, runs, CJK segments."""
+"""Kokoro's text side: numbers and Latin words in Chinese, Japanese readings, pieces, CJK
+segments."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from voxlite.service.engines.kokoro.g2p import (
     Word,
     in_words,
 )
-from voxlite.service.engines.kokoro.tokens import cut_runs, load_vocab
+from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
 
 
 @pytest.fixture(scope="module")
@@ -129,34 +130,34 @@ def test_japanese_words_have_no_text(japanese: JapaneseG2P) -> None:
     assert "".join(w.phonemes for w in words) == "o deɴβa aɾʲiɡatoː ɡoʣaimasɨ."
 
 
-def test_runs_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2P) -> None:
+def test_pieces_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2P) -> None:
     vocab = load_vocab()
     text = (
         "您好，欢迎致电客服中心。请问有什么可以帮您的吗？我们今天的营业时间是上午九点到下午六点。"
     )
     words = mandarin(text)
-    runs = cut_runs(words, vocab, 48)
-    assert len(runs) > 1
-    assert all(0 < len(r.ids) <= 48 for r in runs)
+    pieces = cut_pieces(words, vocab, 48)
+    assert len(pieces) > 1
+    assert all(0 < len(p.ids) <= 48 for p in pieces)
     # Every word is spoken once, in order.
-    assert [w.text for r in runs for w in r.words if w.text] == texts(words)
-    # The first run ends at punctuation, which keeps it at least half full.
-    assert runs[0].words[-1].is_break
-    for run in runs:
-        assert [b - a for a, b in run.spans] == [
-            len([c for c in w.phonemes if c in vocab]) for w in run.words
+    assert [w.text for p in pieces for w in p.words if w.text] == texts(words)
+    # The first piece ends at punctuation, which keeps it at least half full.
+    assert pieces[0].words[-1].is_break
+    for piece in pieces:
+        assert [b - a for a, b in piece.spans] == [
+            len([c for c in w.phonemes if c in vocab]) for w in piece.words
         ]
 
 
-def test_a_word_longer_than_a_run_is_cut_inside(mandarin: MandarinG2P) -> None:
-    runs = cut_runs(mandarin("营业时间"), load_vocab(), 4)
-    assert all(len(r.ids) <= 4 for r in runs)
-    assert [w.text for r in runs for w in r.words if w.text] == ["营业时间"]
+def test_a_word_longer_than_a_piece_is_cut_inside(mandarin: MandarinG2P) -> None:
+    pieces = cut_pieces(mandarin("营业时间"), load_vocab(), 4)
+    assert all(len(p.ids) <= 4 for p in pieces)
+    assert [w.text for p in pieces for w in p.words if w.text] == ["营业时间"]
 
 
 def test_a_bad_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="token budget"):
-        cut_runs([], load_vocab(), 511)
+        cut_pieces([], load_vocab(), 511)
 
 
 def segments(text: str) -> list[str]:

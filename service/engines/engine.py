@@ -176,7 +176,7 @@ class Voice(Protocol):
 
     @property
     def long_jobs(self) -> bool:
-        """Its jobs may each hold a worker for seconds (a Kokoro run is decoded in one go), so
+        """Its jobs may each hold a worker for seconds (a Kokoro piece is decoded in one go), so
         admission budgets its streams (AdmissionPolicy.heavy_share); Piper's windows are short."""
         ...
 

@@ -1,5 +1,5 @@
 """Kokoro's model parts as onnxruntime sessions, shared by every Kokoro voice of a server:
-encoding a run of tokens, then decoding its frames whole or window by window."""
+encoding a piece of tokens, then decoding its frames whole or window by window."""
 
 from __future__ import annotations
 
@@ -18,19 +18,19 @@ HOP = 600
 """Samples per encoder frame (25 ms)."""
 
 
-# The encoder gives a run a long leading pad of silence whatever the text. The decoder gets
+# The encoder gives a piece a long leading pad of silence whatever the text. The decoder gets
 # only its last LEAD_DECODED: fewer frames to decode before a clause's first word, and no loss
 # of it (with none, the first syllable goes: docs/kokoro.md#the-leading-pause).
 LEAD_DECODED = 4
-# Of those, a run emits the last LEAD_KEPT, leading into its first word: a reply starts
+# Of those, a piece emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
 LEAD_KEPT = 2
 
 
 @dataclass(frozen=True)
 class Pauses:
-    """Of a run's closing pause (its last mark's frames and the end pad: Kokoro ends every run
-    as if the text ended there, 500 ms and more even after a comma), the most frames a run
+    """Of a piece's closing pause (its last mark's frames and the end pad: Kokoro ends every
+    piece as if the text ended there, 500 ms and more even after a comma), the most frames a piece
     emits after a sentence's end and after a clause's: what Kokoro gives at those marks inside
     a whole text of the language (docs/kokoro.md#pauses, bench.kokoro --pauses)."""
 
@@ -57,7 +57,7 @@ SILENT_ENERGY = 0.0
 
 @dataclass(frozen=True)
 class Encoded:
-    """One run after the encoder (and the sine source), ready to decode in any windows."""
+    """One piece after the encoder (and the sine source), ready to decode in any windows."""
 
     asr: np.ndarray
     f0: np.ndarray
@@ -78,7 +78,7 @@ class Encoded:
 
     @property
     def closing_pause(self) -> int:
-        """Frames of silence that end the run (its last mark's pause and the end pad), by the
+        """Frames of silence that end the piece (its last mark's pause and the end pad), by the
         encoder's predicted energy."""
         per_frame = self.energy.reshape(-1, 2).mean(axis=1)
         loud = np.flatnonzero(per_frame >= SILENT_ENERGY)
@@ -117,7 +117,7 @@ class KokoroModel:
     def encode(
         self, ids: tuple[int, ...], style: np.ndarray, speed: float, *, lead: int = LEAD_DECODED
     ) -> Encoded:
-        """Durations, features and pitch of one run (`ids` without the pads), its leading pad
+        """Durations, features and pitch of one piece (`ids` without the pads), its leading pad
         cut to `lead` frames (the benchmarks' reference keeps all: a large `lead`); `style`:
         [1, 256]."""
         asr, f0, energy, durations = self._encoder.run(
@@ -145,10 +145,11 @@ class KokoroModel:
     def decode(
         self, enc: Encoded, lo: int = 0, hi: int | None = None, *, wide: bool = False
     ) -> np.ndarray:
-        """Audio of frames [lo, hi) decoded alone (the whole run by default): exact for the whole
-        run. A window is not: the decoder's instance norms average over the frames it sees, and
-        a run's closing pause weighs in them. So a window is decoded with its share of that
-        pause appended after it (stats_tail()), and only its own frames' audio returned."""
+        """Audio of frames [lo, hi) decoded alone (the whole piece by default): exact for the
+        whole piece. A window is not: the decoder's instance norms average over the frames it
+        sees, and a piece's closing pause weighs in them. So a window is decoded with its share
+        of that pause appended after it (stats_tail()), and only its own frames' audio
+        returned."""
         hi = enc.frames if hi is None else hi
         tail = 0 if (lo, hi) == (0, enc.frames) else stats_tail(enc, hi - lo)
         frames = np.r_[lo:hi, enc.frames - tail : enc.frames]
@@ -169,8 +170,8 @@ class KokoroModel:
 
 
 def stats_tail(enc: Encoded, frames: int) -> int:
-    """Frames of a run's closing pause that a window of `frames` is decoded with: as many, to
-    its own frames, as the pause is to the rest of the run: the norms then average over what a
+    """Frames of a piece's closing pause that a window of `frames` is decoded with: as many, to
+    its own frames, as the pause is to the rest of the piece: the norms then average over what a
     whole decode's do, and the window's level and words match it (docs/kokoro.md#streaming)."""
     pause = enc.closing_pause
     rest = enc.frames - pause
@@ -179,8 +180,8 @@ def stats_tail(enc: Encoded, frames: int) -> int:
 
 @dataclass(frozen=True)
 class ChunkSchedule:
-    """Windows of a run decoded one at a time (frames of 25 ms). Not exact: each window's
-    instance norms average over its own frames and context, not the whole run's
+    """Windows of a piece decoded one at a time (frames of 25 ms). Not exact: each window's
+    instance norms average over its own frames and context, not the whole piece's
     (bench/kokoro_chunks.py measures what that costs)."""
 
     first: int = 16
@@ -210,10 +211,10 @@ class ChunkSchedule:
         return max(previous, min(self.largest, fits))
 
 
-# A run that cannot be decoded whole before the listener's audio runs out goes window by
+# A piece that cannot be decoded whole before the listener's audio runs out goes window by
 # window: 16 frames (400 ms) first, then as large as the audio in hand lets the decoder make
 # (up to 96), each with 16 frames of context a side and its join crossfaded over 4; once the
-# audio in hand covers the rest of the run, the rest is one window. The smallest first window
+# audio in hand covers the rest of the piece, the rest is one window. The smallest first window
 # and context whose DNSMOS and Whisper CER stay within the quality judge's bounds of a whole
 # decode (docs/kokoro.md#streaming, bench.kokoro_chunks).
 WINDOWS = ChunkSchedule(first=16, largest=96, context=16, overlap=4)
@@ -227,8 +228,8 @@ class Decoder(Protocol):
     ) -> np.ndarray: ...
 
 
-class ChunkedRun:
-    """One encoded run decoded window by window, each joined to the last by a crossfade."""
+class WindowedDecode:
+    """One encoded piece decoded window by window, each joined to the last by a crossfade."""
 
     def __init__(
         self,

@@ -88,8 +88,8 @@ class KokoroFamily:
         chunks: ChunkSchedule | None = None,
         late: ChunkSchedule | None = None,
     ) -> None:
-        """`late`: the windows of a run the listener cannot wait for whole (KokoroVoice.late;
-        None: every run whole); `chunks`: every run window by window (KokoroVoice.chunks)."""
+        """`late`: the windows of a piece the listener cannot wait for whole (KokoroVoice.late;
+        None: every piece whole); `chunks`: every piece window by window (KokoroVoice.chunks)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()

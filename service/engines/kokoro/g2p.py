@@ -28,8 +28,8 @@ _CLAUSE_END = frozenset(",.!?:;…—")
 
 G2P_CHARS = 100
 """Characters given to a G2P at once: misaki's Japanese romanizer takes time quadratic in
-its input (docs/kokoro.md#g2p-of-long-text), and a clause or two is what one model run speaks
-anyway. Text is cut at the last clause mark or space within it."""
+its input (docs/kokoro.md#g2p-of-long-text), and a clause or two is what one piece
+(tokens.Piece) speaks anyway. Text is cut at the last clause mark or space within it."""
 _CUT_AFTER = re.compile(r"[。！？!?．.；;，,、：:…—\s]")
 _WORD = re.compile(r"[0-9A-Za-z]")
 
@@ -44,7 +44,7 @@ class Word:
 
     @property
     def is_break(self) -> bool:
-        """Punctuation: the best place to cut a long run."""
+        """Punctuation: the best place to end a piece (tokens.cut_pieces)."""
         return not self.text and any(c in _CLAUSE_END for c in self.phonemes)
 
 

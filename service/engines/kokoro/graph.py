@@ -26,7 +26,7 @@ DURATIONS = "/encoder/Clip_output_0"
 """Frames of each token, pads included [1, L + 2]: the rounded durations after the speed."""
 PHASE = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 """The sine source's running phase [1, 2T, 9]: the one tensor of the decoder whose value at a
-frame depends on every frame before it. Cut out of the decoder, it is computed once per run
+frame depends on every frame before it. Cut out of the decoder, it is computed once per piece
 (the source part) so that the decoder can run on windows with the phase carried across them."""
 # Bump when the split's output changes, so stale cache entries are not reused.
 _SPLIT_VERSION = 2

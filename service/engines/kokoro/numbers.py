@@ -34,7 +34,7 @@ _HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F) if chr(c) not in "�
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _MONEY_BEFORE = re.compile(r"([¥￥$€£])\s?(\d+(?:\.\d+)?)")
 _YUAN_AFTER = re.compile(r"(\d+)\.(\d{1,2})\s?元")
-# A fixed line with its area code ("010-12345678"); a bare 7-8 digit run may be an amount.
+# A fixed line with its area code ("010-12345678"); 7 or 8 bare digits may be an amount.
 _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
 # A unit right after a number; on its own a letter is a Latin word, not a unit.
 _UNITS = {

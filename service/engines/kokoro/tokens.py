@@ -1,5 +1,4 @@
-"""Kokoro's token vocabulary, and words (with their phonemes) cut into model runs of bounded
-length."""
+"""Kokoro's token vocabulary, and words (with their phonemes) cut into pieces of bounded length."""
 
 from __future__ import annotations
 
@@ -12,7 +11,8 @@ from .g2p import Word
 
 # The model takes at most 510 tokens between its two pads (its style tables have 510 rows).
 MAX_TOKENS = 510
-# Words of only these say nothing: a run of them alone is not worth a model run.
+# Words of only these say nothing: a piece of them alone is not worth its encoder and decoder
+# runs.
 _MARKS = ' ,.!?;:…—“”()"«»'
 
 
@@ -24,8 +24,10 @@ def load_vocab() -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One model run: the token ids between the pads, and which ids each word became."""
+class Piece:
+    """At most a token budget of a segment's tokens, spoken by one encoder run and one decoder
+    run (or decoder runs in windows): the token ids between the pads, and which ids each word
+    became."""
 
     ids: tuple[int, ...]
     words: tuple[Word, ...]
@@ -42,13 +44,13 @@ def _ids(vocab: Mapping[str, int], phonemes: str) -> list[int]:
     return [vocab[c] for c in phonemes if c in vocab]
 
 
-def cut_runs(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> list[Run]:
-    """Words cut into runs of at most `budget` tokens: after the last punctuation that keeps
-    a run at least half full, else after the last word, else (one word longer than the
-    budget) inside it. Runs with nothing to say are dropped."""
+def cut_pieces(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> list[Piece]:
+    """Words cut into pieces of at most `budget` tokens: after the last punctuation that keeps
+    a piece at least half full, else after the last word, else (one word longer than the
+    budget) inside it. Pieces with nothing to say are dropped."""
     if not 1 <= budget <= MAX_TOKENS:
         raise ValueError(f"token budget must be 1 to {MAX_TOKENS}, got {budget}")
-    runs: list[Run] = []
+    pieces: list[Piece] = []
     current: list[tuple[Word, list[int]]] = []
     size = 0
 
@@ -57,19 +59,19 @@ def cut_runs(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> li
         taken, current = current[:upto], current[upto:]
         size = sum(len(i) for _, i in current)
         while taken and not taken[0][0].text and not taken[0][0].phonemes.strip(" "):
-            taken.pop(0)  # a run starts with a word, not the space after the last run
+            taken.pop(0)  # a piece starts with a word, not the space after the last piece
         ids: list[int] = []
         spans = []
         for _, word_ids in taken:
             spans.append((len(ids), len(ids) + len(word_ids)))
             ids.extend(word_ids)
-        run = Run(tuple(ids), tuple(w for w, _ in taken), tuple(spans))
-        if ids and run.spoken:
-            runs.append(run)
+        piece = Piece(tuple(ids), tuple(w for w, _ in taken), tuple(spans))
+        if ids and piece.spoken:
+            pieces.append(piece)
 
     for whole in words:
         known = "".join(c for c in whole.phonemes if c in vocab)
-        # A word longer than a whole run is cut inside; its text stays with its first part.
+        # A word longer than a whole piece is cut inside; its text stays with its first part.
         parts = [known[k : k + budget] for k in range(0, len(known), budget)] or [""]
         for k, phonemes in enumerate(parts):
             word = Word(whole.text if k == 0 else "", phonemes)
@@ -83,4 +85,4 @@ def cut_runs(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> li
             size += len(ids)
     if current:
         close(len(current))
-    return runs
+    return pieces

@@ -16,31 +16,31 @@ from .decode import (
     LEAD_KEPT,
     SAMPLE_RATE,
     WINDOWS,
-    ChunkedRun,
     ChunkSchedule,
     Encoded,
     KokoroModel,
     Pauses,
+    WindowedDecode,
     pauses_of,
 )
 from .g2p import G2P, in_words
-from .tokens import Run, cut_runs
+from .tokens import Piece, cut_pieces
 
-# Tokens in one model run: the decoder's time grows with its frames, so the budget bounds how
-# long a run holds a worker while other streams wait, and most clauses of a reply still fit one
-# run, whose prosody a cut would break (docs/kokoro.md, "How a segment is spoken";
-# bench.kokoro).
+# Tokens in one piece: the decoder's time grows with its frames, so the budget bounds how long
+# a piece's decoder run holds a worker while other streams wait, and most clauses of a reply
+# still fit one piece, whose prosody a cut would break (docs/kokoro.md, "How a segment is
+# spoken"; bench.kokoro).
 TOKEN_BUDGET = 64
 FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # For the scheduler's estimate of a step before its text went through G2P: tokens a character
-# becomes (between Mandarin's and Japanese's) and frames a token lasts (docs/kokoro.md, Runs).
+# becomes (between Mandarin's and Japanese's) and frames a token lasts (docs/kokoro.md, Pieces).
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
-# Worker seconds G2P takes per character, Japanese (the dearer script) in G2P_CHARS pieces
-# (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs its G2P whole,
-# and must count as the long job it is.
+# Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
+# characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
+# its G2P whole, and must count as the long job it is.
 G2P_SECONDS_PER_CHARACTER = 0.00015
-# The encoder's share of a run's work (the decoder is about 98 %): what encoding the runs
+# The encoder's share of a piece's work (the decoder is about 98 %): what encoding the pieces
 # after the first (for their word timestamps) adds to a segment's first step.
 ENCODER_SHARE = 0.02
 
@@ -54,7 +54,7 @@ class KokoroParams:
 
 
 class KokoroVoice(Calibrated):
-    """A Kokoro voice: one style table [510, 1, 256] (row n - 1 for a run of n tokens) and
+    """A Kokoro voice: one style table [510, 1, 256] (row n - 1 for a piece of n tokens) and
     the G2P of its language, over the family's shared model. Thread-safe."""
 
     def __init__(
@@ -72,7 +72,7 @@ class KokoroVoice(Calibrated):
     ) -> None:
         self.info = info
         self.pauses = pauses_of(info.language)
-        """How much of each run's closing pause is spoken, by its last mark."""
+        """How much of each piece's closing pause is spoken, by its last mark."""
         self.calibration = calibration
         self._styles = styles
         self._model = model
@@ -80,11 +80,11 @@ class KokoroVoice(Calibrated):
         self._vocab = vocab
         self.token_budget = token_budget
         self.chunks = chunks
-        """Every run decoded window by window with this schedule (a benchmark's option)."""
+        """Every piece decoded window by window with this schedule (a benchmark's option)."""
         self.late = late
-        """Without `chunks`: the windows of a run whose whole decode the listener cannot wait
-        for (a reply's first run, with nothing in hand); other runs are decoded whole, exactly.
-        None: every run whole."""
+        """Without `chunks`: the windows of a piece whose whole decode the listener cannot wait
+        for (a reply's first piece, with nothing in hand); other pieces are decoded whole,
+        exactly. None: every piece whole."""
 
     @property
     def long_jobs(self) -> bool:
@@ -98,8 +98,8 @@ class KokoroVoice(Calibrated):
         late: ChunkSchedule | None = WINDOWS,
         calibration: Calibration | None = None,
     ) -> KokoroVoice:
-        """The same voice (its model, tables, and by default gain and cost) with other run
-        settings."""
+        """The same voice (its model, tables, and by default gain and cost) with other settings
+        for cutting and decoding its pieces."""
         return KokoroVoice(
             self.info,
             self._styles,
@@ -123,7 +123,7 @@ class KokoroVoice(Calibrated):
         return self._model
 
     def style(self, tokens: int) -> np.ndarray:
-        """The style row for a run of `tokens` tokens, [1, 256]."""
+        """The style row for a piece of `tokens` tokens, [1, 256]."""
         row: np.ndarray = self._styles[min(tokens, len(self._styles)) - 1].reshape(1, -1)
         return row
 
@@ -143,26 +143,28 @@ class KokoroVoice(Calibrated):
             self, text, params, word_timestamps=word_timestamps, long_first=long_first
         )
 
-    def runs(self, text: str) -> list[Run]:
-        """`text` through G2P, cut into model runs."""
-        return cut_runs(in_words(self._g2p, text), self._vocab, self.token_budget)
+    def pieces(self, text: str) -> list[Piece]:
+        """`text` through G2P, cut into pieces."""
+        return cut_pieces(in_words(self._g2p, text), self._vocab, self.token_budget)
 
-    def encode(self, run: Run, params: KokoroParams) -> Encoded:
-        return self._model.encode(run.ids, self.style(len(run.ids)), params.speed)
+    def encode(self, piece: Piece, params: KokoroParams) -> Encoded:
+        return self._model.encode(piece.ids, self.style(len(piece.ids)), params.speed)
 
     def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
         return self._model.decode(enc, wide=wide)
 
-    def chunked(self, enc: Encoded, schedule: ChunkSchedule, span: tuple[int, int]) -> ChunkedRun:
-        return ChunkedRun(self._model, enc, schedule, *span)
+    def windowed(
+        self, enc: Encoded, schedule: ChunkSchedule, span: tuple[int, int]
+    ) -> WindowedDecode:
+        return WindowedDecode(self._model, enc, schedule, *span)
 
     def synthesize(self, text: str, params: KokoroParams | None = None) -> np.ndarray:
-        """All of `text`, each run decoded whole (before gain), as a segment emits it."""
+        """All of `text`, each piece decoded whole (before gain), as a segment emits it."""
         params = params or KokoroParams(1.0)
         parts = []
-        for run in self.runs(text):
-            enc = self.encode(run, params)
-            first, end = emitted(run, enc, self.pauses)
+        for piece in self.pieces(text):
+            enc = self.encode(piece, params)
+            first, end = emitted(piece, enc, self.pauses)
             parts.append(self.decode(enc)[first * HOP : end * HOP])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
@@ -182,7 +184,8 @@ def calibrate(
     params = KokoroParams(1.0)
     started = time.thread_time()
     parts = [
-        voice.decode(voice.encode(run, params), wide=cost is not None) for run in voice.runs(text)
+        voice.decode(voice.encode(piece, params), wide=cost is not None)
+        for piece in voice.pieces(text)
     ]
     spent = time.thread_time() - started
     audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
@@ -193,9 +196,9 @@ def calibrate(
 
 
 class KokoroSegment(ModelSteps):
-    """One text segment: G2P and cutting on the first window, then one model run per window
-    (a run's encoder and its whole decoder), or, for a run the listener cannot wait for (or
-    with the voice's chunk schedule), one decoder window per call. Nothing runs outside
+    """One text segment: G2P and cutting on the first window, then one piece per window (its
+    encoder run and one decoder run on all its frames), or, for a piece the listener cannot wait for
+    (or with the voice's chunk schedule), one decoder window per call. Nothing runs outside
     next_window(); dropping the segment between two calls leaves nothing running."""
 
     def __init__(
@@ -214,67 +217,68 @@ class KokoroSegment(ModelSteps):
         self._text = text
         self._params = params
         self._word_timestamps = word_timestamps and voice.info.word_timestamps
-        self._runs: list[Run] | None = None
+        self._pieces: list[Piece] | None = None
         self._encoded: list[Encoded | None] = []
         self._next = 0
-        """Index of the next run to start."""
-        self._chunked: ChunkedRun | None = None
+        """Index of the next piece to start."""
+        self._windowed: WindowedDecode | None = None
         self._words: list[WordTiming] = []
         self.model_runs = 0
         """Decoder runs made so far (tests count them)."""
         self.joins: list[int] = []
-        """Sample offsets in the segment where two windows of one run meet (a run decoded
+        """Sample offsets in the segment where two windows of one piece meet (a piece decoded
         whole has none): where bench/kokoro_chunks.py looks for seams."""
         self._emitted = 0
 
     def next_cost(self, ahead: float) -> float:
         """Worker seconds the next step is likely to take: the decoder's frames it will run
-        (the voice's cost per audio second, per 25 ms frame), its run's encoder aside (about 2%
-        of it). Before G2P, the frames are guessed from the text's length, and the step also
-        pays for the G2P of the whole segment (and, for word timestamps, every run's encoder)."""
+        (the voice's cost per audio second, per 25 ms frame), its piece's encoder run aside
+        (about 2% of it). Before G2P, the frames are guessed from the text's length, and the step
+        also pays for the G2P of the whole segment (and, for word timestamps, every piece's
+        encoder run)."""
         voice = self._voice
         per_frame = voice.cost * FRAME_MS / 1000
-        chunked = self._chunked
-        if chunked is not None and not chunked.done:
-            return per_frame * chunked.next_frames(int(ahead / per_frame))
+        windowed = self._windowed
+        if windowed is not None and not windowed.done:
+            return per_frame * windowed.next_frames(int(ahead / per_frame))
         start = 0.0
-        if self._runs is None:
+        if self._pieces is None:
             start = G2P_SECONDS_PER_CHARACTER * len(self._text)
-            if self._word_timestamps:  # the encoders of the runs after the first
+            if self._word_timestamps:  # the encoder runs of the pieces after the first
                 tokens = TOKENS_PER_CHARACTER * len(self._text)
                 later = max(0.0, tokens - voice.token_budget) * FRAMES_PER_TOKEN
                 start += ENCODER_SHARE * per_frame * later
-        return start + self._run_cost(ahead, per_frame)
+        return start + self._decode_cost(ahead, per_frame)
 
-    def _run_cost(self, ahead: float, per_frame: float) -> float:
+    def _decode_cost(self, ahead: float, per_frame: float) -> float:
         """next_cost() of the model's part of the step."""
         voice = self._voice
-        if self._runs is None:
+        if self._pieces is None:
             tokens = min(voice.token_budget, int(TOKENS_PER_CHARACTER * len(self._text)))
             frames = int(FRAMES_PER_TOKEN * tokens)
-        elif self._next >= len(self._runs):
+        elif self._next >= len(self._pieces):
             return 0.0
         else:
             enc = self._encoded[self._next]
-            run = self._runs[self._next]
-            frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(run.ids))
-        schedule = self._schedule(ahead, first_run=self._next == 0, wide=False)
+            piece = self._pieces[self._next]
+            frames = enc.frames if enc is not None else int(FRAMES_PER_TOKEN * len(piece.ids))
+        schedule = self._schedule(ahead, first_piece=self._next == 0, wide=False)
         if schedule is not None and frames > 2 * schedule.first:
             frames = schedule.first + 2 * schedule.context
         return per_frame * frames
 
-    def _schedule(self, ahead: float, *, first_run: bool, wide: bool) -> ChunkSchedule | None:
-        """The windows a run goes in (None: whole). Windows (the voice's `late` schedule) only
-        for a segment's first run when the listener has nothing in hand (a reply's start, or
+    def _schedule(self, ahead: float, *, first_piece: bool, wide: bool) -> ChunkSchedule | None:
+        """The windows a piece goes in (None: whole). Windows (the voice's `late` schedule) only
+        for a segment's first piece when the listener has nothing in hand (a reply's start, or
         a listener already waiting) and the job has the machine to itself (`wide`): each
         window decodes its context and its share of the pause again, which a busy machine
-        cannot spare, and a later run is due early enough to be decoded whole (a stream in
+        cannot spare, and a later piece is due early enough to be decoded whole (a stream in
         windows would cost more, fall behind and go in windows again: docs/kokoro.md#streaming).
-        The next_cost estimate takes `wide` False: a run whole, the dearer way."""
+        The next_cost estimate takes `wide` False: a piece whole, the dearer way."""
         voice = self._voice
         if voice.chunks is not None:
             return voice.chunks
-        if not (first_run and wide and ahead <= 0.0) or voice.late is None:
+        if not (first_piece and wide and ahead <= 0.0) or voice.late is None:
             return None
         if self._long_first:
             return replace(voice.late, first=min(voice.late.largest, 2 * voice.late.first))
@@ -283,56 +287,58 @@ class KokoroSegment(ModelSteps):
     @property
     def total_samples(self) -> int | None:
         encoded = [e for e in self._encoded if e is not None]
-        if self._runs is None or len(encoded) < len(self._runs):
+        if self._pieces is None or len(encoded) < len(self._pieces):
             return None
         pauses = self._voice.pauses
-        spans = [emitted(run, enc, pauses) for run, enc in zip(self._runs, encoded, strict=True)]
+        spans = [
+            emitted(piece, enc, pauses) for piece, enc in zip(self._pieces, encoded, strict=True)
+        ]
         return HOP * sum(end - first for first, end in spans)
 
     @property
-    def runs(self) -> Sequence[Run]:
-        """The model runs the text was cut into (empty before the first window)."""
-        return self._runs or ()
+    def pieces(self) -> Sequence[Piece]:
+        """The pieces the text was cut into (empty before the first window)."""
+        return self._pieces or ()
 
     def _start(self) -> None:
         voice = self._voice
-        self._runs = voice.runs(self._text)
-        self._encoded = [None] * len(self._runs)
+        self._pieces = voice.pieces(self._text)
+        self._encoded = [None] * len(self._pieces)
         if self._word_timestamps:
-            # Every run's durations now, so that the words are complete with the first window
-            # (the encoder is about 2% of a run's cost).
-            for k, run in enumerate(self._runs):
-                self._encoded[k] = voice.encode(run, self._params)
-            self._words = _word_times(self._runs, self._encoded, voice.pauses)
+            # Every piece's durations now, so that the words are complete with the first window
+            # (the encoder is about 2% of a piece's cost).
+            for k, piece in enumerate(self._pieces):
+                self._encoded[k] = voice.encode(piece, self._params)
+            self._words = _word_times(self._pieces, self._encoded, voice.pauses)
 
-    def _encoded_run(self, k: int) -> Encoded:
-        assert self._runs is not None
+    def _encoded_piece(self, k: int) -> Encoded:
+        assert self._pieces is not None
         enc = self._encoded[k]
         if enc is None:
-            enc = self._encoded[k] = self._voice.encode(self._runs[k], self._params)
+            enc = self._encoded[k] = self._voice.encode(self._pieces[k], self._params)
         return enc
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
-        if self._runs is None:
+        if self._pieces is None:
             self._start()
-        assert self._runs is not None
+        assert self._pieces is not None
         voice = self._voice
-        if self._chunked is None or self._chunked.done:
-            if self._next >= len(self._runs):
+        if self._windowed is None or self._windowed.done:
+            if self._next >= len(self._pieces):
                 return None
-            run, enc = self._runs[self._next], self._encoded_run(self._next)
+            piece, enc = self._pieces[self._next], self._encoded_piece(self._next)
             self._next += 1
-            first, end = emitted(run, enc, self._voice.pauses)
-            schedule = self._schedule(ahead, first_run=self._next == 1, wide=wide)
+            first, end = emitted(piece, enc, self._voice.pauses)
+            schedule = self._schedule(ahead, first_piece=self._next == 1, wide=wide)
             if schedule is None or end - first <= 2 * schedule.first:
                 self.model_runs += 1
                 return self._emit(voice.decode(enc, wide=wide)[first * HOP : end * HOP])
-            self._chunked = voice.chunked(enc, schedule, (first, end))
+            self._windowed = voice.windowed(enc, schedule, (first, end))
         elif self._emitted:
             self.joins.append(self._emitted)
         self.model_runs += 1
         per_frame = voice.cost * FRAME_MS / 1000
-        return self._emit(self._chunked.next_window(int(ahead / per_frame), wide=wide))
+        return self._emit(self._windowed.next_window(int(ahead / per_frame), wide=wide))
 
     def _emit(self, window: np.ndarray) -> np.ndarray:
         self._emitted += window.size
@@ -342,11 +348,11 @@ class KokoroSegment(ModelSteps):
         return None
 
 
-def emitted(run: Run, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
-    """The frames [first, end) of a run that a segment emits: its leading pad but the
+def emitted(piece: Piece, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
+    """The frames [first, end) of a piece that a segment emits: its leading pad but the
     LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
     last mark inside a text (`pauses`), left out."""
-    last = run.words[-1].phonemes.rstrip() if run.words else ""
+    last = piece.words[-1].phonemes.rstrip() if piece.words else ""
     kept = pauses.sentence if last[-1:] in _SENTENCE_ENDS else pauses.clause
     return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
 
@@ -356,19 +362,19 @@ _SENTENCE_ENDS = frozenset(".!?…")
 
 
 def _word_times(
-    runs: Sequence[Run], encoded: Sequence[Encoded | None], pauses: Pauses
+    pieces: Sequence[Piece], encoded: Sequence[Encoded | None], pauses: Pauses
 ) -> list[WordTiming]:
     """Each word's start and end from the encoder's per-token frames (the leading pad's frames
-    before the first token), the runs one after another as emitted."""
+    before the first token), the pieces one after another as emitted."""
     timings = []
     offset = 0
-    for run, enc in zip(runs, encoded, strict=True):
+    for piece, enc in zip(pieces, encoded, strict=True):
         assert enc is not None
-        first, end = emitted(run, enc, pauses)
+        first, end = emitted(piece, enc, pauses)
         offset -= first
         # ends[i]: the frame where token i (0: the leading pad) ends.
         ends = np.cumsum(enc.durations).astype(np.int64)
-        for word, (lo, hi) in zip(run.words, run.spans, strict=True):
+        for word, (lo, hi) in zip(piece.words, piece.spans, strict=True):
             if word.text and hi > lo:
                 # ids[i] is the model's token i + 1: it starts where token i ends.
                 # A word's last frames may be in the closing pause cut after it.
