@@ -29,12 +29,12 @@ class SchedulerPolicy:
     """Seconds over which load() averages the workers' busy time: the span admission's load
     bars were tuned against ("How admission was tuned" under that heading)."""
     long_job: float = 0.25
-    """Expected seconds over which a job counts as long (a Kokoro run): long jobs hold every
+    """Expected seconds over which a job counts as long (a Kokoro decoder run): long jobs hold every
     worker while no light stream is at work, and all but one beside one (long_slots), so that
     a light stream's next window never waits behind one."""
     wide_quiet: float = 3.0
     """A long job runs wide only if no other stream queued a job for this many seconds: a
-    Kokoro run holding every worker stalls the Piper streams beside it (the 12+2 level of
+    Kokoro decoder run holding every worker stalls the Piper streams beside it (the 12+2 level of
     `bench.capacity --levels 12+2`)."""
     start_grace: float = 0.1
     """A job due at once (a stream's first audio) counts as late in overdue() once it has
@@ -254,7 +254,7 @@ class Scheduler:
         """Long jobs (SchedulerPolicy.long_job) that may run at once: every worker while no
         light stream queued a job within the policy's wide_quiet (a Mandarin load uses the
         whole machine), else all but one, so that a Piper stream's next window never waits
-        behind a Kokoro run."""
+        behind a Kokoro decoder run."""
         with self._lock:
             return self._long_slots()
 
@@ -362,12 +362,12 @@ class Scheduler:
     def _next(self) -> Job | None:
         """The queued job due first that may start now (lock held): a long one only while
         fewer than long_slots() long ones run, so that beside light streams one worker is
-        always left to the short jobs (a Piper window must not wait behind a Kokoro run)."""
+        always left to the short jobs (a Piper window must not wait behind a Kokoro decoder run)."""
         while self._heap and self._heap[0].state is not JobState.QUEUED:
             heapq.heappop(self._heap)
         if not self._heap or (self._wide_running and not self._wide_long):
             return None
-        # A long job running wide still leaves the short jobs a worker: a Kokoro run of
+        # A long job running wide still leaves the short jobs a worker: a Kokoro decoder run of
         # seconds must not hold back a Piper stream's next window (the threads then exceed
         # the cores for that while, which slows both a little and stops neither).
         long_cap = 0 if self._wide_running else self._long_slots()
