@@ -22,12 +22,14 @@ from voxlite.service.engines.kokoro.decode import (
     HOP,
     LEAD_DECODED,
     LEAD_KEPT,
+    PAUSE_DECODED,
     SAMPLE_RATE,
     WINDOWS,
     ChunkSchedule,
 )
 from voxlite.service.engines.kokoro.family import default_voices_dir
 from voxlite.service.engines.kokoro.voice import (
+    FIRST_TOKENS,
     FRAME_MS,
     KokoroParams,
     KokoroSegment,
@@ -87,6 +89,10 @@ def fixed_cost(voice: KokoroVoice, cost: float = 0.7) -> KokoroVoice:
     """`voice` with the cost the windows are sized by fixed (it is measured at load: about 0.7
     worker seconds per audio second on the reference machine)."""
     return voice.variant(calibration=Calibration(voice.gain, cost))
+
+
+def transcript_cer(voice: KokoroVoice, audio: np.ndarray, text: str) -> float:
+    return judge().cer(audio * voice.gain, SAMPLE_RATE, voice.info.language[:2], text)
 
 
 def speak(voice: KokoroVoice, text: str, **options: bool) -> tuple[np.ndarray, KokoroSegment]:
@@ -248,13 +254,41 @@ def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: Kok
     segment = voice.segment("您好，", params, word_timestamps=True)
     (audio,) = list(windows(segment, ahead=60.0))
     pause, kept = enc.closing_pause, voice.pauses.clause
-    assert pause > kept  # Kokoro ends a piece after a comma as if the text ended there
+    # Kokoro ends a piece after a comma as if the text ended there (20 to 30 frames): the
+    # decoder gets only PAUSE_DECODED frames more than the piece emits.
+    assert pause == kept + PAUSE_DECODED
     assert audio.size == (enc.frames - (LEAD_DECODED - LEAD_KEPT) - (pause - kept)) * HOP
     np.testing.assert_array_equal(
         audio, voice.decode(enc)[(LEAD_DECODED - LEAD_KEPT) * HOP :][: audio.size]
     )
     assert segment.words[0].start_ms == pytest.approx(LEAD_KEPT * FRAME_MS)
     assert audio.size == segment.total_samples
+
+
+def test_a_listener_with_nothing_in_hand_gets_short_first_pieces(mandarin: KokoroVoice) -> None:
+    """Issue 27: a reply's first clause, when long, is cut at a word so that its first audio
+    waits for a short piece; each next piece is as long as one thread decodes while the audio
+    before it plays, growing to the token budget. A listener with audio enough in hand gets
+    the pieces at the token budget."""
+    voice = mandarin.variant(late=None, calibration=Calibration(mandarin.gain, 0.5))
+    budgets = voice.budgets(0.0)
+    assert budgets[0] == FIRST_TOKENS
+    assert list(budgets) == sorted(set(budgets))
+    assert budgets[-1] < voice.token_budget
+    assert voice.budgets(30.0) == ()
+    text = "我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。"
+    started = voice.segment(text, KokoroParams(1.0), word_timestamps=True)
+    audio = np.concatenate(list(windows(started)))
+    assert len(started.pieces[0].ids) <= FIRST_TOKENS
+    assert len(started.pieces) > len(voice.pieces(text))
+    assert all(len(p.ids) <= b for p, b in zip(started.pieces, budgets, strict=False))
+    assert audio.size == started.total_samples
+    spoken = [w.text for p in started.pieces for w in p.words if w.text]
+    assert [w.word for w in started.words] == spoken
+    in_hand = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
+    next(windows(in_hand, ahead=30.0))
+    assert list(in_hand.pieces) == voice.pieces(text)
+    assert transcript_cer(voice, audio, text) <= 0.10
 
 
 @pytest.mark.slow
@@ -265,25 +299,28 @@ def test_a_piece_the_listener_cannot_wait_for_goes_in_windows(
     (a reply's start) a piece starts with a small window (WINDOWS), so that its first word needs
     little decoding; the windows tile what the piece decoded whole gives. With audio in hand,
     each piece is decoded whole, in one window. A busy start (long_first) gets a first window
-    twice as long."""
+    twice as long (or its first piece whole)."""
     text = "您的订单已经发货了，预计后天就能送到。"
     assert voices["zf_xiaoxiao"].late is None  # the server decodes every piece whole
-    mandarin = voices["zf_xiaoxiao"].variant(late=WINDOWS)
+    # A fixed cost: the first pieces' budgets follow it (KokoroVoice.budgets).
+    mandarin = fixed_cost(voices["zf_xiaoxiao"])
+    assert mandarin.late == WINDOWS
     cold = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
     sizes = [w.size for w in windows(cold)]
+    assert sum(sizes) == cold.total_samples
     assert sizes[0] == WINDOWS.first * HOP
     assert len(sizes) > 2
     # A join between two windows of a piece; none where one piece ends and the next begins.
     assert set(cold.joins) < set(itertools.accumulate(sizes))
     assert len(cold.joins) == len(sizes) - len(cold.pieces)
     warm = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
-    assert sum(w.size for w in windows(warm, ahead=60.0)) == sum(sizes)
+    assert sum(w.size for w in windows(warm, ahead=60.0)) == warm.total_samples
     assert warm.joins == []
     assert cold.model_runs == len(sizes)
     assert warm.model_runs == len(warm.pieces)
     # With audio in hand after the first window, the next ones take what the decoder can make
     # while it plays, never less than the last, and at most WINDOWS.largest.
-    listened = fixed_cost(mandarin).segment(text, KokoroParams(1.0), word_timestamps=False)
+    listened = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)
     grown = [w.size // HOP for w in paced(listened, 0.5)]
     assert grown[0] == WINDOWS.first
     ends = list(itertools.accumulate(size * HOP for size in grown))
@@ -296,7 +333,8 @@ def test_a_piece_the_listener_cannot_wait_for_goes_in_windows(
     busy = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False, long_first=True)
     first = busy.next_window(0.0, wide=True)
     assert first is not None
-    assert first.size == 2 * WINDOWS.first * HOP
+    # Twice the first window, or the first piece whole where that is as short.
+    assert first.size > WINDOWS.first * HOP
     # A job that shares the machine (not wide) decodes the piece whole, late or not: each window
     # decodes its context again, which a busy machine cannot spare.
     shared = mandarin.segment(text, KokoroParams(1.0), word_timestamps=False)

@@ -155,9 +155,42 @@ def test_a_word_longer_than_a_piece_is_cut_inside(mandarin: MandarinG2P) -> None
     assert [w.text for p in pieces for w in p.words if w.text] == ["营业时间"]
 
 
+def test_soft_budgets_cut_the_first_pieces_shorter_at_words(mandarin: MandarinG2P) -> None:
+    """Issue 27: a segment's first pieces, when its listener has little audio in hand, are cut
+    to smaller budgets, each at a gap between words; a word alone over its soft budget goes
+    whole, and the hard budget still holds."""
+    vocab = load_vocab()
+    words = mandarin("我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。")
+    pieces = cut_pieces(words, vocab, 64, soft=(12, 24))
+    assert [w.text for p in pieces for w in p.words if w.text] == texts(words)
+    assert 0 < len(pieces[0].ids) <= 12
+    assert len(pieces[1].ids) <= 24
+    assert all(len(p.ids) <= 64 for p in pieces)
+    # Never inside a word: each piece ends with one, a space after one, or a mark.
+    assert all(p.words[-1].text or p.words[-1].phonemes.strip(" ,.") == "" for p in pieces)
+    assert cut_pieces(words, vocab, 64) == cut_pieces(words, vocab, 64, soft=(64,))
+    (whole,) = cut_pieces(mandarin("营业时间"), vocab, 64, soft=(4,))
+    assert [w.text for w in whole.words] == ["营业时间"]
+
+
+def test_japanese_pieces_are_cut_between_phrases(japanese: JapaneseG2P) -> None:
+    """Particles and endings stay with the word before them, honorific prefixes with the
+    word after: a piece cut for the first audio ends at a phrase, not inside one."""
+
+    def phrases(text: str) -> list[str]:
+        return [w.phonemes for w in japanese(text) if w.phonemes != " "]
+
+    groups = phrases("猫が魚を食べました。お届けします。")
+    assert groups == ["neko ɡa", "sakana o", "tabe maɕita.", "o todoke ɕi masɨ."]
+    groups = phrases("明後日にはご注文をお届けします。")
+    assert groups[1:] == ["ɡo ʨɨːmoɴ o", "o todoke ɕi masɨ."]
+
+
 def test_a_bad_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="token budget"):
         cut_pieces([], load_vocab(), 511)
+    with pytest.raises(ValueError, match="token budget"):
+        cut_pieces([], load_vocab(), 64, soft=(0,))
 
 
 def segments(text: str) -> list[str]:

@@ -22,6 +22,11 @@ HOP = 600
 # only its last LEAD_DECODED: fewer frames to decode before a clause's first word, and no loss
 # of it (with none, the first syllable goes: docs/kokoro.md#the-leading-pause).
 LEAD_DECODED = 4
+# Of a piece's closing pause, the decoder gets what the piece emits and PAUSE_DECODED frames
+# more, cut before it like the leading pad: the rest (20 to 30 frames, as much as a short
+# clause's words) was decoded only to be thrown away. 4 keep DNSMOS and Whisper CER at a
+# whole decode's (docs/kokoro.md#the-closing-pause, bench.kokoro_chunks).
+PAUSE_DECODED = 8
 # Of those, a piece emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
 LEAD_KEPT = 2
@@ -37,11 +42,15 @@ class Pauses:
     sentence: int
     clause: int
 
+    word: int = 0
+    """After a word with no mark (a long clause cut for its first audio, or at the token
+    budget): none, the next piece's breath is the gap between the two words."""
+
 
 PAUSES = Pauses(sentence=14, clause=6)
 """Japanese (and any language without its own row): Kokoro's whole text pauses about as long
 at a 。 as an English voice does at a full stop."""
-PAUSES_BY_LANGUAGE = {"zh": Pauses(sentence=6, clause=2)}
+PAUSES_BY_LANGUAGE = {"zh": Pauses(sentence=4, clause=0)}
 """Mandarin: Kokoro's whole text pauses briefly at a 。 and often not at all at a ，."""
 
 
@@ -80,9 +89,15 @@ class Encoded:
     def closing_pause(self) -> int:
         """Frames of silence that end the piece (its last mark's pause and the end pad), by the
         encoder's predicted energy."""
-        per_frame = self.energy.reshape(-1, 2).mean(axis=1)
-        loud = np.flatnonzero(per_frame >= SILENT_ENERGY)
-        return self.frames - 1 - int(loud[-1]) if loud.size else self.frames
+        return _closing_pause(self.energy)
+
+
+def _closing_pause(energy: np.ndarray) -> int:
+    """Encoded.closing_pause of the encoder's energy (two values a frame)."""
+    per_frame = energy.reshape(-1, 2).mean(axis=1)
+    loud = np.flatnonzero(per_frame >= SILENT_ENERGY)
+    frames = int(per_frame.size)
+    return frames - 1 - int(loud[-1]) if loud.size else frames
 
 
 class KokoroModel:
@@ -115,11 +130,17 @@ class KokoroModel:
         """Decoder runs so far (counted without a lock: tests read it with no run going)."""
 
     def encode(
-        self, ids: tuple[int, ...], style: np.ndarray, speed: float, *, lead: int = LEAD_DECODED
+        self,
+        ids: tuple[int, ...],
+        style: np.ndarray,
+        speed: float,
+        *,
+        lead: int = LEAD_DECODED,
+        pause: int | None = None,
     ) -> Encoded:
         """Durations, features and pitch of one piece (`ids` without the pads), its leading pad
-        cut to `lead` frames (the benchmarks' reference keeps all: a large `lead`); `style`:
-        [1, 256]."""
+        cut to `lead` frames (the benchmarks' reference keeps all: a large `lead`) and its
+        closing pause to `pause` (None: all of it); `style`: [1, 256]."""
         asr, f0, energy, durations = self._encoder.run(
             [ASR, F0, ENERGY, DURATIONS],
             {
@@ -134,6 +155,8 @@ class KokoroModel:
             asr, f0, energy = asr[..., cut:], f0[..., 2 * cut :], energy[..., 2 * cut :]
             durations = durations.copy()
             durations[0] -= cut
+        if pause is not None:
+            asr, f0, energy, durations = _without_closing(asr, f0, energy, durations, pause)
         return Encoded(asr, f0, energy, self.source(f0), style, durations)
 
     def source(self, f0: np.ndarray) -> np.ndarray:
@@ -167,6 +190,26 @@ class KokoroModel:
             },
         )
         return np.asarray(audio, dtype=np.float32).reshape(-1)[: (hi - lo) * HOP]
+
+
+def _without_closing(
+    asr: np.ndarray, f0: np.ndarray, energy: np.ndarray, durations: np.ndarray, keep: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The encoder's outputs with the closing pause (Encoded.closing_pause) cut to `keep`
+    frames, the frames taken off the last tokens' durations (the end pad's first)."""
+    frames = int(asr.shape[-1])
+    cut = min(frames - 1, max(0, _closing_pause(energy) - keep))
+    if not cut:
+        return asr, f0, energy, durations
+    left = frames - cut
+    durations = durations.copy()
+    for k in range(durations.size - 1, -1, -1):
+        taken = min(cut, int(durations[k]))
+        durations[k] -= taken
+        cut -= taken
+        if not cut:
+            break
+    return asr[..., :left], f0[..., : 2 * left], energy[..., : 2 * left], durations
 
 
 def stats_tail(enc: Encoded, frames: int) -> int:

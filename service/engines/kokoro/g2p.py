@@ -176,11 +176,49 @@ class JapaneseG2P:
             except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji
                 phonemes = self._vanilla(text)
         words: list[Word] = []
-        for group in phonemes.split(" "):
+        for phrase in _phrases(phonemes.split(" ")):
             if words:
                 words.append(Word("", " "))
-            words.append(Word("", group))
+            words.append(Word("", phrase))
         return _strip(words)
+
+
+# The romanizer's groups that lean on the group before them: particles and endings. A piece
+# cut before one would end a phrase in the middle ("tabe | maɕita"), so they join it.
+_LEANING = frozenset(
+    [
+        "βa", "ɡa", "o", "ni", "ɲi", "de", "to", "mo", "no", "e", "kaɾa", "made", "joɾʲi", "ja",
+        "ka",
+        "ne", "jo", "na", "node", "noɲi", "kedo", "keɾedomo", "dake", "ɕika", "bakaɾʲi", "naɡaɾa",
+        "taɾʲi", "hodo", "ɡɯɾai", "desɨ", "masɨ", "maɕita", "maseɴ", "deɕi", "deɕita", "ta", "da",
+        "te", "nai", "ɾe", "ɾaɾe", "saɾe", "ɕi", "ɕite", "imasɨ", "oɾʲimasɨ", "imaɕita", "daɾo",
+        "deɕo", "ː", "kɯdasai", "tai", "ɡoʣaimasɨ", "ɡoʣaimaɕita",
+    ]
+)  # fmt: skip
+# Prefixes (ご, and お at the start) lean on the group after them.
+_PREFIXES = frozenset({"ɡo"})
+_MARKS = ",.!?:;…—“”«»\"'"
+
+
+def _phrases(groups: list[str]) -> list[str]:
+    """The romanizer's space-separated groups joined into phrases (a word with the particles
+    and endings that follow it), so that a piece is cut only between phrases (tokens.py);
+    the phonemes, spaces included, are unchanged."""
+    phrases: list[str] = []
+    leans_on_next = False
+    after = ""
+    """The group before, without its marks."""
+    for group in groups:
+        core = group.strip(_MARKS)
+        # お after a particle (or first) is the honorific prefix, not the particle を.
+        prefix = core in _PREFIXES or (core == "o" and (not phrases or after in _LEANING))
+        ends = bool(phrases) and phrases[-1][-1:] in _MARKS
+        if phrases and not ends and (leans_on_next or (core in _LEANING and not prefix)):
+            phrases[-1] += " " + group
+        else:
+            phrases.append(group)
+        leans_on_next, after = prefix, core
+    return phrases
 
 
 class _Reading(NamedTuple):

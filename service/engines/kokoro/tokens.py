@@ -44,15 +44,22 @@ def _ids(vocab: Mapping[str, int], phonemes: str) -> list[int]:
     return [vocab[c] for c in phonemes if c in vocab]
 
 
-def cut_pieces(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> list[Piece]:
+def cut_pieces(
+    words: Sequence[Word], vocab: Mapping[str, int], budget: int, soft: Sequence[int] = ()
+) -> list[Piece]:
     """Words cut into pieces of at most `budget` tokens: after the last punctuation that keeps
     a piece at least half full, else after the last word, else (one word longer than the
-    budget) inside it. Pieces with nothing to say are dropped."""
-    if not 1 <= budget <= MAX_TOKENS:
-        raise ValueError(f"token budget must be 1 to {MAX_TOKENS}, got {budget}")
+    budget) inside it. Pieces with nothing to say are dropped. `soft`: smaller budgets for the
+    first pieces, one each, cut only at a gap with at least half as many tokens on each side
+    before the next mark (a word or two alone are heard as a sentence of their own); else the
+    piece goes on to the mark, within `budget`."""
+    for limit in (budget, *soft):
+        if not 1 <= limit <= MAX_TOKENS:
+            raise ValueError(f"token budget must be 1 to {MAX_TOKENS}, got {limit}")
     pieces: list[Piece] = []
     current: list[tuple[Word, list[int]]] = []
     size = 0
+    to_mark = _tokens_to_mark(words, vocab)
 
     def close(upto: int) -> None:
         nonlocal current, size
@@ -69,7 +76,7 @@ def cut_pieces(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> 
         if ids and piece.spoken:
             pieces.append(piece)
 
-    for whole in words:
+    for index, whole in enumerate(words):
         known = "".join(c for c in whole.phonemes if c in vocab)
         # A word longer than a whole piece is cut inside; its text stays with its first part.
         parts = [known[k : k + budget] for k in range(0, len(known), budget)] or [""]
@@ -77,12 +84,56 @@ def cut_pieces(words: Sequence[Word], vocab: Mapping[str, int], budget: int) -> 
             word = Word(whole.text if k == 0 else "", phonemes)
             ids = _ids(vocab, phonemes)
             if size + len(ids) > budget:
-                breaks = [k + 1 for k, (w, _) in enumerate(current) if w.is_break]
-                gaps = [k + 1 for k, (w, _) in enumerate(current) if w.text or w.phonemes == " "]
-                half = [k for k in breaks if sum(len(i) for _, i in current[:k]) * 2 >= budget]
-                close(half[-1] if half else gaps[-1] if gaps else len(current))
+                close(_cut_at(current, budget) or len(current))
+            elif len(pieces) < len(soft) and size + len(ids) > soft[len(pieces)]:
+                gap = _soft_cut(current, soft[len(pieces)], to_mark[index])
+                if gap:
+                    close(gap)
             current.append((word, ids))
             size += len(ids)
     if current:
         close(len(current))
     return pieces
+
+
+def _soft_cut(current: Sequence[tuple[Word, list[int]]], limit: int, after: int) -> int:
+    """_cut_at() for a soft budget: only at a gap with at least half `limit` tokens (spaces
+    aside) before it in `current` and after it up to the next mark (`after`: from the word
+    past `current` on)."""
+    fair = []
+    for g in range(len(current) + 1):
+        head = sum(len(i) for w, i in current[:g] if w.phonemes != " ")
+        tail = sum(len(i) for w, i in current[g:] if w.phonemes != " ") + after
+        fair.append(min(head, tail) * 2 >= limit)
+    return _cut_at(current, limit, fair)
+
+
+def _tokens_to_mark(words: Sequence[Word], vocab: Mapping[str, int]) -> list[int]:
+    """For each word, the tokens from it to the end of the next mark (or of the text)."""
+    out = [0] * len(words)
+    rest = 0
+    for k in range(len(words) - 1, -1, -1):
+        if words[k].is_break:
+            rest = 0
+        rest += len(_ids(vocab, words[k].phonemes))
+        out[k] = rest
+    return out
+
+
+def _cut_at(
+    current: Sequence[tuple[Word, list[int]]], limit: int, allowed: Sequence[bool] = ()
+) -> int:
+    """How many of `current`'s words the piece takes when the next would pass `limit`: up to
+    the last punctuation that keeps it at least half full, else the last gap between words
+    (0: none); `allowed[g]`: whether a gap before current[g] may be cut at (all by default)."""
+
+    def ok(g: int) -> bool:
+        return g >= len(allowed) or allowed[g]
+
+    breaks = [k + 1 for k, (w, _) in enumerate(current) if w.is_break]
+    gaps = [k + 1 for k, (w, _) in enumerate(current) if (w.text or w.phonemes == " ")]
+    half = [k for k in breaks if sum(len(i) for _, i in current[:k]) * 2 >= limit]
+    if half:
+        return half[-1]
+    gaps = [g for g in gaps if ok(g)]
+    return gaps[-1] if gaps else 0

@@ -13,7 +13,9 @@ from ...jobs import Batch
 from ..engine import Calibrated, Calibration, ModelSteps, VoiceInfo, VoiceRequest, WordTiming
 from .decode import (
     HOP,
+    LEAD_DECODED,
     LEAD_KEPT,
+    PAUSE_DECODED,
     SAMPLE_RATE,
     WINDOWS,
     ChunkSchedule,
@@ -36,6 +38,13 @@ FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # becomes (between Mandarin's and Japanese's) and frames a token lasts (docs/kokoro.md, Pieces).
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
+# A segment's first pieces when its listener has little audio in hand: each as long as the
+# decoder, on one thread, makes in DECODE_SHARE of the audio in hand when it starts (the rest
+# covers the wait for a worker and the estimate's error), the first at least FIRST_TOKENS (a
+# word or two: the first audio of a reply waits for it), until pieces reach the token budget
+# (docs/kokoro.md#first-pieces, bench.ttfa --language zh, bench.capacity --levels 0+2).
+FIRST_TOKENS = 24
+DECODE_SHARE = 0.7
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
@@ -143,12 +152,34 @@ class KokoroVoice(Calibrated):
             self, text, params, word_timestamps=word_timestamps, long_first=long_first
         )
 
-    def pieces(self, text: str) -> list[Piece]:
-        """`text` through G2P, cut into pieces."""
-        return cut_pieces(in_words(self._g2p, text), self._vocab, self.token_budget)
+    def pieces(self, text: str, soft: Sequence[int] = ()) -> list[Piece]:
+        """`text` through G2P, cut into pieces (`soft`: smaller budgets for the first ones,
+        tokens.cut_pieces)."""
+        return cut_pieces(in_words(self._g2p, text), self._vocab, self.token_budget, soft)
+
+    def budgets(self, ahead: float) -> tuple[int, ...]:
+        """The first pieces' token budgets for a segment whose listener has `ahead` seconds
+        of audio in hand (see FIRST_TOKENS), each until one reaches the token budget."""
+        per_frame = self.cost * FRAME_MS / 1000
+        overhead = LEAD_DECODED + PAUSE_DECODED
+        in_hand, least = max(0.0, ahead), FIRST_TOKENS
+        out: list[int] = []
+        while True:
+            frames = DECODE_SHARE * in_hand / per_frame - overhead
+            tokens = max(least, int(frames / FRAMES_PER_TOKEN))
+            if tokens >= self.token_budget:
+                return tuple(out)
+            out.append(tokens)
+            decode = per_frame * (FRAMES_PER_TOKEN * tokens + overhead)
+            in_hand = max(0.0, in_hand - decode) + FRAMES_PER_TOKEN * tokens * FRAME_MS / 1000
+            least = tokens
 
     def encode(self, piece: Piece, params: KokoroParams) -> Encoded:
-        return self._model.encode(piece.ids, self.style(len(piece.ids)), params.speed)
+        """The piece through the encoder, its pads cut to what the decoder needs (with windows,
+        the whole closing pause: a window's norms are decoded with its share of it)."""
+        windows = self.late is not None or self.chunks is not None
+        pause = None if windows else kept_pause(piece, self.pauses) + PAUSE_DECODED
+        return self._model.encode(piece.ids, self.style(len(piece.ids)), params.speed, pause=pause)
 
     def decode(self, enc: Encoded, *, wide: bool = False) -> np.ndarray:
         return self._model.decode(enc, wide=wide)
@@ -254,7 +285,8 @@ class KokoroSegment(ModelSteps):
         """next_cost() of the model's part of the step."""
         voice = self._voice
         if self._pieces is None:
-            tokens = min(voice.token_budget, int(TOKENS_PER_CHARACTER * len(self._text)))
+            budget = next(iter(voice.budgets(ahead)), voice.token_budget)
+            tokens = min(budget, int(TOKENS_PER_CHARACTER * len(self._text)))
             frames = int(FRAMES_PER_TOKEN * tokens)
         elif self._next >= len(self._pieces):
             return 0.0
@@ -300,9 +332,9 @@ class KokoroSegment(ModelSteps):
         """The pieces the text was cut into (empty before the first window)."""
         return self._pieces or ()
 
-    def _start(self) -> None:
+    def _start(self, ahead: float) -> None:
         voice = self._voice
-        self._pieces = voice.pieces(self._text)
+        self._pieces = voice.pieces(self._text, voice.budgets(ahead))
         self._encoded = [None] * len(self._pieces)
         if self._word_timestamps:
             # Every piece's durations now, so that the words are complete with the first window
@@ -320,7 +352,7 @@ class KokoroSegment(ModelSteps):
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
         if self._pieces is None:
-            self._start()
+            self._start(ahead)
         assert self._pieces is not None
         voice = self._voice
         if self._windowed is None or self._windowed.done:
@@ -352,9 +384,17 @@ def emitted(piece: Piece, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a piece that a segment emits: its leading pad but the
     LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
     last mark inside a text (`pauses`), left out."""
-    last = piece.words[-1].phonemes.rstrip() if piece.words else ""
-    kept = pauses.sentence if last[-1:] in _SENTENCE_ENDS else pauses.clause
+    kept = kept_pause(piece, pauses)
     return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
+
+
+def kept_pause(piece: Piece, pauses: Pauses) -> int:
+    """Frames of its closing pause a piece emits, by what ends it: a sentence's mark, another
+    mark, or a word."""
+    last = piece.words[-1] if piece.words else None
+    if last is None or not last.is_break:
+        return pauses.word
+    return pauses.sentence if last.phonemes.rstrip()[-1:] in _SENTENCE_ENDS else pauses.clause
 
 
 # The marks that end a sentence in Kokoro's phonemes (G2P writes 。！？ as these).
