@@ -159,10 +159,15 @@ class KokoroVoice(Calibrated):
 
     def budgets(self, ahead: float) -> tuple[int, ...]:
         """The first pieces' token budgets for a segment whose listener has `ahead` seconds
-        of audio in hand (see FIRST_TOKENS), each until one reaches the token budget."""
+        of audio in hand (see FIRST_TOKENS), each until one reaches the token budget: none
+        when the listener has audio in hand."""
         per_frame = self.cost * FRAME_MS / 1000
         overhead = LEAD_DECODED + PAUSE_DECODED
-        in_hand, least = max(0.0, ahead), FIRST_TOKENS
+        if ahead > 0.0:
+            # Cut short, a later segment's pieces are heard less clearly than the first's
+            # (Whisper CER, docs/kokoro.md#first-pieces).
+            return ()
+        in_hand, least = 0.0, FIRST_TOKENS
         out: list[int] = []
         while True:
             frames = DECODE_SHARE * in_hand / per_frame - overhead
