@@ -23,9 +23,9 @@ HOP = 600
 # of it (with none, the first syllable goes: docs/kokoro.md#the-leading-pause).
 LEAD_DECODED = 4
 # Of a piece's closing pause, the decoder gets what the piece emits and PAUSE_DECODED frames
-# more, cut before it like the leading pad: the rest (20 to 30 frames, as much as a short
-# clause's words) was decoded only to be thrown away. 4 keep DNSMOS and Whisper CER at a
-# whole decode's (docs/kokoro.md#the-closing-pause, bench.kokoro_chunks).
+# more, cut before it like the leading pad: the rest, as long as a short clause's words, was
+# decoded only to be thrown away. The fewest with which a short piece's words stay clear
+# (docs/kokoro.md#the-closing-pause).
 PAUSE_DECODED = 8
 # Of those, a piece emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.

@@ -42,7 +42,7 @@ FRAMES_PER_TOKEN = 3.0
 # decoder, on one thread, makes in DECODE_SHARE of the audio in hand when it starts (the rest
 # covers the wait for a worker and the estimate's error), the first at least FIRST_TOKENS (a
 # word or two: the first audio of a reply waits for it), until pieces reach the token budget
-# (docs/kokoro.md#first-pieces, bench.ttfa --language zh, bench.capacity --levels 0+2).
+# (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the quality judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
