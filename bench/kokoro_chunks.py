@@ -24,12 +24,12 @@ from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
 REFERENCE = "Kokoro's whole decode, pads whole (reference)"
-PADS_CUT = "pads cut, pieces whole"
-DEFAULT = "pads cut, windows when late (default)"
+PADS_CUT = "pads cut, pieces whole (the server's decoding)"
+WINDOWED = "pads cut, windows when late (WINDOWS, an option)"
 # Each way: the voice's options and the listener it decodes for (what it has in hand).
 SCHEDULES: dict[str, dict[str, Any]] = {
     PADS_CUT: {"late": None},
-    DEFAULT: {"late": WINDOWS},
+    WINDOWED: {"late": WINDOWS},
     "pads cut, windows when late, first 12, context 8": {
         "late": ChunkSchedule(first=12, largest=96, context=8, overlap=4)
     },

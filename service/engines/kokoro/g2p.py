@@ -185,16 +185,16 @@ class JapaneseG2P:
 
 # The romanizer's groups that lean on the group before them: particles and endings. A piece
 # cut before one would end a phrase in the middle ("tabe | maɕita"), so they join it.
-_LEANING = frozenset(
-    [
-        "βa", "ɡa", "o", "ni", "ɲi", "de", "to", "mo", "no", "e", "kaɾa", "made", "joɾʲi", "ja",
-        "ka",
-        "ne", "jo", "na", "node", "noɲi", "kedo", "keɾedomo", "dake", "ɕika", "bakaɾʲi", "naɡaɾa",
-        "taɾʲi", "hodo", "ɡɯɾai", "desɨ", "masɨ", "maɕita", "maseɴ", "deɕi", "deɕita", "ta", "da",
-        "te", "nai", "ɾe", "ɾaɾe", "saɾe", "ɕi", "ɕite", "imasɨ", "oɾʲimasɨ", "imaɕita", "daɾo",
-        "deɕo", "ː", "kɯdasai", "tai", "ɡoʣaimasɨ", "ɡoʣaimaɕita",
-    ]
-)  # fmt: skip
+_LEANING = frozenset([
+    # particles
+    "βa", "ɡa", "o", "ni", "ɲi", "de", "to", "mo", "no", "e", "kaɾa", "made", "joɾʲi", "ja", "ka",
+    "ne", "jo", "na", "node", "noɲi", "kedo", "keɾedomo", "dake", "ɕika", "bakaɾʲi", "naɡaɾa",
+    "taɾʲi", "hodo", "ɡɯɾai",
+    # endings and auxiliaries
+    "desɨ", "masɨ", "maɕita", "maseɴ", "deɕi", "deɕita", "ta", "da", "te", "nai", "ɾe", "ɾaɾe",
+    "saɾe", "ɕi", "ɕite", "imasɨ", "oɾʲimasɨ", "imaɕita", "daɾo", "deɕo", "ː", "kɯdasai", "tai",
+    "ɡoʣaimasɨ", "ɡoʣaimaɕita",
+])  # fmt: skip
 # Prefixes (ご, and お at the start) lean on the group after them.
 _PREFIXES = frozenset({"ɡo"})
 _MARKS = ",.!?:;…—“”«»\"'"
@@ -206,8 +206,7 @@ def _phrases(groups: list[str]) -> list[str]:
     the phonemes, spaces included, are unchanged."""
     phrases: list[str] = []
     leans_on_next = False
-    after = ""
-    """The group before, without its marks."""
+    after = ""  # the group before, without its marks
     for group in groups:
         core = group.strip(_MARKS)
         # お after a particle (or first) is the honorific prefix, not the particle を.

@@ -38,11 +38,11 @@ FRAME_MS = 1000.0 * HOP / SAMPLE_RATE
 # becomes (between Mandarin's and Japanese's) and frames a token lasts (docs/kokoro.md, Pieces).
 TOKENS_PER_CHARACTER = 3.5
 FRAMES_PER_TOKEN = 3.0
-# A segment's first pieces when its listener has little audio in hand: each as long as the
-# decoder, on one thread, makes in DECODE_SHARE of the audio in hand when it starts (the rest
-# covers the wait for a worker and the estimate's error), the first at least FIRST_TOKENS (a
-# word or two: the first audio of a reply waits for it), until pieces reach the token budget
-# (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the quality judge's CER).
+# A segment's first pieces when its listener has nothing in hand (a reply's start): the first
+# FIRST_TOKENS (a clause's first words: the reply's first audio waits for them), each next one
+# as long as the decoder, on one thread, makes in DECODE_SHARE of the audio in hand when it
+# starts (the rest covers the wait for a worker and the estimate's error), until pieces reach
+# the token budget (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
@@ -161,12 +161,12 @@ class KokoroVoice(Calibrated):
         """The first pieces' token budgets for a segment whose listener has `ahead` seconds
         of audio in hand (see FIRST_TOKENS), each until one reaches the token budget: none
         when the listener has audio in hand."""
-        per_frame = self.cost * FRAME_MS / 1000
-        overhead = LEAD_DECODED + PAUSE_DECODED
         if ahead > 0.0:
             # Cut short, a later segment's pieces are heard less clearly than the first's
             # (Whisper CER, docs/kokoro.md#first-pieces).
             return ()
+        per_frame = self.cost * FRAME_MS / 1000
+        overhead = LEAD_DECODED + PAUSE_DECODED
         in_hand, least = 0.0, FIRST_TOKENS
         out: list[int] = []
         while True:
