@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnxruntime as ort
 from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.engines.engine import VoiceSource
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
 from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
@@ -137,6 +138,7 @@ def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     """Seconds of decoding per second of audio over the pieces of `texts`, for each form of the
     decoder and session setting (wall time, one decoder run at a time)."""
     graph = SplitCache(_common.cache_dir()).load()
+    matmuls = SplitCache(_common.cache_dir()).load(matmul_convs=True).decoder
     encoded: list[Encoded] = [
         voice.encode(piece, KokoroParams(1.0)) for text in texts for piece in voice.pieces(text)
     ]
@@ -144,8 +146,18 @@ def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     floats = dequantized(graph.decoder)
     settings = OrtSettings()
     forms = {
-        "int8, 1 thread (voxlite)": (graph.decoder, settings.session_options(1), []),
-        "int8, 2 threads": (graph.decoder, settings.session_options(2), []),
+        "int8 as exported, 1 thread": (graph.decoder, settings.session_options(1), []),
+        "int8 as exported, 2 threads": (graph.decoder, settings.session_options(2), []),
+        "int8, convolutions as u8 x s8 matrix products, 1 thread (voxlite on VNNI)": (
+            matmuls,
+            settings.session_options(1),
+            [],
+        ),
+        "int8, convolutions as matrix products, 2 threads": (
+            matmuls,
+            settings.session_options(2),
+            [],
+        ),
         "int8, 1 thread, basic optimizations": (
             graph.decoder,
             OrtSettings(optimization="basic").session_options(1),
@@ -296,16 +308,63 @@ def load_figures(names: str) -> dict[str, float]:
     return figures
 
 
+def decoder_rows(
+    family: KokoroFamily,
+    sources: dict[str, VoiceSource],
+    count: int,
+    seconds: float,
+    out: dict[str, object],
+) -> None:
+    """The decoder forms' table, and the throughput of one and two workers with the decoder
+    as exported and as the server runs it on this CPU."""
+    zh = family.load(sources["zf_xiaoxiao"])
+    forms = decoder_forms(zh, REPLIES_ZH[:count])
+    print(
+        _common.table(
+            "decoder forms: wall seconds per second of audio, one run at a time (zf_xiaoxiao)",
+            ["form", "s per audio s"],
+            [[k, v] for k, v in forms.items()],
+        )
+    )
+    out["decoder_forms"] = forms
+    exported = KokoroFamily(cache_dir=_common.cache_dir(), matmul_convs=False)
+    zh_exported = exported.load(sources["zf_xiaoxiao"])
+    server = "matrix products" if family.matmul_convs else "as exported"
+    speeds = {
+        f"{n} worker(s) x 1 thread, {label}": throughput(voice, REPLIES_ZH, n, seconds)
+        for label, voice in (("as exported", zh_exported), (f"{server} (voxlite)", zh))
+        for n in (1, 2)
+    }
+    base = next(iter(speeds.values()))
+    print(
+        _common.table(
+            f"throughput: workers speaking Mandarin back to back for {seconds:.0f} s, the "
+            "decoder's convolutions as exported or as the server runs them on this CPU",
+            ["workers, decoder", "audio s per s (= real-time streams carried)",
+             "x one worker as exported"],
+            [[k, v, v / base] for k, v in speeds.items()],
+        )
+    )  # fmt: skip
+    out["throughput"] = speeds
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="one round, three replies, shorter throughput")
     p.add_argument("--rounds", type=int, help="rounds of each corpus (default 3, quick 1)")
     p.add_argument("--pauses", action="store_true", help="only the pauses inside replies")
+    p.add_argument(
+        "--decoder", action="store_true", help="only the decoder's forms and the throughput"
+    )
     args = p.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     count = 3 if args.quick else len(REPLIES_ZH)
     family = KokoroFamily(cache_dir=_common.cache_dir())
     sources = {s.name: s for s in family.sources(None)}
     out: dict[str, object] = {"benchmark": "kokoro", "rounds": rounds}
+    if args.decoder:
+        decoder_rows(family, sources, count, 10.0 if args.quick else 30.0, out)
+        _common.write_json(args.json, out)
+        return
     gaps = {
         language: pause_rows(family.load(sources[name]), replies)
         for language, (name, replies) in VOICES.items()
@@ -351,27 +410,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"of audio, {spent:.2f} s of one thread (encoder and decoder)\n")  # fmt: skip
         out[f"budget_run_{language}"] = {"tokens": tokens, "audio_s": seconds, "thread_s": spent}
 
-    zh = family.load(sources["zf_xiaoxiao"])
-    forms = decoder_forms(zh, REPLIES_ZH[:count])
-    print(
-        _common.table(
-            "decoder forms: wall seconds per second of audio, one run at a time (zf_xiaoxiao)",
-            ["form", "s per audio s"],
-            [[k, v] for k, v in forms.items()],
-        )
-    )
-    out["decoder_forms"] = forms
-
-    seconds = 10.0 if args.quick else 30.0
-    speeds = {f"{n} worker(s) x 1 thread": throughput(zh, REPLIES_ZH, n, seconds) for n in (1, 2)}
-    print(
-        _common.table(
-            f"throughput: workers speaking Mandarin back to back for {seconds:.0f} s",
-            ["workers", "audio s per s (= real-time streams carried)"],
-            [[k, v] for k, v in speeds.items()],
-        )
-    )
-    out["throughput"] = speeds
+    decoder_rows(family, sources, count, 10.0 if args.quick else 30.0, out)
 
     loads = {label: load_figures(names) for label, names in (
         ("default voices (zf_xiaoxiao, jf_alpha)", "zf_xiaoxiao,jf_alpha"),

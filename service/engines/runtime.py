@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import onnxruntime as ort
 
@@ -82,3 +83,24 @@ def register_shared_arena() -> None:
     )
     # Its default growth (next power of two); growing by what is asked held more.
     ort.create_and_register_allocator(cpu, ort.OrtArenaCfg({}))
+
+
+# CPU flags (Linux /proc/cpuinfo) of instructions that add u8 x s8 products into 32 bits: with
+# them onnxruntime's 8-bit matrix products are exact; without, its AVX2 kernel adds pairs of
+# products into 16 bits, which can saturate.
+_EXACT_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+def exact_int8_products(cpuinfo: str | None = None) -> bool:
+    """Whether onnxruntime's u8 x s8 matrix products are exact on this CPU (`cpuinfo`: the
+    text of /proc/cpuinfo, read when None; False where it cannot be read or names no flags)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            return not _EXACT_DOT_FLAGS.isdisjoint(value.split())
+    return False

@@ -105,8 +105,11 @@ class KokoroModel:
     also wide, for a run that has the machine to itself). Thread-safe: onnxruntime sessions
     may run concurrently."""
 
-    def __init__(self, cache: SplitCache, settings: OrtSettings) -> None:
-        graph = cache.load()
+    def __init__(
+        self, cache: SplitCache, settings: OrtSettings, *, matmul_convs: bool = False
+    ) -> None:
+        """`matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py)."""
+        graph = cache.load(matmul_convs=matmul_convs)
 
         def session(part: bytes, threads: int) -> ort.InferenceSession:
             made = ort.InferenceSession(

