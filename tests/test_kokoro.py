@@ -268,14 +268,19 @@ def test_the_decoder_gets_little_of_the_leading_pad_and_emits_less(mandarin: Kok
 def test_a_listener_with_nothing_in_hand_gets_short_first_pieces(mandarin: KokoroVoice) -> None:
     """Issue 27: a reply's first clause, when long, is cut at a word so that its first audio
     waits for a short piece; each next piece is as long as one thread decodes while the audio
-    before it plays, growing to the token budget. A listener with audio enough in hand gets
-    the pieces at the token budget."""
+    before it plays, growing to the token budget. A later segment, with a little audio in hand,
+    grows its pieces from that audio; one with audio enough in hand gets the pieces at the
+    token budget."""
     voice = mandarin.variant(late=None, calibration=Calibration(mandarin.gain, 0.5))
     budgets = voice.budgets(0.0)
     assert budgets[0] == FIRST_TOKENS
     assert list(budgets) == sorted(set(budgets))
     assert budgets[-1] < voice.token_budget
     assert voice.budgets(30.0) == ()
+    later = voice.budgets(0.5)
+    assert later
+    assert list(later) == sorted(set(later))
+    assert later[0] < FIRST_TOKENS
     text = "我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。"
     started = voice.segment(text, KokoroParams(1.0), word_timestamps=True)
     audio = np.concatenate(list(windows(started)))
@@ -288,6 +293,9 @@ def test_a_listener_with_nothing_in_hand_gets_short_first_pieces(mandarin: Kokor
     in_hand = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
     next(windows(in_hand, ahead=30.0))
     assert list(in_hand.pieces) == voice.pieces(text)
+    little = voice.segment(text, KokoroParams(1.0), word_timestamps=False)
+    next(windows(little, ahead=0.5))
+    assert len(voice.pieces(text)) < len(little.pieces)
     assert transcript_cer(voice, audio, text) <= 0.10
 
 

@@ -45,6 +45,9 @@ FRAMES_PER_TOKEN = 3.0
 # the token budget (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
+# A later segment's first pieces grow the same way from the audio in hand when it starts, with
+# no floor: the audio playing covers their words, and the sooner the first arrives the less the
+# listener waits (docs/kokoro.md#first-pieces: bench.capacity's Mandarin callers, the judge).
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
@@ -160,14 +163,10 @@ class KokoroVoice(Calibrated):
     def budgets(self, ahead: float) -> tuple[int, ...]:
         """The first pieces' token budgets for a segment whose listener has `ahead` seconds
         of audio in hand (see FIRST_TOKENS), each until one reaches the token budget: none
-        when the listener has audio in hand."""
-        if ahead > 0.0:
-            # Cut short, a later segment's pieces are heard less clearly than the first's
-            # (Whisper CER, docs/kokoro.md#first-pieces).
-            return ()
+        when the audio in hand covers a piece at the budget."""
         per_frame = self.cost * FRAME_MS / 1000
         overhead = LEAD_DECODED + PAUSE_DECODED
-        in_hand, least = 0.0, FIRST_TOKENS
+        in_hand, least = (0.0, FIRST_TOKENS) if ahead <= 0.0 else (ahead, 1)
         out: list[int] = []
         while True:
             frames = DECODE_SHARE * in_hand / per_frame - overhead
