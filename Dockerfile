@@ -120,8 +120,11 @@ WORKDIR /home/voxlite
 # peaks at 461 MiB instead of 226 (English only). Kokoro's saves the split of its 88 MB model
 # (0.3 s on an idle machine, seconds on a busy one) and 30 to 50 MiB of peak (deploy/README.md).
 # The load is also the image's own check: an image with every language must load Kokoro
-# voices. jieba's dictionary cache, written to /tmp on the way, is not kept: /tmp is often a
-# tmpfs or an emptyDir at run time, and the server writes it again there.
+# voices. Kokoro's decoder is cached in both its forms (as exported, and with its convolutions as
+# matrix products, kokoro-<sha256>-v<N>-matmul.*): which one a start uses depends on the CPU it
+# runs on, not the one that built the image. jieba's dictionary cache, written to /tmp on the
+# way, is not kept: /tmp is often a tmpfs or an emptyDir at run time, and the server writes it
+# again there.
 ARG LANGUAGES
 RUN python -c "import os; \
 from voxlite.service.engines import runtime; \
@@ -135,6 +138,8 @@ r = VoiceRegistry(families(c), voices_dir=c.voices_dir, default_voice=c.default_
 r.load(); \
 kokoro = [v.info.name for v in r.voices() if v.info.family == 'kokoro']; \
 print('voices loaded before SERVING:', ', '.join(v.info.name for v in r.voices())); \
+from voxlite.service.engines.kokoro.graph import SplitCache; \
+[SplitCache(c.cache_dir).load(matmul_convs=m) for m in (False, True) if kokoro]; \
 assert bool(kokoro) == (os.environ['LANGUAGES'] != 'en'), 'LANGUAGES=all, no Kokoro voice'" \
  && ls "$VOXLITE_CACHE_DIR" \
  && ls "$VOXLITE_CACHE_DIR"/[0-9a-f]*-v*.json >/dev/null \
