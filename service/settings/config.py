@@ -88,8 +88,11 @@ class ServerConfig:
     """onnxruntime session options."""
     batch_vocoder: int = 1
     """Run up to this many queued vocoder windows of equal shape as one batch (1: off)."""
-    phrase_cache_mb: int = 8
-    """Synthesized phrases kept for reuse, in MiB of audio; 0 disables the cache."""
+    phrase_cache_mb: int = 32
+    """Synthesized phrases kept for reuse, in MiB of audio (float32 at the voice's rate: about
+    six minutes of speech); 0 disables the cache. Sized to keep the seed article's 20 repeated
+    sentences (about 35 Mandarin segments, 9 MiB) while new texts pass through
+    (`python -m bench.seeds`, docs/benchmarks.md)."""
     shared_phrase_cache: bool = False
     """With tokens, every tenant's calls share one phrase cache (a tenant could then time a
     hit on what another said); off: each token's calls have entries of their own."""

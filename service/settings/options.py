@@ -276,7 +276,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("batch-vocoder", _integer(1, 64), "batch up to N vocoder windows (default 1: off)"),
     Option(
-        "phrase-cache-mb", _integer(0, 65536), "phrase cache size in MiB, 0 disables (default 8)"
+        "phrase-cache-mb", _integer(0, 65536), "phrase cache size in MiB, 0 disables (default 32)"
     ),
     Option(
         "shared-phrase-cache",
