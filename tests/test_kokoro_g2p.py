@@ -168,6 +168,12 @@ def test_soft_budgets_cut_the_first_pieces_shorter_at_words(mandarin: MandarinG2
     assert all(len(p.ids) <= 64 for p in pieces)
     # Never inside a word: each piece ends with one, a space after one, or a mark.
     assert all(p.words[-1].text or p.words[-1].phonemes.strip(" ,.") == "" for p in pieces)
+    # A piece that goes on from a cut between words says so (it emits no leading pause).
+    assert not pieces[0].after_word
+    assert [p.after_word for p in pieces[1:]] == [
+        not before.words[-1].is_break for before in pieces[:-1]
+    ]
+    assert any(p.after_word for p in pieces)
     assert cut_pieces(words, vocab, 64) == cut_pieces(words, vocab, 64, soft=(64,))
     (whole,) = cut_pieces(mandarin("营业时间"), vocab, 64, soft=(4,))
     assert [w.text for w in whole.words] == ["营业时间"]

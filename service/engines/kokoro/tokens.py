@@ -33,6 +33,9 @@ class Piece:
     words: tuple[Word, ...]
     spans: tuple[tuple[int, int], ...]
     """(first, end) index into `ids` of each word."""
+    after_word: bool = False
+    """It goes on from a piece cut between two words, not at punctuation: the phrase runs on,
+    and no leading pause belongs before it."""
 
     @property
     def spoken(self) -> bool:
@@ -60,9 +63,10 @@ def cut_pieces(
     current: list[tuple[Word, list[int]]] = []
     size = 0
     to_mark = _tokens_to_mark(words, vocab)
+    after_word = False
 
     def close(upto: int) -> None:
-        nonlocal current, size
+        nonlocal current, size, after_word
         taken, current = current[:upto], current[upto:]
         size = sum(len(i) for _, i in current)
         while taken and not taken[0][0].text and not taken[0][0].phonemes.strip(" "):
@@ -72,9 +76,10 @@ def cut_pieces(
         for _, word_ids in taken:
             spans.append((len(ids), len(ids) + len(word_ids)))
             ids.extend(word_ids)
-        piece = Piece(tuple(ids), tuple(w for w, _ in taken), tuple(spans))
+        piece = Piece(tuple(ids), tuple(w for w, _ in taken), tuple(spans), after_word)
         if ids and piece.spoken:
             pieces.append(piece)
+            after_word = not piece.words[-1].is_break
 
     for index, whole in enumerate(words):
         known = "".join(c for c in whole.phonemes if c in vocab)

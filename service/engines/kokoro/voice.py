@@ -45,9 +45,11 @@ FRAMES_PER_TOKEN = 3.0
 # the token budget (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
-# A later segment's first pieces grow the same way from the audio in hand when it starts, with
-# no floor: the audio playing covers their words, and the sooner the first arrives the less the
-# listener waits (docs/kokoro.md#first-pieces: bench.capacity's Mandarin callers, the judge).
+# A later segment's first pieces grow the same way from the audio in hand when it starts, from
+# LATER_TOKENS: the audio playing covers their words; fewer, and a phrase falls apart into
+# single words with a pause at each cut (docs/kokoro.md#first-pieces: bench.capacity's Mandarin
+# callers, bench.kokoro --pauses, the judge).
+LATER_TOKENS = FIRST_TOKENS // 2
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
@@ -166,7 +168,7 @@ class KokoroVoice(Calibrated):
         when the audio in hand covers a piece at the budget."""
         per_frame = self.cost * FRAME_MS / 1000
         overhead = LEAD_DECODED + PAUSE_DECODED
-        in_hand, least = (0.0, FIRST_TOKENS) if ahead <= 0.0 else (ahead, 1)
+        in_hand, least = (0.0, FIRST_TOKENS) if ahead <= 0.0 else (ahead, LATER_TOKENS)
         out: list[int] = []
         while True:
             frames = DECODE_SHARE * in_hand / per_frame - overhead
@@ -386,10 +388,12 @@ class KokoroSegment(ModelSteps):
 
 def emitted(piece: Piece, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a piece that a segment emits: its leading pad but the
-    LEAD_KEPT frames into its first word, and its closing pause but what Kokoro gives at its
-    last mark inside a text (`pauses`), left out."""
+    LEAD_KEPT frames into its first word (none where it goes on from a cut between words), and
+    its closing pause but what Kokoro gives at its last mark inside a text (`pauses`), left
+    out."""
     kept = kept_pause(piece, pauses)
-    return max(0, enc.lead - LEAD_KEPT), enc.frames - max(0, enc.closing_pause - kept)
+    lead = 0 if piece.after_word else LEAD_KEPT
+    return max(0, enc.lead - lead), enc.frames - max(0, enc.closing_pause - kept)
 
 
 def kept_pause(piece: Piece, pauses: Pauses) -> int:
