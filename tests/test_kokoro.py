@@ -32,7 +32,7 @@ from voxlite.service.engines.kokoro.family import default_voices_dir
 from voxlite.service.engines.kokoro.voice import (
     FIRST_TOKENS,
     FRAME_MS,
-    LATER_TOKENS,
+    SOFT_PIECES,
     KokoroParams,
     KokoroSegment,
     KokoroVoice,
@@ -285,9 +285,11 @@ def test_a_listener_with_nothing_in_hand_gets_short_first_pieces(mandarin: Kokor
     assert voice.budgets(30.0) == ()
     later = voice.budgets(0.5)
     assert later
-    # From LATER_TOKENS (more than once while the decode outruns the audio in hand), growing.
     assert list(later) == sorted(later)
-    assert later[0] == LATER_TOKENS < FIRST_TOKENS
+    assert later[0] == FIRST_TOKENS
+    # A decoder slower than real time: the budgets stop growing, and stop.
+    slow = mandarin.variant(late=None, calibration=Calibration(mandarin.gain, 2.0))
+    assert slow.budgets(0.0) == (FIRST_TOKENS,) * SOFT_PIECES
     text = "我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。"
     started = voice.segment(text, KokoroParams(1.0), word_timestamps=True)
     audio = np.concatenate(list(windows(started)))

@@ -45,11 +45,12 @@ FRAMES_PER_TOKEN = 3.0
 # the token budget (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
-# A later segment's first pieces grow the same way from the audio in hand when it starts, from
-# LATER_TOKENS: the audio playing covers their words; fewer, and a phrase falls apart into
-# single words with a pause at each cut (docs/kokoro.md#first-pieces: bench.capacity's Mandarin
-# callers, bench.kokoro --pauses, the judge).
-LATER_TOKENS = FIRST_TOKENS // 2
+# A later segment's first pieces grow the same way, from FIRST_TOKENS and the audio in hand
+# when it starts: cut shorter, "今天天气很好" fell apart into words Whisper misheard, with a
+# pause at each cut (docs/kokoro.md#first-pieces: bench.capacity's Mandarin callers).
+# At most this many first pieces get budgets of their own (a reply's growth reaches the token
+# budget in three to five).
+SOFT_PIECES = 8
 # Worker seconds G2P takes per character, Japanese (the dearer script) given G2P_CHARS
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
@@ -168,9 +169,11 @@ class KokoroVoice(Calibrated):
         when the audio in hand covers a piece at the budget."""
         per_frame = self.cost * FRAME_MS / 1000
         overhead = LEAD_DECODED + PAUSE_DECODED
-        in_hand, least = (0.0, FIRST_TOKENS) if ahead <= 0.0 else (ahead, LATER_TOKENS)
+        in_hand, least = max(0.0, ahead), FIRST_TOKENS
         out: list[int] = []
-        while True:
+        # Bounded: where one thread decodes slower than real time the budgets stop growing, and
+        # the pieces after these go at the token budget.
+        while len(out) < SOFT_PIECES:
             frames = DECODE_SHARE * in_hand / per_frame - overhead
             tokens = max(least, int(frames / FRAMES_PER_TOKEN))
             if tokens >= self.token_budget:
@@ -179,6 +182,7 @@ class KokoroVoice(Calibrated):
             decode = per_frame * (FRAMES_PER_TOKEN * tokens + overhead)
             in_hand = max(0.0, in_hand - decode) + FRAMES_PER_TOKEN * tokens * FRAME_MS / 1000
             least = tokens
+        return tuple(out)
 
     def encode(self, piece: Piece, params: KokoroParams) -> Encoded:
         """The piece through the encoder, its pads cut to what the decoder needs (with windows,
