@@ -46,8 +46,8 @@ FRAMES_PER_TOKEN = 3.0
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
 # A later segment's first pieces grow the same way, from FIRST_TOKENS and the audio in hand
-# when it starts: cut shorter, "今天天气很好" fell apart into words Whisper misheard, with a
-# pause at each cut (docs/kokoro.md#first-pieces: bench.capacity's Mandarin callers).
+# when it starts: cut shorter, a short clause falls apart into words Whisper mishears
+# ("今天天气 | 很好"), with a pause at each cut (docs/kokoro.md#first-pieces).
 # At most this many first pieces get budgets of their own (a reply's growth reaches the token
 # budget in three to five).
 SOFT_PIECES = 8
