@@ -361,6 +361,18 @@ def test_a_piece_the_listener_cannot_wait_for_goes_in_windows(
     assert shared.joins == []
 
 
+def test_a_segment_is_instant_once_its_pieces_are_made(mandarin: KokoroVoice) -> None:
+    """The call after a segment's last piece needs no worker (engine.Segment.instant): the
+    session takes it on the event loop, so the next segment's first piece queues at once."""
+    segment = mandarin.segment("您好，欢迎致电客服中心。", KokoroParams(1.0), word_timestamps=False)
+    made = 0
+    while not segment.instant:
+        assert segment.next_window(0.0) is not None, "not instant, yet nothing left to make"
+        made += 1
+    assert made == len(segment.pieces) >= 1
+    assert segment.next_window(0.0) is None
+
+
 @pytest.mark.slow
 def test_a_cached_phrase_replays_what_was_spoken(mandarin: KokoroVoice) -> None:
     """The phrase cache keeps the windows as spoken and their words: a replay runs no model

@@ -190,7 +190,7 @@ class Recording:
 
     @property
     def instant(self) -> bool:
-        return False
+        return self.inner.instant
 
     @property
     def words(self) -> Sequence[WordTiming]:

@@ -78,8 +78,9 @@ class Segment(Protocol):
 
     @property
     def instant(self) -> bool:
-        """Its windows need no model run (a cached phrase): the session takes them on the
-        event loop instead of queueing them for a worker."""
+        """Its next window needs no model run (a cached phrase, or a segment whose model work
+        is done): the session takes it on the event loop instead of queueing it for a
+        worker."""
         ...
 
     @property
@@ -117,14 +118,23 @@ class Segment(Protocol):
 
 
 class ModelSteps:
-    """What every segment whose steps are model work shares (both families' segments): none
-    of its windows is instant, and its word timings are what its steps have found."""
+    """What every segment whose steps are model work shares (both families' segments): a
+    window is instant only once the model work is done, and its word timings are what its
+    steps have found."""
 
     _words: list[WordTiming]
 
     @property
+    def finished(self) -> bool:
+        """Every window has been made: the next call returns None."""
+        raise NotImplementedError
+
+    @property
     def instant(self) -> bool:
-        return False
+        # The call that finds nothing left must not queue for a worker: on a busy machine
+        # that wait (a Kokoro piece can hold both workers for a second) came before the next
+        # segment's first job was even queued, and the listener heard a gap.
+        return self.finished
 
     @property
     def words(self) -> Sequence[WordTiming]:

@@ -338,6 +338,14 @@ class KokoroSegment(ModelSteps):
         return HOP * sum(end - first for first, end in spans)
 
     @property
+    def finished(self) -> bool:
+        return (
+            self._pieces is not None
+            and self._next >= len(self._pieces)
+            and (self._windowed is None or self._windowed.done)
+        )
+
+    @property
     def pieces(self) -> Sequence[Piece]:
         """The pieces the text was cut into (empty before the first window)."""
         return self._pieces or ()

@@ -73,6 +73,10 @@ class PiperSegment(ModelSteps):
         done = self._pending is not None and not self._pending
         return self._frames * self.model.hop if done else None
 
+    @property
+    def finished(self) -> bool:
+        return self._pending == [] and self._next_range(0) is None
+
     def _frames_ahead(self, ahead: float) -> int:
         return int(max(0.0, ahead) * self.model.info.native_rate / self.model.hop)
 
