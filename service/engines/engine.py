@@ -131,9 +131,10 @@ class ModelSteps:
 
     @property
     def instant(self) -> bool:
-        # The call that finds nothing left must not queue for a worker: on a busy machine
-        # that wait (a Kokoro piece can hold both workers for a second) came before the next
-        # segment's first job was even queued, and the listener heard a gap.
+        # The call that finds nothing left must not queue for a worker: on a busy machine it
+        # would wait behind other streams' jobs (a Kokoro piece holds a worker for up to a
+        # second) before the next segment's first job could queue, and the listener would
+        # hear a gap (docs/benchmarks.md, "Capacity: live voices").
         return self.finished
 
     @property
