@@ -19,7 +19,7 @@ from voxlite.service.audio.settings import Encoding, resolve_audio_settings
 from voxlite.service.call.events import AudioEvent
 from voxlite.service.call.session import Session, SessionPolicy, StreamSettings
 from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
-from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy
+from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy, StreamRunner
 from voxlite.service.engines.cache import CachedVoice, PhraseCache
 from voxlite.service.engines.engine import VoiceRequest
 from voxlite.service.engines.piper import PiperVoice
@@ -416,17 +416,17 @@ async def test_a_new_stream_goes_before_streams_with_audio_in_hand(voice: PiperV
 @pytest.mark.parametrize("cached", [False, True], ids=["plain", "phrase cache"])
 async def test_the_end_of_a_segment_takes_no_worker(voice: PiperVoice, cached: bool) -> None:
     """Every job a reply queues makes audio: the call that finds a segment done runs on the
-    event loop. Queued for a worker, it waited behind the other streams' jobs (a Kokoro piece
-    holds a worker for a second) before the next segment's first job could even queue, and
-    live Mandarin callers heard gaps after the first clause (bench.capacity --levels 0+4)."""
+    event loop. Queued for a worker, it would wait behind the other streams' jobs (a Kokoro
+    piece holds a worker for up to a second) before the next segment's first job could queue,
+    and the listener would hear a gap after the first clause (bench.capacity --levels 0+4)."""
     spoken = CachedVoice(voice, PhraseCache(8 << 20)) if cached else voice
     audio = resolve_audio_settings(Encoding.PCM_S16LE)
     settings = StreamSettings(spoken, spoken.params(QUIET), audio)
     results: list[bool] = []
     scheduler = Scheduler(1)
 
-    class Counted:
-        """The scheduler, noting whether each job of the stream made audio (Runner)."""
+    class Counted(StreamRunner):
+        """The stream's runner, noting whether each of its jobs made audio."""
 
         async def run(
             self,
@@ -436,15 +436,12 @@ async def test_the_end_of_a_segment_takes_no_worker(voice: PiperVoice, cached: b
             batch: Batch[T] | None = None,
             cost: float = 0.0,
         ) -> T:
-            result = await scheduler.run(fn, deadline, batch=batch, cost=cost)
+            result = await super().run(fn, deadline, batch=batch, cost=cost)
             results.append(result is not None)
             return result
 
-        def close(self) -> None:
-            pass
-
     try:
-        session = Session(settings, Counted())
+        session = Session(settings, Counted(scheduler, stream=1))
         session.push_text("Good morning. The order shipped today. It arrives on Friday.")
         session.end()
         heard = [e async for e in session.events() if isinstance(e, AudioEvent)]
