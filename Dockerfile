@@ -53,8 +53,10 @@ FROM ${BASE} AS builder
 ENV DEBIAN_FRONTEND=noninteractive \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
+# gcc builds voxlite's one native library, Kokoro's fused decoder operators
+# (service/engines/kokoro/fused_ops.c); it stays in this stage.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/voxlite
 WORKDIR /src
@@ -62,9 +64,9 @@ COPY pyproject.toml README.md ./
 COPY proto/ proto/
 COPY service/ service/
 COPY client/ client/
-# Every dependency is a wheel or pure Python: no compiler here either. The optional secret
-# `pip-cert` is a CA bundle for networks that intercept TLS (scripts/container passes the host's
-# bundle); it is mounted for this step only and stored in no layer.
+# Every dependency is a wheel or pure Python; gcc builds voxlite's own library. The optional
+# secret `pip-cert` is a CA bundle for networks that intercept TLS (scripts/container passes the
+# host's bundle); it is mounted for this step only and stored in no layer.
 # Mandarin and Japanese, as scripts/setup installs them: the kokoro extra, then pyopenjtalk-plus
 # (Japanese readings) and sudachipy without their dependencies: pyopenjtalk-plus bundles its
 # dictionary but declares sudachidict-core (77 MB, for an optional reading model Kokoro does not
@@ -120,11 +122,11 @@ WORKDIR /home/voxlite
 # peaks at 461 MiB instead of 226 (English only). Kokoro's saves the split of its 88 MB model
 # (0.3 s on an idle machine, seconds on a busy one) and 30 to 50 MiB of peak (deploy/README.md).
 # The load is also the image's own check: an image with every language must load Kokoro
-# voices. Kokoro's decoder is cached in both its forms (as exported, and with its convolutions as
-# matrix products, kokoro-<sha256>-v<N>-matmul.*): which one a start uses depends on the CPU it
-# runs on, not the one that built the image. jieba's dictionary cache, written to /tmp on the
-# way, is not kept: /tmp is often a tmpfs or an emptyDir at run time, and the server writes it
-# again there.
+# voices. Kokoro's decoder is cached in its three forms (as exported; with its convolutions as
+# matrix products, kokoro-<sha256>-v<N>-matmul.*; and with the fused operators too, -matmul-fused):
+# which one a start uses depends on the CPU it runs on, not the one that built the image.
+# jieba's dictionary cache, written to /tmp on the way, is not kept: /tmp is often a tmpfs or an
+# emptyDir at run time, and the server writes it again there.
 ARG LANGUAGES
 RUN python -c "import os; \
 from voxlite.service.engines import runtime; \
@@ -139,7 +141,8 @@ r.load(); \
 kokoro = [v.info.name for v in r.voices() if v.info.family == 'kokoro']; \
 print('voices loaded before SERVING:', ', '.join(v.info.name for v in r.voices())); \
 from voxlite.service.engines.kokoro.graph import SplitCache; \
-[SplitCache(c.cache_dir).load(matmul_convs=m) for m in (False, True) if kokoro]; \
+[SplitCache(c.cache_dir).load(matmul_convs=m, fused=f) \
+    for m, f in ((False, False), (True, False), (True, True)) if kokoro]; \
 assert bool(kokoro) == (os.environ['LANGUAGES'] != 'en'), 'LANGUAGES=all, no Kokoro voice'" \
  && ls "$VOXLITE_CACHE_DIR" \
  && ls "$VOXLITE_CACHE_DIR"/[0-9a-f]*-v*.json >/dev/null \

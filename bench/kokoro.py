@@ -20,6 +20,7 @@ from voxlite.service.call.segmenter import Segmenter
 from voxlite.service.engines.engine import VoiceSource
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
+from voxlite.service.engines.kokoro.fused import library as fused_library
 from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
 from voxlite.service.engines.kokoro.tokens import MAX_TOKENS
 from voxlite.service.engines.kokoro.voice import TOKEN_BUDGET, KokoroParams, KokoroVoice
@@ -139,16 +140,34 @@ def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     decoder and session setting (wall time, one decoder run at a time)."""
     graph = SplitCache(_common.cache_dir()).load()
     matmuls = SplitCache(_common.cache_dir()).load(matmul_convs=True).decoder
+    fused = SplitCache(_common.cache_dir()).load(matmul_convs=True, fused=True).decoder
+    library = fused_library()
     encoded: list[Encoded] = [
         voice.encode(piece, KokoroParams(1.0)) for text in texts for piece in voice.pieces(text)
     ]
     audio = sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
     floats = dequantized(graph.decoder)
     settings = OrtSettings()
-    forms = {
+
+    def with_fused(threads: int) -> ort.SessionOptions:
+        options = settings.session_options(threads)
+        options.register_custom_ops_library(str(library))
+        return options
+
+    forms: dict[str, tuple[bytes, ort.SessionOptions, list[str]]] = {}
+    if library is not None:  # the install built the fused operators (fused.py)
+        forms = {
+            "int8, convolutions as matrix products, fused operators, 1 thread (voxlite on VNNI)": (
+                fused,
+                with_fused(1),
+                [],
+            ),
+            "int8, matrix products, fused operators, 2 threads": (fused, with_fused(2), []),
+        }
+    forms |= {
         "int8 as exported, 1 thread": (graph.decoder, settings.session_options(1), []),
         "int8 as exported, 2 threads": (graph.decoder, settings.session_options(2), []),
-        "int8, convolutions as u8 x s8 matrix products, 1 thread (voxlite on VNNI)": (
+        "int8, convolutions as u8 x s8 matrix products, 1 thread": (
             matmuls,
             settings.session_options(1),
             [],
@@ -329,10 +348,17 @@ def decoder_rows(
     out["decoder_forms"] = forms
     exported = KokoroFamily(cache_dir=_common.cache_dir(), matmul_convs=False)
     zh_exported = exported.load(sources["zf_xiaoxiao"])
-    server = "matrix products" if family.matmul_convs else "as exported"
+    voices = [("as exported", zh_exported)]
+    if family.fused_ops is not None:
+        plain = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=False)
+        voices.append(("matrix products", plain.load(sources["zf_xiaoxiao"])))
+    server = "as exported"
+    if family.matmul_convs:
+        server = "matrix products" + (", fused operators" if family.fused_ops else "")
+    voices.append((f"{server} (voxlite)", zh))
     speeds = {
         f"{n} worker(s) x 1 thread, {label}": throughput(voice, REPLIES_ZH, n, seconds)
-        for label, voice in (("as exported", zh_exported), (f"{server} (voxlite)", zh))
+        for label, voice in voices
         for n in (1, 2)
     }
     base = next(iter(speeds.values()))

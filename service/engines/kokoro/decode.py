@@ -4,6 +4,7 @@ encoding a piece of tokens, then decoding its frames whole or window by window."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -106,15 +107,23 @@ class KokoroModel:
     may run concurrently."""
 
     def __init__(
-        self, cache: SplitCache, settings: OrtSettings, *, matmul_convs: bool = False
+        self,
+        cache: SplitCache,
+        settings: OrtSettings,
+        *,
+        matmul_convs: bool = False,
+        fused_ops: Path | None = None,
     ) -> None:
-        """`matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py)."""
-        graph = cache.load(matmul_convs=matmul_convs)
+        """`matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py);
+        `fused_ops`: the library of fused.py's operators, for a decoder that uses them (with
+        `matmul_convs`)."""
+        graph = cache.load(matmul_convs=matmul_convs, fused=fused_ops is not None)
 
         def session(part: bytes, threads: int) -> ort.InferenceSession:
-            made = ort.InferenceSession(
-                part, settings.session_options(threads), providers=["CPUExecutionProvider"]
-            )
+            options = settings.session_options(threads)
+            if fused_ops is not None:
+                options.register_custom_ops_library(str(fused_ops))
+            made = ort.InferenceSession(part, options, providers=["CPUExecutionProvider"])
             # The serialized model kept for a provider fallback CPU sessions never make
             # (docs/benchmarks.md, "Start-up and memory").
             made._model_bytes = None

@@ -18,6 +18,7 @@ from ..engine import Calibration, VoiceInfo, VoiceSource
 from ..runtime import OrtSettings, exact_int8_products
 from .decode import SAMPLE_RATE, ChunkSchedule, KokoroModel
 from .english import Lexicon
+from .fused import library as fused_library
 from .g2p import G2P, JapaneseG2P, MandarinG2P
 from .graph import SplitCache, model_files
 from .tokens import load_vocab
@@ -88,11 +89,13 @@ class KokoroFamily:
         chunks: ChunkSchedule | None = None,
         late: ChunkSchedule | None = None,
         matmul_convs: bool | None = None,
+        fused_ops: bool | None = None,
     ) -> None:
         """`late`: the windows of a piece the listener cannot wait for whole (KokoroVoice.late;
         None: every piece whole); `chunks`: every piece window by window (KokoroVoice.chunks);
         `matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py; None:
-        where this CPU's products are exact)."""
+        where this CPU's products are exact); `fused_ops`: with them, its norm-style-Snake runs
+        as one native operator each (fused.py; None: where the install built the library)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()
@@ -100,6 +103,10 @@ class KokoroFamily:
         self.chunks = chunks
         self.late = late
         self.matmul_convs = exact_int8_products() if matmul_convs is None else matmul_convs
+        built = fused_library()
+        if fused_ops and built is None:
+            raise ValueError("the fused operators' library was not built: reinstall voxlite")
+        self.fused_ops = built if self.matmul_convs and fused_ops is not False else None
         self.default_voices = dict(DEFAULT_VOICES)
         self._lock = threading.Lock()
         self._shared: _Shared | None = None
@@ -151,7 +158,12 @@ class KokoroFamily:
         styles = np.frombuffer(data, dtype=np.float32).reshape(_STYLE_SHAPE)
         with self._lock:
             shared = self._shared or _Shared(
-                KokoroModel(self._cache, self._settings, matmul_convs=self.matmul_convs),
+                KokoroModel(
+                    self._cache,
+                    self._settings,
+                    matmul_convs=self.matmul_convs,
+                    fused_ops=self.fused_ops,
+                ),
                 load_vocab(),
                 None,
             )

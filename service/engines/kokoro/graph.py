@@ -93,10 +93,12 @@ class SplitCache:
     def __init__(self, directory: Path | None) -> None:
         self._entries = GraphCache(directory)
 
-    def load(self, *, matmul_convs: bool = False) -> KokoroGraph:
+    def load(self, *, matmul_convs: bool = False, fused: bool = False) -> KokoroGraph:
         """The three parts; `matmul_convs`: the decoder's convolutions as 8-bit matrix
-        products (convs.py), for a CPU whose exact_int8_products()."""
-        form = "-matmul" if matmul_convs else ""
+        products (convs.py), for a CPU whose exact_int8_products(); `fused` (with
+        `matmul_convs`): its norm-style-Snake runs as fused_ops.c's operators (fused.py)."""
+        fused = fused and matmul_convs
+        form = ("-matmul" if matmul_convs else "") + ("-fused" if fused else "")
         key = f"kokoro-{model_hash()}-v{_SPLIT_VERSION}{form}"
         entry = self._entries.read(key)
         if entry is not None and set(entry[1]) == {f".{name}.onnx" for name in _FILES}:
@@ -106,5 +108,9 @@ class SplitCache:
             from .convs import convs_as_matmuls  # onnx is imported only to split
 
             graph = replace(graph, decoder=convs_as_matmuls(graph.decoder)[0])
+        if fused:
+            from .fused import fuse_snakes
+
+            graph = replace(graph, decoder=fuse_snakes(graph.decoder)[0])
         self._entries.write(key, {}, {f".{name}.onnx": getattr(graph, name) for name in _FILES})
         return graph

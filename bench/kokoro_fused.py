@@ -1,0 +1,172 @@
+"""Kokoro's fused decoder operators (service/engines/kokoro/fused.py) judged and timed: the
+decoder with and without them on the same pieces, and Whisper base CER and DNSMOS of the same
+replies spoken both ways (each piece decoded whole), beside the noise of those judges: the
+decoder without them, its input features moved by one part in a million (an inaudible change,
+which moves 8-bit codes as the fused operators do).
+
+    python -m bench.kokoro_fused [--quick] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, Encoded
+from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache
+from voxlite.service.engines.kokoro.voice import KokoroParams, KokoroVoice
+from voxlite.service.engines.runtime import OrtSettings
+
+from tests.whisper import judge
+
+from . import _common
+from .kokoro_chunks import dnsmos, reference
+from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+
+warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
+
+VOICES = {
+    "zh": ("zf_xiaoxiao", (*REPLIES_ZH, "你好，欢迎使用语音合成服务。")),
+    "ja": ("jf_alpha", (*REPLIES_JA, "今日はいい天気ですね。駅まで歩いて十分ぐらいです。")),
+}
+# Relative size of the input perturbation that gives the judges' noise: far below anything
+# audible, and enough to move the decoder's 8-bit codes as a different rounding does.
+NUDGE = 1e-6
+PLAIN = "matrix products, operators as exported"
+FUSED = "matrix products and fused operators (voxlite)"
+
+
+class _Nudged:
+    """A decoder session whose input features are each moved by a random NUDGE."""
+
+    def __init__(self, session: Any, seed: int) -> None:
+        self._session = session
+        self._rng = np.random.default_rng(seed)
+
+    def run(self, outputs: Any, feed: dict[str, np.ndarray], *args: Any) -> Any:
+        asr = feed[ASR]
+        moved = asr * (1 + NUDGE * self._rng.standard_normal(asr.shape))
+        return self._session.run(outputs, {**feed, ASR: moved.astype(np.float32)}, *args)
+
+
+@dataclass
+class Verdict:
+    cer: float
+    ovrl: float
+
+
+def judged(voice: KokoroVoice, language: str, texts: Sequence[str]) -> Verdict:
+    """Mean CER and DNSMOS OVRL of `texts` spoken by `voice`, each piece decoded whole: the
+    same decoding plan for every decoder (the server's windows depend on timing)."""
+    whisper, mos = judge(), dnsmos()
+    cers, scores = [], []
+    for text in texts:
+        audio = reference(voice, text).audio * voice.gain
+        cers.append(whisper.cer(audio, SAMPLE_RATE, language, text))
+        scores.append(mos(audio)[0])
+    return Verdict(float(np.mean(cers)), float(np.mean(scores)))
+
+
+def seconds_per_audio_second(session: ort.InferenceSession, encoded: Sequence[Encoded]) -> float:
+    """Decoder wall seconds per second of audio over the pieces, one run at a time."""
+
+    def decode(enc: Encoded) -> None:
+        session.run(["audio"], {ASR: enc.asr, F0: enc.f0, ENERGY: enc.energy,
+                                PHASE: enc.phase, "style": enc.style})  # fmt: skip
+
+    decode(encoded[0])  # warm-up
+    start = time.perf_counter()
+    for enc in encoded:
+        decode(enc)
+    return (time.perf_counter() - start) / (sum(e.frames for e in encoded) * 600 / SAMPLE_RATE)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = _common.parser(__doc__ or "", quick_help="three replies a language, two noise draws")
+    args = p.parse_args(argv)
+    draws = 2 if args.quick else 4
+    count = 3 if args.quick else None
+    plain_family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=False)
+    fused_family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
+    if not plain_family.matmul_convs:
+        raise SystemExit("this CPU keeps Kokoro's exported decoder: the fused operators are unused")
+    sources = {s.name: s for s in plain_family.sources(None)}
+    out: dict[str, Any] = {"benchmark": "kokoro_fused", "nudge": NUDGE}
+
+    # Speed: the two decoders on the same pieces, one thread, one run at a time.
+    cache, settings = SplitCache(_common.cache_dir()), OrtSettings()
+    zh = plain_family.load(sources["zf_xiaoxiao"])
+    encoded = [
+        zh.encode(piece, KokoroParams(1.0))
+        for text in VOICES["zh"][1][:count]
+        for piece in zh.pieces(text)
+    ]
+    options = settings.session_options(1)
+    options.register_custom_ops_library(str(fused_family.fused_ops))
+    sessions = {
+        PLAIN: ort.InferenceSession(
+            cache.load(matmul_convs=True).decoder,
+            settings.session_options(1),
+            providers=["CPUExecutionProvider"],
+        ),
+        FUSED: ort.InferenceSession(
+            cache.load(matmul_convs=True, fused=True).decoder,
+            options,
+            providers=["CPUExecutionProvider"],
+        ),
+    }
+    speed = {name: seconds_per_audio_second(s, encoded) for name, s in sessions.items()}
+    print(
+        _common.table(
+            f"the decoder, 1 thread, one run at a time: {len(encoded)} Mandarin pieces",
+            ["decoder", "s per audio s", "x the operators as exported"],
+            [[k, v, speed[PLAIN] / v] for k, v in speed.items()],
+        )
+    )
+    out["seconds_per_audio_second"] = speed
+
+    # Quality: the same replies through the server's segments, each decoder, and the noise.
+    for language, (name, texts) in VOICES.items():
+        texts = texts[:count]
+        plain = plain_family.load(sources[name])
+        fused = fused_family.load(sources[name])
+        rows: dict[str, Verdict] = {PLAIN: judged(plain, language, texts)}
+        for seed in range(draws):
+            model = plain.model
+            narrow, wide = model._decoder, model._wide
+            model._decoder, model._wide = _Nudged(narrow, seed), _Nudged(wide, seed)
+            try:
+                rows[f"{PLAIN}, input x (1 + 1e-6 noise), draw {seed + 1}"] = judged(
+                    plain, language, texts
+                )
+            finally:
+                model._decoder, model._wide = narrow, wide
+        rows[FUSED] = judged(fused, language, texts)
+        # The judges' noise: what the decoder as exported scores, with and without the nudge.
+        noise = [v for k, v in rows.items() if k != FUSED]
+        band_cer = (min(v.cer for v in noise), max(v.cer for v in noise))
+        band_ovrl = (min(v.ovrl for v in noise), max(v.ovrl for v in noise))
+        print(
+            _common.table(
+                f"{name} ({language}): {len(texts)} replies, Whisper base CER and DNSMOS OVRL "
+                f"(noise: CER {band_cer[0]:.3f} to {band_cer[1]:.3f}, "
+                f"OVRL {band_ovrl[0]:.3f} to {band_ovrl[1]:.3f})",
+                ["decoder", "CER", "OVRL", "OVRL - as exported"],
+                [
+                    [k, f"{v.cer:.3f}", f"{v.ovrl:.3f}", f"{v.ovrl - rows[PLAIN].ovrl:+.3f}"]
+                    for k, v in rows.items()
+                ],
+            )
+        )
+        out[f"judged_{language}"] = {k: vars(v) for k, v in rows.items()}
+    _common.write_json(args.json, out)
+
+
+if __name__ == "__main__":
+    main()
