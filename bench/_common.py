@@ -38,14 +38,44 @@ def ratio(baseline: float, ours: float) -> float:
     return baseline / ours if ours > 0 else float("nan")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Prints the machine line once the arguments are read, so that every benchmark's output
+    names the CPU its figures come from."""
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        parsed = super().parse_args(*args, **kwargs)
+        print(machine_line(), flush=True)
+        return parsed
+
+
 def parser(description: str, *, quick_help: str) -> argparse.ArgumentParser:
     """A parser with the flags every benchmark has: --quick and --json FILE."""
-    p = argparse.ArgumentParser(description=description)
+    p = _Parser(description=description)
     p.add_argument("--quick", action="store_true", help=quick_help)
     p.add_argument(
         "--json", metavar="FILE", type=Path, help="also write the figures as JSON to FILE"
     )
     return p
+
+
+# The CPU features that decide Kokoro's speed: its decoder is mostly u8 x s8 matrix products,
+# which onnxruntime runs on AMX tiles several times faster than on VNNI vectors.
+_INT8_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni")
+
+
+def cpu() -> str:
+    """The CPU's model name and its 8-bit product features, from /proc/cpuinfo."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or platform.machine()
+    fields: dict[str, str] = {}
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", "").split())
+    int8 = [f for f in _INT8_FLAGS if f in flags] or ["no VNNI or AMX"]
+    return f"{fields.get('model name', platform.machine())} ({', '.join(int8)})"
 
 
 def machine() -> dict[str, Any]:
@@ -54,10 +84,18 @@ def machine() -> dict[str, Any]:
 
     return {
         "cpus": os.cpu_count(),
+        "cpu": cpu(),
         "machine": platform.machine(),
         "python": platform.python_version(),
         "onnxruntime": onnxruntime.__version__,
     }
+
+
+def machine_line() -> str:
+    """One line naming the machine, printed above a benchmark's tables: figures from another
+    CPU differ (docs/benchmarks.md#machines)."""
+    m = machine()
+    return f"measured on: {m['cpu']}, {m['cpus']} cores, onnxruntime {m['onnxruntime']}"
 
 
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

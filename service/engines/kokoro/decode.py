@@ -114,9 +114,9 @@ class KokoroModel:
         matmul_convs: bool = False,
         fused_ops: Path | None = None,
     ) -> None:
-        """`matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py);
-        `fused_ops`: the library of fused.py's operators, for a decoder that uses them (with
-        `matmul_convs`)."""
+        """`matmul_convs`: the encoder's and decoder's convolutions as 8-bit matrix products
+        (convs.py); `fused_ops`: the library of fused.py's operators, for a decoder that uses
+        them (with `matmul_convs`)."""
         graph = cache.load(matmul_convs=matmul_convs, fused=fused_ops is not None)
 
         def session(part: bytes, threads: int) -> ort.InferenceSession:

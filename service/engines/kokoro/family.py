@@ -93,9 +93,10 @@ class KokoroFamily:
     ) -> None:
         """`late`: the windows of a piece the listener cannot wait for whole (KokoroVoice.late;
         None: every piece whole); `chunks`: every piece window by window (KokoroVoice.chunks);
-        `matmul_convs`: the decoder's convolutions as 8-bit matrix products (convs.py; None:
-        where this CPU's products are exact); `fused_ops`: with them, its norm-style-Snake runs
-        as one native operator each (fused.py; None: where the install built the library)."""
+        `matmul_convs`: the encoder's and decoder's convolutions as 8-bit matrix products
+        (convs.py; None: where this CPU's products are exact); `fused_ops`: with them, the
+        decoder's norm-style-Snake runs as one native operator each (fused.py; None: where the
+        install built the library)."""
         self.voices_dir = voices_dir or default_voices_dir()
         self._cache = SplitCache(cache_dir)
         self._settings = ort_settings or OrtSettings()

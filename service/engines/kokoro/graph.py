@@ -29,7 +29,7 @@ PHASE = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 frame depends on every frame before it. Cut out of the decoder, it is computed once per piece
 (the source part) so that the decoder can run on windows with the phase carried across them."""
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 2
+_SPLIT_VERSION = 3
 _FILES = ("encoder", "source", "decoder")
 
 
@@ -94,8 +94,8 @@ class SplitCache:
         self._entries = GraphCache(directory)
 
     def load(self, *, matmul_convs: bool = False, fused: bool = False) -> KokoroGraph:
-        """The three parts; `matmul_convs`: the decoder's convolutions as 8-bit matrix
-        products (convs.py), for a CPU whose exact_int8_products(); `fused` (with
+        """The three parts; `matmul_convs`: the encoder's and the decoder's convolutions as
+        8-bit matrix products (convs.py), for a CPU whose exact_int8_products(); `fused` (with
         `matmul_convs`): its norm-style-Snake runs as fused_ops.c's operators (fused.py)."""
         fused = fused and matmul_convs
         form = ("-matmul" if matmul_convs else "") + ("-fused" if fused else "")
@@ -107,7 +107,13 @@ class SplitCache:
         if matmul_convs:
             from .convs import convs_as_matmuls  # onnx is imported only to split
 
-            graph = replace(graph, decoder=convs_as_matmuls(graph.decoder)[0])
+            # The encoder's 19 (text encoder and prosody predictor) as well: its run, which the
+            # first piece waits for, is a quarter shorter (`bench.kokoro --decoder`).
+            graph = replace(
+                graph,
+                encoder=convs_as_matmuls(graph.encoder)[0],
+                decoder=convs_as_matmuls(graph.decoder)[0],
+            )
         if fused:
             from .fused import fuse_snakes
 
