@@ -6,7 +6,8 @@ onnxruntime has no fast u8 x u8 kernel on x86: the ConvIntegers take two thirds 
 decoder's time. The same sums, written as im2col (a Gather of the padded input, channels
 last) and a MatMulInteger of uint8 columns by int8 weights (each weight and its zero point
 less 128), reach onnxruntime's VNNI and AMX kernels: the decoder's output is bit-identical
-and it runs much faster (docs/kokoro.md, "Decoder forms"; `python -m bench.kokoro`).
+and it runs much faster (docs/kokoro.md, "Decoder forms"; `python -m bench.kokoro`). The
+encoder's convolutions are rewritten the same way.
 Without VNNI, onnxruntime's u8 x s8 kernel adds products in pairs into 16 bits, which can
 saturate: there the graph stays as exported (runtime.exact_int8_products).
 """
