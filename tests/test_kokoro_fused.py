@@ -110,7 +110,8 @@ def _snake_graph(channels: int, source: str) -> bytes:
 
 
 @pytest.mark.parametrize("source", ["float", "product", "residual"])
-@pytest.mark.parametrize(("channels", "steps"), [(5, 1), (128, 700), (256, 2401)])
+# Shapes off the operators' 8 x 8 blocks on either side too (5 and 13 channels, 37 steps).
+@pytest.mark.parametrize(("channels", "steps"), [(5, 1), (13, 37), (128, 700), (256, 2401)])
 def test_the_fused_operator_quantizes_as_the_exported_operators_do(
     source: str, channels: int, steps: int
 ) -> None:

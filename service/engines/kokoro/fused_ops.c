@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* onnxruntime's C API is one table of function pointers (OrtApi), handed to RegisterCustomOps
    through OrtApiBase, that only ever grows: an entry keeps its position from the version that
@@ -103,6 +104,51 @@ static inline uint8_t quantize(float v, float scale, float zero) {
     return (uint8_t)(q < 0.f ? 0.f : (q > 255.f ? 255.f : q));
 }
 
+/* Transposes between [C, T] and [T, C] go through 8 x 8 blocks held in registers: eight
+   contiguous rows in, eight shuffled rows out. Element by element, the strided side compiled
+   to scalar loads, and the residual operator took a third longer (onnxruntime's profile of the
+   decoder on a Zen 4 EPYC; the audio is the same to the bit). GCC's vector types, so that each
+   target_clones copy gets its own instructions. */
+typedef float f8 __attribute__((vector_size(32)));
+typedef int32_t i8 __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) void transpose8(f8 r[8]) {
+    f8 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], (i8){0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], (i8){2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int k = 0; k < 2; k++) {
+            const i8 low = {0, 1, 8, 9, 4, 5, 12, 13}, high = {2, 3, 10, 11, 6, 7, 14, 15};
+            u[i + 2 * k] = __builtin_shuffle(t[i + k], t[i + k + 2], low);
+            u[i + 2 * k + 1] = __builtin_shuffle(t[i + k], t[i + k + 2], high);
+        }
+    for (int i = 0; i < 4; i++) {
+        r[i] = __builtin_shuffle(u[i], u[i + 4], (i8){0, 1, 2, 3, 8, 9, 10, 11});
+        r[i + 4] = __builtin_shuffle(u[i], u[i + 4], (i8){4, 5, 6, 7, 12, 13, 14, 15});
+    }
+}
+
+/* z [C, T] quantized into q [T, C]. */
+static inline __attribute__((always_inline)) void quantize_transposed(
+    const float *restrict z, int64_t C, int64_t T, float scale, float zero, uint8_t *restrict q) {
+    int64_t T8 = T & ~(int64_t)7, C8 = C & ~(int64_t)7;
+    for (int64_t t0 = 0; t0 < T8; t0 += 8)
+        for (int64_t c0 = 0; c0 < C8; c0 += 8) {
+            f8 r[8];
+            for (int j = 0; j < 8; j++) memcpy(&r[j], z + (c0 + j) * T + t0, sizeof(f8));
+            transpose8(r);
+            for (int i = 0; i < 8; i++) {
+                uint8_t *restrict row = q + (t0 + i) * C + c0;
+                for (int l = 0; l < 8; l++) row[l] = quantize(r[i][l], scale, zero);
+            }
+        }
+    for (int64_t c = 0; c < C; c++)  /* the edges: channels past C8, steps past T8 */
+        for (int64_t t = c < C8 ? T8 : 0; t < T; t++)
+            q[t * C + c] = quantize(z[c * T + t], scale, zero);
+}
+
 /* x [C, T] channels first; z: C * T floats of scratch; q written [T, C]. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void ada_snake_quant(const float *restrict x, int64_t C, int64_t T,
@@ -142,32 +188,43 @@ static void ada_snake_quant(const float *restrict x, int64_t C, int64_t T,
     quantization(lo, hi, &scale, &zero);
     *scale_out = scale;
     *zero_out = (uint8_t)zero;
-    /* The transposed write in 32 x 32 tiles, which stay in L1. */
-    enum { TILE = 32 };
-    for (int64_t t0 = 0; t0 < T; t0 += TILE)
-        for (int64_t c0 = 0; c0 < C; c0 += TILE) {
-            int64_t t1 = t0 + TILE < T ? t0 + TILE : T, c1 = c0 + TILE < C ? c0 + TILE : C;
-            for (int64_t t = t0; t < t1; t++)
-                for (int64_t c = c0; c < c1; c++) q[t * C + c] = quantize(z[c * T + t], scale, zero);
-        }
+    quantize_transposed(z, C, T, scale, zero, q);
 }
 
 /* x_new [C, T] = (product [T, C] + bias) * pscale, transposed, + x_old [C, T]: a residual
-   block's sum, in 32 x 32 tiles. */
+   block's sum. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void residual_sum(const int32_t *restrict p, int64_t T, int64_t C,
                          const int32_t *restrict bias, int64_t biases, float pscale,
                          const float *restrict x_old, float *restrict x_new) {
-    enum { TILE = 32 };
-    for (int64_t c0 = 0; c0 < C; c0 += TILE)
-        for (int64_t t0 = 0; t0 < T; t0 += TILE) {
-            int64_t t1 = t0 + TILE < T ? t0 + TILE : T, c1 = c0 + TILE < C ? c0 + TILE : C;
-            for (int64_t c = c0; c < c1; c++) {
-                int32_t b = bias[biases == 1 ? 0 : c];
-                for (int64_t t = t0; t < t1; t++)
-                    x_new[c * T + t] = (float)(p[t * C + c] + b) * pscale + x_old[c * T + t];
+    int64_t T8 = T & ~(int64_t)7, C8 = C & ~(int64_t)7;
+    for (int64_t t0 = 0; t0 < T8; t0 += 8)
+        for (int64_t c0 = 0; c0 < C8; c0 += 8) {
+            i8 b;
+            if (biases == 1) {
+                for (int l = 0; l < 8; l++) b[l] = bias[0];
+            } else {
+                memcpy(&b, bias + c0, sizeof(i8));
+            }
+            f8 r[8];
+            for (int i = 0; i < 8; i++) {
+                i8 v;
+                memcpy(&v, p + (t0 + i) * C + c0, sizeof(i8));
+                r[i] = __builtin_convertvector(v + b, f8) * pscale;
+            }
+            transpose8(r);
+            for (int j = 0; j < 8; j++) {
+                f8 old;
+                memcpy(&old, x_old + (c0 + j) * T + t0, sizeof(f8));
+                old = r[j] + old;
+                memcpy(x_new + (c0 + j) * T + t0, &old, sizeof(f8));
             }
         }
+    for (int64_t c = 0; c < C; c++) {  /* the edges: channels past C8, steps past T8 */
+        int32_t b = bias[biases == 1 ? 0 : c];
+        for (int64_t t = c < C8 ? T8 : 0; t < T; t++)
+            x_new[c * T + t] = (float)(p[t * C + c] + b) * pscale + x_old[c * T + t];
+    }
 }
 
 /* product [T, C] channels last; x: T * C floats, stats: 5 * C floats and sums: 2 * C doubles
