@@ -110,6 +110,12 @@ static inline uint8_t quantize(float v, float scale, float zero) {
    decoder on a Zen 4 EPYC; the audio is the same to the bit). GCC's vector types, so that each
    target_clones copy gets its own instructions. */
 typedef float f8 __attribute__((vector_size(32)));
+/* Blocks go channel by channel over a span of SPAN steps, then the next span: eight channel
+   rows read (or written) a few cache lines at a time, the span's [T, C] side staying in cache.
+   Step by step across all channels, every channel row was touched at once: the residual
+   operator took 2.4 times as long (onnxruntime's profile, Zen 4 EPYC; 64 to 256 steps are
+   about as good). */
+enum { SPAN = 128 };
 typedef int32_t i8 __attribute__((vector_size(32)));
 
 static inline __attribute__((always_inline)) void transpose8(f8 r[8]) {
@@ -134,16 +140,17 @@ static inline __attribute__((always_inline)) void transpose8(f8 r[8]) {
 static inline __attribute__((always_inline)) void quantize_transposed(
     const float *restrict z, int64_t C, int64_t T, float scale, float zero, uint8_t *restrict q) {
     int64_t T8 = T & ~(int64_t)7, C8 = C & ~(int64_t)7;
-    for (int64_t t0 = 0; t0 < T8; t0 += 8)
-        for (int64_t c0 = 0; c0 < C8; c0 += 8) {
-            f8 r[8];
-            for (int j = 0; j < 8; j++) memcpy(&r[j], z + (c0 + j) * T + t0, sizeof(f8));
-            transpose8(r);
-            for (int i = 0; i < 8; i++) {
-                uint8_t *restrict row = q + (t0 + i) * C + c0;
-                for (int l = 0; l < 8; l++) row[l] = quantize(r[i][l], scale, zero);
+    for (int64_t span = 0; span < T8; span += SPAN)
+        for (int64_t c0 = 0; c0 < C8; c0 += 8)
+            for (int64_t t0 = span; t0 < T8 && t0 < span + SPAN; t0 += 8) {
+                f8 r[8];
+                for (int j = 0; j < 8; j++) memcpy(&r[j], z + (c0 + j) * T + t0, sizeof(f8));
+                transpose8(r);
+                for (int i = 0; i < 8; i++) {
+                    uint8_t *restrict row = q + (t0 + i) * C + c0;
+                    for (int l = 0; l < 8; l++) row[l] = quantize(r[i][l], scale, zero);
+                }
             }
-        }
     for (int64_t c = 0; c < C; c++)  /* the edges: channels past C8, steps past T8 */
         for (int64_t t = c < C8 ? T8 : 0; t < T; t++)
             q[t * C + c] = quantize(z[c * T + t], scale, zero);
@@ -198,28 +205,29 @@ static void residual_sum(const int32_t *restrict p, int64_t T, int64_t C,
                          const int32_t *restrict bias, int64_t biases, float pscale,
                          const float *restrict x_old, float *restrict x_new) {
     int64_t T8 = T & ~(int64_t)7, C8 = C & ~(int64_t)7;
-    for (int64_t t0 = 0; t0 < T8; t0 += 8)
-        for (int64_t c0 = 0; c0 < C8; c0 += 8) {
-            i8 b;
-            if (biases == 1) {
-                for (int l = 0; l < 8; l++) b[l] = bias[0];
-            } else {
-                memcpy(&b, bias + c0, sizeof(i8));
+    for (int64_t span = 0; span < T8; span += SPAN)
+        for (int64_t c0 = 0; c0 < C8; c0 += 8)
+            for (int64_t t0 = span; t0 < T8 && t0 < span + SPAN; t0 += 8) {
+                i8 b;
+                if (biases == 1) {
+                    for (int l = 0; l < 8; l++) b[l] = bias[0];
+                } else {
+                    memcpy(&b, bias + c0, sizeof(i8));
+                }
+                f8 r[8];
+                for (int i = 0; i < 8; i++) {
+                    i8 v;
+                    memcpy(&v, p + (t0 + i) * C + c0, sizeof(i8));
+                    r[i] = __builtin_convertvector(v + b, f8) * pscale;
+                }
+                transpose8(r);
+                for (int j = 0; j < 8; j++) {
+                    f8 old;
+                    memcpy(&old, x_old + (c0 + j) * T + t0, sizeof(f8));
+                    old = r[j] + old;
+                    memcpy(x_new + (c0 + j) * T + t0, &old, sizeof(f8));
+                }
             }
-            f8 r[8];
-            for (int i = 0; i < 8; i++) {
-                i8 v;
-                memcpy(&v, p + (t0 + i) * C + c0, sizeof(i8));
-                r[i] = __builtin_convertvector(v + b, f8) * pscale;
-            }
-            transpose8(r);
-            for (int j = 0; j < 8; j++) {
-                f8 old;
-                memcpy(&old, x_old + (c0 + j) * T + t0, sizeof(f8));
-                old = r[j] + old;
-                memcpy(x_new + (c0 + j) * T + t0, &old, sizeof(f8));
-            }
-        }
     for (int64_t c = 0; c < C; c++) {  /* the edges: channels past C8, steps past T8 */
         int32_t b = bias[biases == 1 ? 0 : c];
         for (int64_t t = c < C8 ? T8 : 0; t < T; t++)
