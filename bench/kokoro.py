@@ -365,24 +365,16 @@ def decoder_rows(
     """The decoder forms' table, and the throughput of one and two workers with the decoder
     as exported and as the server runs it on this CPU."""
     zh = family.load(sources["zf_xiaoxiao"])
-    forms = decoder_forms(zh, REPLIES_ZH[:count])
-    print(
-        _common.table(
-            "decoder forms: wall seconds per second of audio, one run at a time (zf_xiaoxiao)",
-            ["form", "s per audio s"],
-            [[k, v] for k, v in forms.items()],
-        )
-    )
-    out["decoder_forms"] = forms
-    encoders = encoder_forms(zh, REPLIES_ZH[:count])
-    print(
-        _common.table(
-            "encoder forms: milliseconds per piece, one thread (zf_xiaoxiao, the same pieces)",
-            ["form", "ms per piece"],
-            [[k, v] for k, v in encoders.items()],
-        )
-    )
-    out["encoder_forms"] = encoders
+    for key, title, unit, measure in (
+        ("decoder_forms", "decoder forms: wall seconds per second of audio, one run at a time",
+         "s per audio s", decoder_forms),
+        ("encoder_forms", "encoder forms: milliseconds per piece, one thread, the same pieces",
+         "ms per piece", encoder_forms),
+    ):  # fmt: skip
+        forms = measure(zh, REPLIES_ZH[:count])
+        rows = [[name, value] for name, value in forms.items()]
+        print(_common.table(f"{title} (zf_xiaoxiao)", ["form", unit], rows))
+        out[key] = forms
     exported = KokoroFamily(cache_dir=_common.cache_dir(), matmul_convs=False)
     zh_exported = exported.load(sources["zf_xiaoxiao"])
     voices = [("as exported", zh_exported)]

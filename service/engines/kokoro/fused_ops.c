@@ -105,18 +105,16 @@ static inline uint8_t quantize(float v, float scale, float zero) {
 }
 
 /* Transposes between [C, T] and [T, C] go through 8 x 8 blocks held in registers: eight
-   contiguous rows in, eight shuffled rows out. Element by element, the strided side compiled
-   to scalar loads, and the residual operator took a third longer (onnxruntime's profile of the
-   decoder on a Zen 4 EPYC; the audio is the same to the bit). GCC's vector types, so that each
-   target_clones copy gets its own instructions. */
+   contiguous rows in, eight shuffled rows out. Written element by element, the strided side
+   compiles to scalar loads. GCC's vector types, so that each target_clones copy gets its own
+   instructions. */
 typedef float f8 __attribute__((vector_size(32)));
-/* Blocks go channel by channel over a span of SPAN steps, then the next span: eight channel
-   rows read (or written) a few cache lines at a time, the span's [T, C] side staying in cache.
-   Step by step across all channels, every channel row was touched at once: the residual
-   operator took 2.4 times as long (onnxruntime's profile, Zen 4 EPYC; 64 to 256 steps are
-   about as good). */
-enum { SPAN = 128 };
 typedef int32_t i8 __attribute__((vector_size(32)));
+/* Blocks go channel block by channel block over a span of SPAN steps, then the next span, so
+   that eight channel rows are read or written a few cache lines at a time while the span's
+   [T, C] side stays in cache; a block order that crosses all channels at each step keeps every
+   channel row open at once (docs/kokoro.md, "Fused operators"). */
+enum { SPAN = 128 };
 
 static inline __attribute__((always_inline)) void transpose8(f8 r[8]) {
     f8 t[8], u[8];

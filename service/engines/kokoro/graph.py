@@ -107,8 +107,8 @@ class SplitCache:
         if matmul_convs:
             from .convs import convs_as_matmuls  # onnx is imported only to split
 
-            # The encoder's 19 (text encoder and prosody predictor) as well: its run, which the
-            # first piece waits for, is a quarter shorter (`bench.kokoro --decoder`).
+            # The encoder's 19 (text encoder and prosody predictor) as well: the first piece
+            # waits for its run (`bench.kokoro --decoder` times both forms).
             graph = replace(
                 graph,
                 encoder=convs_as_matmuls(graph.encoder)[0],
