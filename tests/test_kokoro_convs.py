@@ -12,6 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from voxlite.service.engines.kokoro.convs import convs_as_matmuls
+from voxlite.service.engines.kokoro.fused import library
 from voxlite.service.engines.runtime import OrtSettings, exact_int8_products
 
 exact = pytest.mark.skipif(
@@ -50,31 +51,39 @@ def _conv_graph(weight: np.ndarray, zero: int, **attrs: Any) -> bytes:
     return model.SerializeToString()
 
 
-def _run(model: bytes, x: np.ndarray) -> np.ndarray:
-    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+def _run(model: bytes, x: np.ndarray, *, fused_ops: bool = False) -> np.ndarray:
+    options = ort.SessionOptions()
+    if fused_ops:
+        built = library()
+        assert built is not None, "the install did not build _fused_ops (no C compiler?)"
+        options.register_custom_ops_library(str(built))
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     (y,) = session.run(["y"], {"x": x})
     return np.asarray(y)
 
 
 @exact
+@pytest.mark.parametrize("im2col_op", [False, True], ids=["gather", "im2col-operator"])
 @pytest.mark.parametrize(
     ("kernel", "dilation", "pads"),
     [(1, 1, (0, 0)), (3, 1, (1, 1)), (7, 3, (9, 9)), (11, 5, (25, 25)), (3, 1, (2, 0))],
 )
 def test_a_convolution_becomes_a_matrix_product_with_the_same_sums(
-    kernel: int, dilation: int, pads: tuple[int, int]
+    kernel: int, dilation: int, pads: tuple[int, int], im2col_op: bool
 ) -> None:
     rng = np.random.default_rng(kernel * 100 + dilation)
     weight = rng.integers(0, 256, (6, 5, kernel), dtype=np.uint8)
     model = _conv_graph(weight, 131, dilations=[dilation], pads=list(pads), kernel_shape=[kernel])
-    rewritten, count = convs_as_matmuls(model)
+    rewritten, count = convs_as_matmuls(model, im2col_op=im2col_op)
     assert count == 1
-    assert all(n.op_type != "ConvInteger" for n in onnx.load_from_string(rewritten).graph.node)
+    ops = [n.op_type for n in onnx.load_from_string(rewritten).graph.node]
+    assert "ConvInteger" not in ops
+    assert ("Im2Col" in ops, "Gather" in ops) == (im2col_op, not im2col_op)
     for steps in (1, 40, 333):
         x = rng.standard_normal((1, 5, steps)).astype(np.float32) * 3 + 0.5
         expected = _run(model, x)
         assert expected.shape[-1] == steps + sum(pads) - dilation * (kernel - 1)
-        np.testing.assert_array_equal(_run(rewritten, x), expected)
+        np.testing.assert_array_equal(_run(rewritten, x, fused_ops=im2col_op), expected)
 
 
 def test_a_strided_convolution_is_left_as_exported() -> None:

@@ -20,6 +20,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from .fused import DOMAIN
+
 
 class _Builder:
     """New nodes and initializers; constants shared between the rewritten convolutions are
@@ -62,9 +64,14 @@ def _rewritable(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto]) -> boo
 
 
 def _as_matmul(
-    node: onnx.NodeProto, inits: dict[str, onnx.TensorProto], made: _Builder, index: int
+    node: onnx.NodeProto,
+    inits: dict[str, onnx.TensorProto],
+    made: _Builder,
+    index: int,
+    im2col_op: bool,
 ) -> list[onnx.NodeProto]:
-    """Nodes computing `node`'s int32 output [1, C_out, T] from its uint8 input [1, C_in, T]."""
+    """Nodes computing `node`'s int32 output [1, C_out, T] from its uint8 input [1, C_in, T];
+    `im2col_op`: the rows by fused_ops.c's Im2Col rather than a Gather of the padded input."""
     weight = numpy_helper.to_array(inits[node.input[1]]).astype(np.int16)
     zero = int(numpy_helper.to_array(inits[node.input[3]]).reshape(()))
     c_out, c_in, k = weight.shape
@@ -91,8 +98,21 @@ def _as_matmul(
     def step(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
         return helper.make_node(op, inputs, [output], **attrs)
 
+    last = step("Transpose", [x], f"{p}/last", perm=[0, 2, 1])
+    product = [
+        step("MatMulInteger", [f"{p}/rows", weights, x_zero, weight_zero], f"{p}/product"),
+        step("Transpose", [f"{p}/product"], f"{p}/channels", perm=[1, 0]),
+        step("Unsqueeze", [f"{p}/channels", axis0], node.output[0]),
+    ]
+    if im2col_op:
+        geometry = made.shared(
+            f"geometry_{k}_{dilation}_{before}_{after}",
+            np.array([k, dilation, before, after], np.int64),
+        )
+        columns_op = step("Im2Col", [f"{p}/last", x_zero, geometry], f"{p}/rows", domain=DOMAIN)
+        return [last, columns_op, *product]
     return [
-        step("Transpose", [x], f"{p}/last", perm=[0, 2, 1]),
+        last,
         # Padded with the input's zero point (the quantized 0.0), as ConvInteger pads.
         step("Pad", [f"{p}/last", pads, x_zero], f"{p}/padded"),
         step("Shape", [f"{p}/padded"], f"{p}/length", start=1, end=2),
@@ -103,15 +123,14 @@ def _as_matmul(
         step("Add", [f"{p}/starts1", taps], f"{p}/index"),
         step("Gather", [f"{p}/padded", f"{p}/index"], f"{p}/taps", axis=1),
         step("Reshape", [f"{p}/taps", rows], f"{p}/rows"),
-        step("MatMulInteger", [f"{p}/rows", weights, x_zero, weight_zero], f"{p}/product"),
-        step("Transpose", [f"{p}/product"], f"{p}/channels", perm=[1, 0]),
-        step("Unsqueeze", [f"{p}/channels", axis0], node.output[0]),
+        *product,
     ]
 
 
-def convs_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
+def convs_as_matmuls(model_bytes: bytes, *, im2col_op: bool = False) -> tuple[bytes, int]:
     """The graph with every rewritable ConvInteger as im2col and a u8 x s8 MatMulInteger
-    (exact where runtime.exact_int8_products()), and how many were rewritten."""
+    (exact where runtime.exact_int8_products()), and how many were rewritten; `im2col_op`:
+    im2col by fused_ops.c's operator (a session of the graph loads fused.library())."""
     model = onnx.load_from_string(model_bytes)
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
@@ -120,7 +139,7 @@ def convs_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
     rewritten = 0
     for node in graph.node:
         if _rewritable(node, inits):
-            nodes.extend(_as_matmul(node, inits, made, rewritten))
+            nodes.extend(_as_matmul(node, inits, made, rewritten, im2col_op))
             rewritten += 1
         else:
             nodes.append(node)
@@ -132,4 +151,6 @@ def convs_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
     kept = [i for i in graph.initializer if i.name in used]
     del graph.initializer[:]
     graph.initializer.extend(kept)
+    if im2col_op and rewritten:
+        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
     return model.SerializeToString(), rewritten

@@ -263,5 +263,6 @@ def fuse_snakes(model_bytes: bytes) -> tuple[bytes, dict[str, int]]:
     inits = [i for i in graph.initializer if i.name in used]
     del graph.initializer[:]
     graph.initializer.extend(inits)
-    model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    if DOMAIN not in {o.domain for o in model.opset_import}:
+        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
     return model.SerializeToString(), counts

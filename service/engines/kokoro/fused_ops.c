@@ -14,7 +14,14 @@
        -> (x_old + the dequantized product [1, C, T], q, scale, zero_point)
 
    where style... is gain, beta, alpha, inv_alpha and the norm's eps. q is written channels last,
-   as the next product's im2col reads it. docs/kokoro.md, "Decoder forms", has what it saves and
+   as the next product's im2col reads it. That im2col is an operator here too:
+
+     Im2Col(x [1, T, C] uint8, zero_point, geometry [taps, dilation, before, after] int64)
+       -> rows [T', taps * C]: row t holds x at steps t + j * dilation - before, j < taps, the
+          zero point where that falls in the padding
+
+   in place of onnxruntime's Gather of the padded input, which copies row by row through its
+   general indexing (convs.py builds that form). docs/kokoro.md, "Decoder forms", has what it saves and
    how the audio was judged (`python -m bench.kokoro_fused`). */
 #include <math.h>
 #include <stddef.h>
@@ -44,7 +51,7 @@ enum {
     RELEASE_STATUS = 93,
     RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = 99,
 };
-enum { TYPE_FLOAT = 1, TYPE_UINT8 = 2, TYPE_INT32 = 6 };
+enum { TYPE_FLOAT = 1, TYPE_UINT8 = 2, TYPE_INT32 = 6, TYPE_INT64 = 7 };
 
 /* An operator's description as onnxruntime reads it for version 1 of the custom-op interface:
    these twelve members, in this order (onnxruntime reads the two characteristics whatever the
@@ -412,6 +419,36 @@ static void compute_residual(void *kernel, void *context) {
                     zero);
 }
 
+/* rows [T', taps * C] of x [T, C]: one copy of C bytes per tap, or the zero point. */
+static void im2col(const uint8_t *restrict x, int64_t T, int64_t C, uint8_t zero, int64_t taps,
+                   int64_t dilation, int64_t before, int64_t rows_out, uint8_t *restrict rows) {
+    for (int64_t t = 0; t < rows_out; t++)
+        for (int64_t j = 0; j < taps; j++) {
+            int64_t s = t + j * dilation - before;
+            uint8_t *restrict to = rows + (t * taps + j) * C;
+            if (s >= 0 && s < T)
+                memcpy(to, x + s * C, (size_t)C);
+            else
+                memset(to, zero, (size_t)C);
+        }
+}
+
+static void compute_im2col(void *kernel, void *context) {
+    (void)kernel;
+    int64_t d[8], n = 0;
+    const uint8_t *x = input(context, 0, NULL, d), *zero = input(context, 1, NULL, NULL);
+    const int64_t *geometry = input(context, 2, &n, NULL);
+    void *value = NULL, *rows = NULL;
+    if (!x || !zero || !geometry || n != 4) return;
+    int64_t T = d[1], C = d[2], taps = geometry[0], dilation = geometry[1];
+    int64_t out = T + geometry[2] + geometry[3] - (taps - 1) * dilation;
+    const int64_t dims[2] = {out > 0 ? out : 0, taps * C};
+    if (!ok(CALL(KERNEL_CONTEXT_GET_OUTPUT, get_output_fn, context, 0, dims, 2, &value)) ||
+        !value || !ok(CALL(GET_TENSOR_MUTABLE_DATA, data_fn, value, &rows)))
+        return;
+    im2col(x, T, C, *zero, taps, dilation, geometry[2], dims[0], rows);
+}
+
 static void *create_kernel(const Op *op, const Api *a, const void *info) {
     (void)a;
     (void)info;
@@ -484,6 +521,28 @@ static size_t four(const Op *op) {
     return 4;
 }
 
+static const char *im2col_name(const Op *op) {
+    (void)op;
+    return "Im2Col";
+}
+static int im2col_input_type(const Op *op, size_t index) {
+    (void)op;
+    return index == 2 ? TYPE_INT64 : TYPE_UINT8;
+}
+static size_t im2col_inputs(const Op *op) {
+    (void)op;
+    return 3;
+}
+static int im2col_output_type(const Op *op, size_t index) {
+    (void)op;
+    (void)index;
+    return TYPE_UINT8;
+}
+static size_t one(const Op *op) {
+    (void)op;
+    return 1;
+}
+
 static const Op first_op = {1, create_kernel, first_name, cpu, first_input_type, first_inputs,
                             output_type, three, compute_first, destroy, required, required};
 static const Op last_op = {1, create_kernel, last_name, cpu, last_input_type, last_inputs,
@@ -491,6 +550,8 @@ static const Op last_op = {1, create_kernel, last_name, cpu, last_input_type, la
 static const Op residual_op = {1, create_kernel, residual_name, cpu, residual_input_type,
                                residual_inputs, residual_output_type, four, compute_residual,
                                destroy, required, required};
+static const Op im2col_op = {1, create_kernel, im2col_name, cpu, im2col_input_type, im2col_inputs,
+                             im2col_output_type, one, compute_im2col, destroy, required, required};
 
 typedef Status *(*domain_fn)(const char *, void **);
 typedef Status *(*domain_add_fn)(void *, const Op *);
@@ -508,6 +569,8 @@ __attribute__((visibility("default"))) Status *RegisterCustomOps(void *options, 
     status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &last_op);
     if (status) return status;
     status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &residual_op);
+    if (status) return status;
+    status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &im2col_op);
     if (status) return status;
     return CALL(ADD_CUSTOM_OP_DOMAIN, add_domain_fn, options, domain);
 }
