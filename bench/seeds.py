@@ -93,6 +93,8 @@ class Run:
 
     speech: list[float] = field(default_factory=list)
     last: list[float] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    """Each answered request's text (as `last`)."""
     refused: int = 0
     failed: int = 0
     voices: set[str] = field(default_factory=set)
@@ -131,6 +133,7 @@ def one_call(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, run: Run) ->
     with run.lock:
         run.voices.add(voice)
         run.last.append(end - start)
+        run.texts.append(text)
         if speech is not None:
             run.speech.append(speech - start)
 
@@ -245,6 +248,26 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows,
         )
     )
+    # The repeats run's two kinds of request apart: with closed-loop callers, requests/s times
+    # the mean time in the server is the number of callers, so the mean and p95 follow from how
+    # long a new text keeps a caller waiting.
+    run, _ = runs[f"{REPEAT_SHARE:.0%} repeats, cache on"]
+    kinds: dict[str, object] = {}
+    kind_rows: list[list[object]] = []
+    for kind, repeated in (("repeated texts (phrase cache)", True), ("new texts", False)):
+        times = [t for t, x in zip(run.last, run.texts, strict=True)
+                 if (x in SENTENCES[:REPEATS]) == repeated]  # fmt: skip
+        mean, p95 = ms(times)
+        kind_rows.append([kind, len(times), mean, p95])
+        kinds[kind] = {"answered": len(times), "last_byte_ms": {"mean": mean, "p95": p95}}
+    print(
+        _common.table(
+            f"the {REPEAT_SHARE:.0%} repeats run by kind of text",
+            ["texts", "answered", "last byte mean ms", "p95 ms"],
+            kind_rows,
+        )
+    )
+    figures["repeats by kind"] = kinds
     voices = sorted({v for run, _ in runs.values() for v in run.voices})
     print(f"voices that answered: {', '.join(voices) or 'none'}")
     _common.write_json(
