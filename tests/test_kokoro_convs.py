@@ -11,7 +11,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from voxlite.service.engines.kokoro.convs import convs_as_matmuls
+from voxlite.service.engines.kokoro.convs import convs_as_matmuls, upsamplers_as_matmuls
 from voxlite.service.engines.kokoro.fused import library
 from voxlite.service.engines.runtime import OrtSettings, exact_int8_products
 
@@ -124,3 +124,64 @@ def test_the_real_encoder_and_decoder_give_the_same_output_to_the_bit(cache_dir:
     assert exported.size > 0.5 * 24000
     assert np.abs(exported).max() > 0.1
     np.testing.assert_array_equal(rewritten.decode(encoded), exported)
+
+
+def _upsampler_graph(weight: np.ndarray, bias: np.ndarray | None, stride: int, pad: int) -> bytes:
+    inputs = ["x", "w"] + ([] if bias is None else ["b"])
+    inits = [numpy_helper.from_array(weight, "w")]
+    if bias is not None:
+        inits.append(numpy_helper.from_array(bias, "b"))
+    node = helper.make_node(
+        "ConvTranspose",
+        inputs,
+        ["y"],
+        strides=[stride],
+        kernel_shape=[weight.shape[2]],
+        pads=[pad, pad],
+    )
+    graph = helper.make_graph(
+        [node],
+        "upsample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, weight.shape[0], None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model.SerializeToString()
+
+
+@exact
+@pytest.mark.parametrize(
+    ("stride", "pad", "bias"), [(10, 5, True), (6, 3, True), (3, 0, False), (4, 4, True)]
+)
+def test_an_upsampler_becomes_one_8_bit_product_with_the_same_output(
+    stride: int, pad: int, bias: bool
+) -> None:
+    rng = np.random.default_rng(stride * 10 + pad)
+    weight = rng.standard_normal((12, 5, 2 * stride)).astype(np.float32)
+    model = _upsampler_graph(weight, rng.standard_normal(5).astype(np.float32) if bias else None,
+                             stride, pad)  # fmt: skip
+    rewritten, count = upsamplers_as_matmuls(model)
+    assert count == 1
+    ops = [n.op_type for n in onnx.load_from_string(rewritten).graph.node]
+    assert "ConvTranspose" not in ops
+    assert ops.count("MatMulInteger") == 1
+    for steps in (1, 2, 57):
+        if stride * (steps + 1) <= 2 * pad:
+            continue  # no output step: onnxruntime's ConvTranspose refuses the shape
+        x = rng.standard_normal((1, 12, steps)).astype(np.float32)
+        expected = _run(model, x)
+        assert expected.shape == (1, 5, stride * (steps + 1) - 2 * pad)
+        got = _run(rewritten, x)
+        assert got.shape == expected.shape
+        # 8-bit rows and weights: each rounding is under half a step of 1/255 and 1/254 of its
+        # range, about 40 dB below the signal; a misplaced tap or half would be far louder.
+        snr = 10 * np.log10(np.sum(expected**2) / np.sum((got - expected) ** 2))
+        assert snr > 30, f"{snr:.1f} dB"
+
+
+def test_an_upsampler_of_another_shape_is_left_as_exported() -> None:
+    weight = np.ones((4, 2, 5), np.float32)  # a kernel of 5 at stride 2: not twice the stride
+    rewritten, count = upsamplers_as_matmuls(_upsampler_graph(weight, None, 2, 1))
+    assert count == 0
+    assert [n.op_type for n in onnx.load_from_string(rewritten).graph.node] == ["ConvTranspose"]

@@ -170,6 +170,7 @@ def test_the_real_decoder_is_rewritten_and_speaks_the_same(cache_dir: Path) -> N
     from voxlite.service.engines.kokoro import KokoroFamily
     from voxlite.service.engines.kokoro.decode import KokoroModel
     from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache
+    from voxlite.service.engines.kokoro.convs import upsamplers_as_matmuls
     from voxlite.service.engines.kokoro.stft import stft_as_conv
     from voxlite.service.engines.kokoro.voice import KokoroParams
 
@@ -194,6 +195,8 @@ def test_the_real_decoder_is_rewritten_and_speaks_the_same(cache_dir: Path) -> N
     # The 65 rewritten convolutions take their rows from fused_ops.c's Im2Col, not a Gather.
     assert ops.count("Im2Col") == 65
     assert ops.count("Gather") == before.count("Gather") - 65
+    # The generator's two upsamplers are 8-bit products; the blocks' depthwise one stays.
+    assert ops.count("ConvTranspose") == before.count("ConvTranspose") - 2
     assert len(ops) < len(before) - 48 * 10
     voice = family.load(sources["zf_xiaoxiao"])
     encoded = voice.encode(
@@ -202,10 +205,11 @@ def test_the_real_decoder_is_rewritten_and_speaks_the_same(cache_dir: Path) -> N
     fused = KokoroModel(cache, OrtSettings(), matmul_convs=True, fused_ops=_library()).decode(
         encoded
     )
-    # The fused form takes its STFT as a convolution too (stft.py, tested on its own), which
-    # moves a phase by 2 pi: the decoder without the operators gets the same, so that this
-    # compares the operators alone.
-    without = _session(stft_as_conv(cache.load(matmul_convs=True).decoder)[0], fused=False)
+    # The fused form takes its STFT as a convolution (stft.py, which moves a phase by 2 pi) and
+    # its upsamplers as 8-bit products (convs.py), each tested on its own: the decoder without
+    # the operators gets the same, so that this compares the operators alone.
+    plain_form = cache.load(matmul_convs=True).decoder
+    without = _session(upsamplers_as_matmuls(stft_as_conv(plain_form)[0])[0], fused=False)
     feed = {ASR: encoded.asr, F0: encoded.f0, ENERGY: encoded.energy, PHASE: encoded.phase}
     plain = np.asarray(without.run(["audio"], {**feed, "style": encoded.style})[0]).reshape(-1)
     assert fused.shape == plain.shape

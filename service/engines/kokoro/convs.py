@@ -8,6 +8,11 @@ last) and a MatMulInteger of uint8 columns by int8 weights (each weight and its 
 less 128), reach onnxruntime's VNNI and AMX kernels: the decoder's output is bit-identical
 and it runs much faster (docs/kokoro.md, "Decoder forms"; `python -m bench.kokoro`). The
 encoder's convolutions are rewritten the same way.
+
+The generator's two upsamplers are float ConvTransposes the export left unquantized; the fused
+form of the decoder (graph.SplitCache) runs each as one 8-bit product too
+(`upsamplers_as_matmuls`). That one is not exact: the quality judge covers it
+(`python -m bench.kokoro_fused`).
 Without VNNI, onnxruntime's u8 x s8 kernel adds products in pairs into 16 bits, which can
 saturate: there the graph stays as exported (runtime.exact_int8_products).
 """
@@ -27,9 +32,10 @@ class _Builder:
     """New nodes and initializers; constants shared between the rewritten convolutions are
     made once."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "im2col") -> None:
         self.initializers: list[onnx.TensorProto] = []
         self._shared: dict[str, str] = {}
+        self._prefix = prefix
 
     def constant(self, name: str, value: np.ndarray) -> str:
         self.initializers.append(numpy_helper.from_array(value, name))
@@ -37,7 +43,7 @@ class _Builder:
 
     def shared(self, name: str, value: np.ndarray) -> str:
         if name not in self._shared:
-            self._shared[name] = self.constant(f"im2col/{name}", value)
+            self._shared[name] = self.constant(f"{self._prefix}/{name}", value)
         return self._shared[name]
 
 
@@ -153,4 +159,129 @@ def convs_as_matmuls(model_bytes: bytes, *, im2col_op: bool = False) -> tuple[by
     graph.initializer.extend(kept)
     if im2col_op and rewritten:
         model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    return model.SerializeToString(), rewritten
+
+
+def _upsampler(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto]) -> bool:
+    """A 1-D float ConvTranspose of one group whose kernel is twice its stride, with constant
+    weights and equal pads of at most the stride (the generator's two upsamplers)."""
+    if node.op_type != "ConvTranspose" or node.input[1] not in inits:
+        return False
+    weight = inits[node.input[1]]
+    attrs = _attributes(node)
+    stride = list(attrs.get("strides", [1]))  # type: ignore[call-overload]
+    pads = list(attrs.get("pads", [0, 0]))  # type: ignore[call-overload]
+    return (
+        weight.data_type == onnx.TensorProto.FLOAT
+        and len(weight.dims) == 3
+        and len(stride) == 1
+        and weight.dims[2] == 2 * stride[0]
+        and attrs.get("group", 1) == 1
+        and list(attrs.get("dilations", [1])) == [1]  # type: ignore[call-overload]
+        and not any(list(attrs.get("output_padding", [0])))  # type: ignore[call-overload]
+        and attrs.get("auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
+        and len(pads) == 2
+        and pads[0] == pads[1] <= stride[0]
+        and (len(node.input) < 3 or node.input[2] in inits)
+    )
+
+
+def _upsampler_as_matmul(
+    node: onnx.NodeProto, inits: dict[str, onnx.TensorProto], made: _Builder, index: int
+) -> list[onnx.NodeProto]:
+    """Nodes computing `node`'s output [1, C_out, s (T + 1) - 2 p] from its input [1, C_in, T].
+
+    With a kernel of 2s, output block m (steps m s to m s + s - 1) sums input step m through
+    the kernel's first half and step m - 1 through its second: one product of rows
+    [x[m], x[m - 1]] by the two halves side by side, its s * C_out columns then laid out as s
+    steps of C_out channels. The product is 8-bit, as the export's own linear layers are: the
+    rows quantized as they come (DynamicQuantizeLinear), the weights once, symmetric, with a
+    scale per column; onnxruntime fuses the quantization, product and scaling into one
+    operator."""
+    weight = numpy_helper.to_array(inits[node.input[1]])  # [C_in, C_out, 2s]
+    c_in, c_out, kernel = weight.shape
+    s = kernel // 2
+    pad = int(_attributes(node).get("pads", [0, 0])[0])  # type: ignore[index]
+    # Rows [x[m], x[m - 1]] (2 C_in) by columns (step q of the block, channel o).
+    halves = np.concatenate([weight[:, :, :s], weight[:, :, s:]], axis=0)  # [2 C_in, C_out, s]
+    columns = halves.transpose(0, 2, 1).reshape(2 * c_in, s * c_out).astype(np.float64)
+    column_scale = np.abs(columns).max(axis=0) / 127
+    column_scale[column_scale == 0] = 1.0
+    p = f"{node.name or 'upsample'}/matmul{index}"
+    weights = made.constant(
+        f"{p}/weight", np.clip(np.rint(columns / column_scale), -127, 127).astype(np.int8)
+    )
+    weight_scale = made.constant(f"{p}/weight_scale", column_scale.astype(np.float32))
+    weight_zero = made.shared("int8_zero", np.array(0, np.int8))
+    ends = made.shared("ends_1_1", np.array([0, 1, 0, 0, 1, 0], np.int64))
+    zero, one, minus_one = (made.shared(f"i{v}", np.array([v], np.int64)) for v in (0, 1, -1))
+    past_end = made.shared("past_end", np.array([2**62], np.int64))
+    steps = made.shared(f"steps_{c_out}", np.array([1, -1, c_out], np.int64))
+
+    def step(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
+        return helper.make_node(op, inputs, [output], **attrs)
+
+    nodes = [
+        step("Transpose", [node.input[0]], f"{p}/last", perm=[0, 2, 1]),
+        # A zero step before and after: x[-1] and x[T] of the first and last blocks.
+        step("Pad", [f"{p}/last", ends], f"{p}/padded"),
+        step("Slice", [f"{p}/padded", one, past_end, one], f"{p}/now"),
+        step("Slice", [f"{p}/padded", zero, minus_one, one], f"{p}/before"),
+        step("Concat", [f"{p}/now", f"{p}/before"], f"{p}/rows", axis=2),
+        helper.make_node(
+            "DynamicQuantizeLinear",
+            [f"{p}/rows"],
+            [f"{p}/rows_q", f"{p}/rows_scale", f"{p}/rows_zero"],
+        ),
+        step(
+            "MatMulInteger",
+            [f"{p}/rows_q", weights, f"{p}/rows_zero", weight_zero],
+            f"{p}/sums",
+        ),
+        step("Cast", [f"{p}/sums"], f"{p}/sums_float", to=onnx.TensorProto.FLOAT),
+        step("Mul", [f"{p}/rows_scale", weight_scale], f"{p}/scale"),
+        step("Mul", [f"{p}/sums_float", f"{p}/scale"], f"{p}/product"),
+        step("Reshape", [f"{p}/product", steps], f"{p}/full"),
+    ]
+    last = f"{p}/full"
+    if pad:
+        start = made.shared(f"i{pad}", np.array([pad], np.int64))
+        end = made.shared(f"i{-pad}", np.array([-pad], np.int64))
+        nodes.append(step("Slice", [last, start, end, one], f"{p}/cropped"))
+        last = f"{p}/cropped"
+    out = node.output[0]
+    if len(node.input) < 3 or not node.input[2]:
+        return [*nodes, step("Transpose", [last], out, perm=[0, 2, 1])]
+    bias = numpy_helper.to_array(inits[node.input[2]]).astype(np.float32)
+    biased = made.constant(f"{p}/bias", bias.reshape(1, 1, c_out))
+    return [
+        *nodes,
+        step("Add", [last, biased], f"{p}/biased"),
+        step("Transpose", [f"{p}/biased"], out, perm=[0, 2, 1]),
+    ]
+
+
+def upsamplers_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
+    """The graph with each float ConvTranspose of a kernel twice its stride (_upsampler) as one
+    8-bit matrix product (exact only where runtime.exact_int8_products()), and how many were
+    rewritten."""
+    model = onnx.load_from_string(model_bytes)
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    made = _Builder("upsample")
+    nodes: list[onnx.NodeProto] = []
+    rewritten = 0
+    for node in graph.node:
+        if _upsampler(node, inits):
+            nodes.extend(_upsampler_as_matmul(node, inits, made, rewritten))
+            rewritten += 1
+        else:
+            nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(made.initializers)
+    used = {name for node in graph.node for name in node.input}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
     return model.SerializeToString(), rewritten

@@ -29,7 +29,7 @@ PHASE = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 frame depends on every frame before it. Cut out of the decoder, it is computed once per piece
 (the source part) so that the decoder can run on windows with the phase carried across them."""
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 4
+_SPLIT_VERSION = 5
 _FILES = ("encoder", "source", "decoder")
 
 
@@ -96,8 +96,8 @@ class SplitCache:
     def load(self, *, matmul_convs: bool = False, fused: bool = False) -> KokoroGraph:
         """The three parts; `matmul_convs`: the encoder's and the decoder's convolutions as
         8-bit matrix products (convs.py), for a CPU whose exact_int8_products(); `fused` (with
-        `matmul_convs`): its norm-style-Snake runs as fused_ops.c's operators (fused.py) and
-        its STFT as a convolution (stft.py)."""
+        `matmul_convs`): its norm-style-Snake runs as fused_ops.c's operators (fused.py), its
+        STFT as a convolution (stft.py) and its upsamplers as 8-bit products (convs.py)."""
         fused = fused and matmul_convs
         form = ("-matmul" if matmul_convs else "") + ("-fused" if fused else "")
         key = f"kokoro-{model_hash()}-v{_SPLIT_VERSION}{form}"
@@ -116,12 +116,14 @@ class SplitCache:
                 decoder=convs_as_matmuls(graph.decoder, im2col_op=fused)[0],
             )
         if fused:
+            from .convs import upsamplers_as_matmuls
             from .fused import fuse_snakes
             from .stft import stft_as_conv
 
-            # The STFT's rewrite is judged with the fused operators (bench.kokoro_fused), so
-            # it comes with them.
-            decoder = stft_as_conv(fuse_snakes(graph.decoder)[0])[0]
+            # The STFT's and the upsamplers' rewrites are judged with the fused operators
+            # (bench.kokoro_fused), so they come with them.
+            decoder = fuse_snakes(graph.decoder)[0]
+            decoder = upsamplers_as_matmuls(stft_as_conv(decoder)[0])[0]
             graph = replace(graph, decoder=decoder)
         self._entries.write(key, {}, {f".{name}.onnx": getattr(graph, name) for name in _FILES})
         return graph
