@@ -14,8 +14,7 @@ pytestmark = pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_short_soak_has_no_errors_and_no_growth() -> None:
     # Memory is judged over the second half: on a slower CPU the allocators still reach their
-    # working size well into the run (25 s on a Zen 4 EPYC), and a leak keeps growing through
-    # the half that is judged.
+    # working size well into the run, and a leak keeps growing through the half that is judged.
     result = subprocess.run(
         [
             sys.executable,

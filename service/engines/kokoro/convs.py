@@ -19,6 +19,7 @@ saturate: there the graph stays as exported (runtime.exact_int8_products).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -89,14 +90,6 @@ def _as_matmul(
     # Rows of the product are time steps; row t holds the k taps' C_in channels in turn, so
     # the weights become [k * C_in, C_out] in the same order.
     columns = (weight - 128).astype(np.int8).transpose(2, 1, 0).reshape(k * c_in, c_out)
-    pads = made.shared(f"pads_{before}_{after}", np.array([0, before, 0, 0, after, 0], np.int64))
-    span = made.shared(f"span_{(k - 1) * dilation}", np.array([(k - 1) * dilation], np.int64))
-    taps = made.shared(f"taps_{k}_{dilation}", (np.arange(k) * dilation)[None, :].astype(np.int64))
-    rows = made.shared(f"rows_{k * c_in}", np.array([-1, k * c_in], np.int64))
-    zero_i, one_i = (
-        made.shared("zero", np.array(0, np.int64)),
-        made.shared("one", np.array(1, np.int64)),
-    )
     axis0, axis1 = (made.shared(f"axis{a}", np.array([a], np.int64)) for a in (0, 1))
     weights = made.constant(f"{p}/weight", columns)
     weight_zero = made.constant(f"{p}/weight_zero", np.array(zero - 128, np.int8))
@@ -117,6 +110,14 @@ def _as_matmul(
         )
         columns_op = step("Im2Col", [f"{p}/last", x_zero, geometry], f"{p}/rows", domain=DOMAIN)
         return [last, columns_op, *product]
+    pads = made.shared(f"pads_{before}_{after}", np.array([0, before, 0, 0, after, 0], np.int64))
+    span = made.shared(f"span_{(k - 1) * dilation}", np.array([(k - 1) * dilation], np.int64))
+    taps = made.shared(f"taps_{k}_{dilation}", (np.arange(k) * dilation)[None, :].astype(np.int64))
+    rows = made.shared(f"rows_{k * c_in}", np.array([-1, k * c_in], np.int64))
+    zero_i, one_i = (
+        made.shared("zero", np.array(0, np.int64)),
+        made.shared("one", np.array(1, np.int64)),
+    )
     return [
         last,
         # Padded with the input's zero point (the quantized 0.0), as ConvInteger pads.
@@ -133,30 +134,44 @@ def _as_matmul(
     ]
 
 
+def rewrite(
+    model: onnx.ModelProto,
+    build: Callable[[onnx.NodeProto, int], list[onnx.NodeProto] | None],
+    initializers: list[onnx.TensorProto],
+) -> int:
+    """Each node of `model` for which `build(node, how many before it were)` returns nodes
+    replaced by them (their new constants in `initializers`), and the initializers then read
+    by nothing dropped; how many nodes were replaced."""
+    graph = model.graph
+    nodes: list[onnx.NodeProto] = []
+    rewritten = 0
+    for node in graph.node:
+        made = build(node, rewritten)
+        rewritten += made is not None
+        nodes.extend([node] if made is None else made)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(initializers)
+    used = {name for node in graph.node for name in node.input}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return rewritten
+
+
 def convs_as_matmuls(model_bytes: bytes, *, im2col_op: bool = False) -> tuple[bytes, int]:
     """The graph with every rewritable ConvInteger as im2col and a u8 x s8 MatMulInteger
     (exact where runtime.exact_int8_products()), and how many were rewritten; `im2col_op`:
     im2col by fused_ops.c's operator (a session of the graph loads fused.library())."""
     model = onnx.load_from_string(model_bytes)
-    graph = model.graph
-    inits = {i.name: i for i in graph.initializer}
+    inits = {i.name: i for i in model.graph.initializer}
     made = _Builder()
-    nodes: list[onnx.NodeProto] = []
-    rewritten = 0
-    for node in graph.node:
-        if _rewritable(node, inits):
-            nodes.extend(_as_matmul(node, inits, made, rewritten, im2col_op))
-            rewritten += 1
-        else:
-            nodes.append(node)
-    del graph.node[:]
-    graph.node.extend(nodes)
-    graph.initializer.extend(made.initializers)
-    # The uint8 weights the rewritten convolutions read are no longer used.
-    used = {name for node in graph.node for name in node.input}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
+
+    def build(node: onnx.NodeProto, index: int) -> list[onnx.NodeProto] | None:
+        return _as_matmul(node, inits, made, index, im2col_op) if _rewritable(node, inits) else None
+
+    # The uint8 weights the rewritten convolutions read go with the nodes.
+    rewritten = rewrite(model, build, made.initializers)
     if im2col_op and rewritten:
         model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
     return model.SerializeToString(), rewritten
@@ -266,22 +281,11 @@ def upsamplers_as_matmuls(model_bytes: bytes) -> tuple[bytes, int]:
     8-bit matrix product (exact only where runtime.exact_int8_products()), and how many were
     rewritten."""
     model = onnx.load_from_string(model_bytes)
-    graph = model.graph
-    inits = {i.name: i for i in graph.initializer}
+    inits = {i.name: i for i in model.graph.initializer}
     made = _Builder("upsample")
-    nodes: list[onnx.NodeProto] = []
-    rewritten = 0
-    for node in graph.node:
-        if _upsampler(node, inits):
-            nodes.extend(_upsampler_as_matmul(node, inits, made, rewritten))
-            rewritten += 1
-        else:
-            nodes.append(node)
-    del graph.node[:]
-    graph.node.extend(nodes)
-    graph.initializer.extend(made.initializers)
-    used = {name for node in graph.node for name in node.input}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
+
+    def build(node: onnx.NodeProto, index: int) -> list[onnx.NodeProto] | None:
+        return _upsampler_as_matmul(node, inits, made, index) if _upsampler(node, inits) else None
+
+    rewritten = rewrite(model, build, made.initializers)
     return model.SerializeToString(), rewritten

@@ -2,9 +2,10 @@
 
 Kokoro's generator takes the spectrum of its harmonic source with an STFT of 20 samples every
 5 (11 bins). onnxruntime's STFT operator transforms each frame on its own, with complex
-arithmetic, and costs about a twentieth of the decoder. The same transform is a float
-convolution of stride 5 whose 22 output channels are the window times the cosine and minus the
-sine of each bin, which onnxruntime's convolution kernel runs in a small fraction of that time.
+arithmetic, at a cost that shows in the decoder's profile (docs/kokoro.md, "The rest of the
+decoder"). The same transform is a float convolution of stride 5 whose 22 output channels are
+the window times the cosine and minus the sine of each bin, which onnxruntime's convolution
+kernel runs in a small fraction of that time.
 
 One difference is more than rounding. onnxruntime's STFT leaves noise of about 1e-6 in the
 imaginary part of the DC and Nyquist bins, which a real signal does not have. The export's
@@ -18,8 +19,6 @@ bench.kokoro_fused`) scores the audio at least as well as the operator's (docs/k
 from __future__ import annotations
 
 import numpy as np
-
-_ONESIDED = "onesided"
 
 
 def basis(window: np.ndarray, onesided: bool) -> np.ndarray:
@@ -44,34 +43,33 @@ def stft_as_conv(model_bytes: bytes) -> tuple[bytes, int]:
     import onnx  # imported only to rewrite, as the split does
     from onnx import helper, numpy_helper
 
+    from .convs import rewrite
+
     model = onnx.load_from_string(model_bytes)
-    graph = model.graph
-    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    nodes: list[onnx.NodeProto] = []
+    inits = {i.name: i for i in model.graph.initializer}
     made: list[onnx.TensorProto] = []
-    rewritten = 0
-    for node in graph.node:
-        args = list(node.input) + [""] * (4 - len(node.input))
-        signal, step, window, length = args[:4]
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    def build(node: onnx.NodeProto, index: int) -> list[onnx.NodeProto] | None:
+        signal, step, window, length = [*node.input, "", "", "", ""][:4]
         if node.op_type != "STFT" or not {step, window, length} <= inits.keys():
-            nodes.append(node)
-            continue
-        n = int(inits[length].reshape(()))
-        taper = np.asarray(inits[window], np.float64).reshape(-1)
+            return None
+        n = int(numpy_helper.to_array(inits[length]).reshape(()))
+        taper = numpy_helper.to_array(inits[window]).astype(np.float64).reshape(-1)
         if taper.size != n:
-            nodes.append(node)
-            continue
-        weights = basis(taper, bool(attrs.get(_ONESIDED, 1)))
+            return None
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        weights = basis(taper, bool(attrs.get("onesided", 1)))
         bins = weights.shape[0] // 2
-        p = f"{node.name or 'stft'}/conv{rewritten}"
-        made += [
-            numpy_helper.from_array(weights, f"{p}/basis"),
-            numpy_helper.from_array(np.array([0, 1, -1], np.int64), f"{p}/one_channel"),
-            numpy_helper.from_array(np.array([0, bins, 2, -1], np.int64), f"{p}/split"),
-        ]
-        stride = int(inits[step].reshape(()))
-        nodes += [
+        p = f"{node.name or 'stft'}/conv{index}"
+        made.extend(
+            [
+                numpy_helper.from_array(weights, f"{p}/basis"),
+                numpy_helper.from_array(np.array([0, 1, -1], np.int64), f"{p}/one_channel"),
+                numpy_helper.from_array(np.array([0, bins, 2, -1], np.int64), f"{p}/split"),
+            ]
+        )
+        stride = int(numpy_helper.to_array(inits[step]).reshape(()))
+        return [
             helper.make_node("Reshape", [signal, f"{p}/one_channel"], [f"{p}/signal"]),
             helper.make_node(
                 "Conv", [f"{p}/signal", f"{p}/basis"], [f"{p}/sums"], strides=[stride]
@@ -79,12 +77,6 @@ def stft_as_conv(model_bytes: bytes) -> tuple[bytes, int]:
             helper.make_node("Reshape", [f"{p}/sums", f"{p}/split"], [f"{p}/parts"]),
             helper.make_node("Transpose", [f"{p}/parts"], [node.output[0]], perm=[0, 3, 1, 2]),
         ]
-        rewritten += 1
-    del graph.node[:]
-    graph.node.extend(nodes)
-    graph.initializer.extend(made)
-    used = {name for n in graph.node for name in n.input}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
+
+    rewritten = rewrite(model, build, made)
     return model.SerializeToString(), rewritten
