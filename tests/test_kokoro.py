@@ -308,6 +308,34 @@ def test_a_listener_with_nothing_in_hand_gets_short_first_pieces(mandarin: Kokor
     assert transcript_cer(voice, audio, text) <= 0.10
 
 
+def test_busy_workers_speak_a_sentence_that_fits_in_one_piece_as_one(
+    mandarin: KokoroVoice,
+) -> None:
+    """Issue 27: with the workers busy (long_first) a segment's first piece waits for a worker
+    anyway, so a short sentence is not cut into a short first piece and the rest, each decoding
+    its own pads: it is one piece, and the scheduler is told so before G2P. A segment longer
+    than one piece keeps its short first piece."""
+    voice = mandarin.variant(late=None, calibration=Calibration(mandarin.gain, 0.5))
+    short = "你好，欢迎使用语音合成服务。"
+
+    def segment(text: str, busy: bool) -> KokoroSegment:
+        return voice.segment(text, KokoroParams(1.0), word_timestamps=False, long_first=busy)
+
+    idle, busy = segment(short, False), segment(short, True)
+    assert busy.next_cost(0.0) > idle.next_cost(0.0)
+    next(windows(idle))
+    assert len(idle.pieces) == 2
+    audio = np.concatenate(list(windows(busy)))
+    assert list(busy.pieces) == voice.pieces(short)
+    assert len(busy.pieces) == 1
+    assert audio.size == busy.total_samples
+    long = "我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。"
+    cut = segment(long, True)
+    next(windows(cut))
+    assert len(cut.pieces[0].ids) <= FIRST_TOKENS
+    assert list(cut.pieces) == voice.pieces(long, voice.budgets(0.0))
+
+
 @pytest.mark.slow
 def test_a_piece_the_listener_cannot_wait_for_goes_in_windows(
     voices: dict[str, KokoroVoice],

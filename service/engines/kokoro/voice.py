@@ -45,6 +45,12 @@ FRAMES_PER_TOKEN = 3.0
 # the token budget (docs/kokoro.md#first-pieces: bench.ttfa --language zh, the judge's CER).
 FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
+# When the workers are busy (`long_first`) the first piece waits for a worker anyway, so a
+# segment that fits in one piece is not cut: two pieces each decode their own pads, about a
+# tenth more work for a short sentence (bench.seeds, 60% repeats, Zen 4: 6.0 to 6.4 requests
+# a second against 5.4 to 5.7). A longer segment keeps the short first piece: the scheduler
+# serves a later piece by when its listener needs it, and a long first piece would push the
+# segment's last byte back by its length (bench.seeds: a p95 10 to 20 % longer).
 # A later segment's first pieces grow the same way, from FIRST_TOKENS and the audio in hand
 # when it starts: cut shorter, a short clause falls apart into words Whisper mishears
 # ("今天天气 | 很好"), with a pause at each cut (docs/kokoro.md#first-pieces).
@@ -158,10 +164,17 @@ class KokoroVoice(Calibrated):
             self, text, params, word_timestamps=word_timestamps, long_first=long_first
         )
 
-    def pieces(self, text: str, soft: Sequence[int] = ()) -> list[Piece]:
+    def pieces(
+        self, text: str, soft: Sequence[int] = (), *, whole_if_one: bool = False
+    ) -> list[Piece]:
         """`text` through G2P, cut into pieces (`soft`: smaller budgets for the first ones,
-        tokens.cut_pieces)."""
-        return cut_pieces(in_words(self._g2p, text), self._vocab, self.token_budget, soft)
+        tokens.cut_pieces; `whole_if_one`: none if the text fits in one piece)."""
+        words = in_words(self._g2p, text)
+        if whole_if_one and soft:
+            whole = cut_pieces(words, self._vocab, self.token_budget)
+            if len(whole) <= 1:
+                return whole
+        return cut_pieces(words, self._vocab, self.token_budget, soft)
 
     def budgets(self, ahead: float) -> tuple[int, ...]:
         """The first pieces' token budgets for a segment whose listener has `ahead` seconds
@@ -253,8 +266,9 @@ class KokoroSegment(ModelSteps):
     ) -> None:
         self._voice = voice
         self._long_first = long_first
-        """The workers are busy: a first window twice as long, which the first audio waits
-        for anyway, leaves the next one time to be made on one thread."""
+        """The workers are busy: a segment that fits in one piece is one piece (see
+        FIRST_TOKENS), and with windows a first window twice as long, which the first audio
+        waits for anyway, leaves the next one time to be made on one thread."""
         self._text = text
         self._params = params
         self._word_timestamps = word_timestamps and voice.info.word_timestamps
@@ -295,8 +309,9 @@ class KokoroSegment(ModelSteps):
         """next_cost() of the model's part of the step."""
         voice = self._voice
         if self._pieces is None:
-            budget = next(iter(voice.budgets(ahead)), voice.token_budget)
-            tokens = min(budget, int(TOKENS_PER_CHARACTER * len(self._text)))
+            tokens = int(TOKENS_PER_CHARACTER * len(self._text))
+            if not (self._long_first and tokens <= voice.token_budget):
+                tokens = min(next(iter(voice.budgets(ahead)), voice.token_budget), tokens)
             frames = int(FRAMES_PER_TOKEN * tokens)
         elif self._next >= len(self._pieces):
             return 0.0
@@ -352,7 +367,7 @@ class KokoroSegment(ModelSteps):
 
     def _start(self, ahead: float) -> None:
         voice = self._voice
-        self._pieces = voice.pieces(self._text, voice.budgets(ahead))
+        self._pieces = voice.pieces(self._text, voice.budgets(ahead), whole_if_one=self._long_first)
         self._encoded = [None] * len(self._pieces)
         if self._word_timestamps:
             # Every piece's durations now, so that the words are complete with the first window
