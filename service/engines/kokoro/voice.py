@@ -47,10 +47,9 @@ FIRST_TOKENS = 24
 DECODE_SHARE = 0.7
 # When the workers are busy (`long_first`) the first piece waits for a worker anyway, so a
 # segment that fits in one piece is not cut: two pieces each decode their own pads, about a
-# tenth more work for a short sentence (bench.seeds, 60% repeats, Zen 4: 6.0 to 6.4 requests
-# a second against 5.4 to 5.7). A longer segment keeps the short first piece: the scheduler
-# serves a later piece by when its listener needs it, and a long first piece would push the
-# segment's last byte back by its length (bench.seeds: a p95 10 to 20 % longer).
+# tenth more work for a short sentence. A longer segment keeps the short first piece: the
+# scheduler serves a later piece by when its listener needs it, and a long first piece would
+# push the segment's last byte back (docs/kokoro.md#first-pieces, bench.seeds).
 # A later segment's first pieces grow the same way, from FIRST_TOKENS and the audio in hand
 # when it starts: cut shorter, a short clause falls apart into words Whisper mishears
 # ("今天天气 | 很好"), with a pause at each cut (docs/kokoro.md#first-pieces).
@@ -168,7 +167,7 @@ class KokoroVoice(Calibrated):
         self, text: str, soft: Sequence[int] = (), *, whole_if_one: bool = False
     ) -> list[Piece]:
         """`text` through G2P, cut into pieces (`soft`: smaller budgets for the first ones,
-        tokens.cut_pieces; `whole_if_one`: none if the text fits in one piece)."""
+        tokens.cut_pieces; `whole_if_one`: no soft budgets if the text fits in one piece)."""
         words = in_words(self._g2p, text)
         if whole_if_one and soft:
             whole = cut_pieces(words, self._vocab, self.token_budget)
