@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -46,10 +47,18 @@ class Child:
                 self.proc.wait()
 
 
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout that holds bench/: not installed, it is found from the working directory."""
+
+
 def spawn(name: str, argv: list[str], workdir: Path) -> Child:
+    """`argv` in `workdir`, its output to a log there. A `python -m bench.x` server runs in
+    `workdir` too, so the checkout goes on its PYTHONPATH."""
     log = workdir / f"{name}.log"
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=env)
     return Child(name, proc, log)
 
 

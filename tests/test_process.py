@@ -311,3 +311,25 @@ def test_sigterm_while_voices_load_stops_the_loading(cache_dir: Path, tmp_path: 
         assert not re.search(r"voice \S+ loaded", after), after
     finally:
         srv.close()
+
+
+def test_a_benchmark_baseline_server_starts_from_any_directory(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Regression: `python -m bench.capacity` stopped at its thread-per-stream side, whose server
+    (`python -m bench.baseline_server`, run in a scratch directory) could not import bench."""
+    from bench._servers import free_port, spawn, voxlite_argv, wait_serving
+
+    port = free_port()
+    argv = voxlite_argv(
+        port, tmp_path / "voices", "--cache-dir", str(cache_dir), module="bench.baseline_server"
+    )
+    child = spawn("baseline", argv, tmp_path)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            wait_serving(child, channel)
+            stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
+            replies = list(stub.Synthesize(pb.SynthesizeRequest(text="Hello."), timeout=60))
+        assert sum(len(r.audio.audio) for r in replies if r.WhichOneof("response") == "audio")
+    finally:
+        child.stop()
