@@ -60,9 +60,9 @@ SOFT_PIECES = 8
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
 G2P_SECONDS_PER_CHARACTER = 0.00015
-# The encoder's share of a piece's work (the decoder is about 98 %): what encoding the pieces
+# The encoder's share of a piece's work (docs/kokoro.md#streaming): what encoding the pieces
 # after the first (for their word timestamps) adds to a segment's first step.
-ENCODER_SHARE = 0.02
+ENCODER_SHARE = 0.08
 
 
 @dataclass(frozen=True)
@@ -286,10 +286,9 @@ class KokoroSegment(ModelSteps):
 
     def next_cost(self, ahead: float) -> float:
         """Worker seconds the next step is likely to take: the decoder's frames it will run
-        (the voice's cost per audio second, per 25 ms frame), its piece's encoder run aside
-        (about 2% of it). Before G2P, the frames are guessed from the text's length, and the step
-        also pays for the G2P of the whole segment (and, for word timestamps, every piece's
-        encoder run)."""
+        (the voice's cost per audio second, per 25 ms frame: its piece's encoder run counted in).
+        Before G2P, the frames are guessed from the text's length, and the step also pays for
+        the G2P of the whole segment (and, for word timestamps, every piece's encoder run)."""
         voice = self._voice
         per_frame = voice.cost * FRAME_MS / 1000
         windowed = self._windowed
@@ -370,7 +369,7 @@ class KokoroSegment(ModelSteps):
         self._encoded = [None] * len(self._pieces)
         if self._word_timestamps:
             # Every piece's durations now, so that the words are complete with the first window
-            # (the encoder is about 2% of a piece's cost).
+            # (the encoder is about ENCODER_SHARE of a piece's cost).
             for k, piece in enumerate(self._pieces):
                 self._encoded[k] = voice.encode(piece, self._params)
             self._words = _word_times(self._pieces, self._encoded, voice.pauses)
