@@ -744,6 +744,59 @@ async def test_a_reply_that_starts_on_busy_workers_gets_a_longer_first_window(
     assert frames == voice.schedule.first * (2 if load > LONG_FIRST_WINDOW_LOAD else 1)
 
 
+@pytest.mark.parametrize("crowd", [False, True], ids=["free", "crowd"])
+@pytest.mark.asyncio
+async def test_a_reply_that_starts_behind_another_streams_due_job_gets_a_longer_first_window(
+    voice: PiperVoice, crowd: bool
+) -> None:
+    """Calls that arrive together find the workers idle over the last seconds (load 0), yet
+    each new reply's first audio waits behind the others' first windows: while a short job is
+    due and still waits for a worker, the first window is twice the voice's. Here the one worker
+    is held by a job that waits on an event, and another stream's first window is queued."""
+    audio = resolve_audio_settings(Encoding.PCM_S16LE, voice.info.native_rate)
+    settings = StreamSettings(voice, voice.params(QUIET), audio)
+
+    scheduler = Scheduler(1)
+    release = threading.Event()
+    try:
+        jobs = []
+        if crowd:
+            jobs.append(scheduler.submit(lambda wide: release.wait(60), None, stream=1))
+            jobs.append(scheduler.submit(lambda wide: None, None, stream=2))
+            await eventually(lambda: scheduler.jobs_running == 1, "the held job to start")
+        assert (scheduler.slack(long_jobs=False) <= 0.0) == crowd
+        session = Session(
+            settings,
+            scheduler,
+            load=lambda: 0.0,
+            behind=lambda: scheduler.slack(long_jobs=False) <= 0.0,
+        )
+        session.push_text("A reply long enough for several windows of audio, at the least.")
+        session.end()
+        events = session.events()
+        await anext(events)  # the format; the session starts its work once it is taken
+        audio_event = asyncio.ensure_future(_first_audio(events))
+        if crowd:
+            # The session's first window queues behind the held worker before it is freed.
+            await eventually(lambda: scheduler.jobs_queued == 2, "the session's first window")
+            release.set()
+        frames = len((await asyncio.wait_for(audio_event, 60)).data) // 2 // voice.hop
+        for job in jobs:
+            await scheduler.wait(job)
+        await events.aclose()
+    finally:
+        release.set()
+        scheduler.shutdown()
+    assert frames == voice.schedule.first * (2 if crowd else 1)
+
+
+async def _first_audio(events: Any) -> AudioEvent:
+    async for event in events:
+        if isinstance(event, AudioEvent):
+            return event
+    raise AssertionError("the session sent no audio")
+
+
 def test_a_full_limit_takes_the_slot_of_the_stream_quiet_longest() -> None:
     """A new call that finds --max-streams (or its peer's, or its token's cap, or the budget
     of costly voices) full takes the slot of the stream that has had nothing to speak for

@@ -129,6 +129,9 @@ class SessionOpener:
             runner,
             limits=SessionLimits(max_buffered_chars=self.max_text_chars),
             load=self.workers.load,
+            # Short jobs only: a Kokoro piece held back for a long-job slot leaves a worker free
+            # for a new reply's first window.
+            behind=lambda: self.workers.slack(long_jobs=False) <= 0.0,
         )
         # Known to the admission for the whole call: a drain ends what is still open.
         self.admission.sessions.add(session)

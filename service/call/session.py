@@ -30,9 +30,11 @@ class SessionPolicy:
     docs/benchmarks.md ("Capacity: live voices") has its runs."""
 
     long_first_window_load: float = 0.5
-    """Over this load (the share of the workers busy lately), a reply that starts from silence
-    gets a longer first window: its first audio waits behind other streams' jobs anyway, and
-    the next window, which waits too, gets more time to come (`bench.capacity --levels 20`)."""
+    """Over this load (the share of the workers busy lately), or while another stream's job is
+    due and still waits for a worker (a crowd of calls arriving together, before the load over
+    seconds shows them), a reply that starts from silence gets a longer first window: its first
+    audio waits behind other streams' jobs anyway, and the next window, which waits too, gets
+    more time to come (`bench.capacity --levels 20`, and `--levels 12+2` for the crowd)."""
     quiet_recheck: float = 0.1
     """Seconds between two looks at a quiet stream still speaking (Session.end_when_quiet): a
     poll, not a tuned figure; short beside the drain's quiet seconds."""
@@ -90,12 +92,15 @@ class Session:
         limits: SessionLimits | None = None,
         segmenter: Segmenter | None = None,
         load: Callable[[], float] = lambda: 0.0,
+        behind: Callable[[], bool] = lambda: False,
         policy: SessionPolicy | None = None,
     ) -> None:
         self.settings = settings
         self.policy = policy or SessionPolicy()
         self._load = load
         """The scheduler's load (Scheduler.load): how busy its workers were lately."""
+        self._behind = behind
+        """Whether a job is due and waits for a worker now: how busy they are this moment."""
         self.closers: list[Callable[[], None]] = []
         """Called once the call is over."""
         self._step: asyncio.Future[Any] | None = None
@@ -302,7 +307,9 @@ class Session:
             index = self._stats.segments
             self._stats.segments += 1
             text = item.text.strip()
-            busy = not self._pacer.ahead() and self._load() > self.policy.long_first_window_load
+            busy = not self._pacer.ahead() and (
+                self._behind() or self._load() > self.policy.long_first_window_load
+            )
             segment = settings.voice.segment(
                 text, settings.params, word_timestamps=settings.word_timestamps, long_first=busy
             )
