@@ -17,6 +17,7 @@ import onnxruntime as ort
 import pytest
 from voxlite.service.audio.settings import Encoding, resolve_audio_settings
 from voxlite.service.call.events import AudioEvent
+from voxlite.service.call.opening import behind
 from voxlite.service.call.session import Session, SessionPolicy, StreamSettings
 from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
 from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy, StreamRunner
@@ -764,12 +765,9 @@ async def test_a_reply_that_starts_behind_another_streams_due_job_gets_a_longer_
             jobs.append(scheduler.submit(lambda wide: release.wait(60), None, stream=1))
             jobs.append(scheduler.submit(lambda wide: None, None, stream=2))
             await eventually(lambda: scheduler.jobs_running == 1, "the held job to start")
-        assert (scheduler.slack(long_jobs=False) <= 0.0) == crowd
+        assert behind(scheduler) == crowd
         session = Session(
-            settings,
-            scheduler,
-            load=lambda: 0.0,
-            behind=lambda: scheduler.slack(long_jobs=False) <= 0.0,
+            settings, scheduler, load=lambda: 0.0, behind=functools.partial(behind, scheduler)
         )
         session.push_text("A reply long enough for several windows of audio, at the least.")
         session.end()

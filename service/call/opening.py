@@ -129,15 +129,20 @@ class SessionOpener:
             runner,
             limits=SessionLimits(max_buffered_chars=self.max_text_chars),
             load=self.workers.load,
-            # Short jobs only: a Kokoro piece held back for a long-job slot leaves a worker free
-            # for a new reply's first window.
-            behind=lambda: self.workers.slack(long_jobs=False) <= 0.0,
+            behind=lambda: behind(self.workers),
         )
         # Known to the admission for the whole call: a drain ends what is still open.
         self.admission.sessions.add(session)
         session.closers.append(runner.close)
         session.closers.append(lambda: self.admission.sessions.discard(session))
         return session
+
+
+def behind(workers: Workers) -> bool:
+    """Whether a short job is due and still waits for a worker: a new reply's first window
+    would wait too (Session's `behind`). Short jobs only: a Kokoro piece held back for a
+    long-job slot leaves a worker free for a first window."""
+    return workers.slack(long_jobs=False) <= 0.0
 
 
 def check_script(voice: Voice, text: str) -> None:

@@ -100,7 +100,8 @@ class Session:
         self._load = load
         """The scheduler's load (Scheduler.load): how busy its workers were lately."""
         self._behind = behind
-        """Whether a job is due and waits for a worker now: how busy they are this moment."""
+        """Whether another stream's job is due and waits for a worker now (opening.behind):
+        how busy they are this moment, which the load over seconds shows only later."""
         self.closers: list[Callable[[], None]] = []
         """Called once the call is over."""
         self._step: asyncio.Future[Any] | None = None
