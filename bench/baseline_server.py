@@ -33,6 +33,9 @@ class ThreadPerStream:
     def long_slots(self) -> int:
         return 1  # each stream has a thread of its own: one costly voice at a time, as before
 
+    def light_at_work(self) -> bool:
+        return False  # no stream waits for another's worker
+
     def overdue(self, now: float | None = None, *, long_jobs: bool = True) -> float:
         return 0.0
 

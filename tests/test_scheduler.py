@@ -8,6 +8,7 @@ import functools
 import math
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ import onnxruntime as ort
 import pytest
 from voxlite.service.audio.settings import Encoding, resolve_audio_settings
 from voxlite.service.call.events import AudioEvent
-from voxlite.service.call.opening import behind
+from voxlite.service.call.opening import behind, first_window_load
 from voxlite.service.call.session import Session, SessionPolicy, StreamSettings
 from voxlite.service.capacity.admission import Admission, AdmissionPolicy, Caller
 from voxlite.service.capacity.scheduler import Scheduler, SchedulerPolicy, StreamRunner
@@ -38,6 +39,20 @@ WIDE_QUIET = SchedulerPolicy().wide_quiet
 LONG_FIRST_WINDOW_LOAD = SessionPolicy().long_first_window_load
 MAX_LOAD, BUSY_SLACK = POLICY.max_load, POLICY.busy_slack
 QUIET = VoiceRequest(noise_scale=0.0, noise_w=0.0)
+
+
+def holding(gate: threading.Event, started: list[str]) -> Callable[[str], Work[None]]:
+    """Jobs by name that note it in `started` as they start and hold their worker until
+    `gate` opens."""
+
+    def hold(name: str) -> Work[None]:
+        def run(wide: bool) -> None:
+            started.append(name)
+            gate.wait(timeout=30)
+
+        return run
+
+    return hold
 
 
 def blocker(gate: threading.Event, started: threading.Event) -> Work[str]:
@@ -878,13 +893,7 @@ async def test_long_jobs_take_every_worker_while_no_light_stream_is_at_work() ->
     long = LONG_JOB + 1
     gate = threading.Event()
     started: list[str] = []
-
-    def hold(name: str) -> Work[None]:
-        def run(wide: bool) -> None:
-            started.append(name)
-            gate.wait(timeout=30)
-
-        return run
+    hold = holding(gate, started)
 
     try:
         assert scheduler.long_slots() == 2
@@ -914,6 +923,51 @@ async def test_long_jobs_take_every_worker_while_no_light_stream_is_at_work() ->
         gate.set()
         scheduler.shutdown()
     assert started == ["first", "second", "beside piper", "held back"]
+
+
+@pytest.mark.asyncio
+async def test_a_kokoro_reply_reads_the_load_only_while_no_light_stream_is_at_work() -> None:
+    """Issue 27: beside 12 English callers, the English windows kept the load over the bar, so
+    every Mandarin reply's first piece was a whole sentence and its first audio came late.
+    A voice with long jobs reads no load while a light stream is at work; alone it reads the
+    scheduler's load, as a Piper voice always does (the clock is the test's)."""
+    now = [1000.0]
+    scheduler = Scheduler(2, clock=lambda: now[0])
+    kokoro, other = scheduler.runner(long_jobs=True), scheduler.runner(long_jobs=True)
+    piper = scheduler.runner()
+    for_kokoro = first_window_load(scheduler, long_jobs=True)
+    for_piper = first_window_load(scheduler, long_jobs=False)
+    gate = threading.Event()
+    started: list[str] = []
+    hold = holding(gate, started)
+
+    try:
+        beside = [
+            asyncio.ensure_future(piper.run(hold("piper"))),
+            asyncio.ensure_future(kokoro.run(hold("kokoro"), cost=LONG_JOB + 1)),
+        ]
+        await asyncio.to_thread(wait_until, lambda: len(started) == 2)
+        now[0] += 2.0  # both workers busy for the last 2 of 3 s
+        assert scheduler.light_at_work()
+        assert for_piper() == scheduler.load() > 0.5
+        assert for_kokoro() == 0.0
+        gate.set()
+        await asyncio.gather(*beside)
+        gate.clear()
+        now[0] += WIDE_QUIET + 0.1  # the light stream fell quiet: Kokoro alone
+        assert not scheduler.light_at_work()
+        alone = [
+            asyncio.ensure_future(kokoro.run(hold("kokoro"), cost=LONG_JOB + 1)),
+            asyncio.ensure_future(other.run(hold("other"), cost=LONG_JOB + 1)),
+        ]
+        await asyncio.to_thread(wait_until, lambda: len(started) == 4)
+        now[0] += 2.0
+        assert for_kokoro() == for_piper() == scheduler.load() > 0.5
+        gate.set()
+        await asyncio.gather(*alone)
+    finally:
+        gate.set()
+        scheduler.shutdown()
 
 
 @pytest.mark.asyncio

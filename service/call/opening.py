@@ -4,6 +4,7 @@ call meets the same admission, limits, phrase cache and scheduler."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -128,7 +129,7 @@ class SessionOpener:
             settings,
             runner,
             limits=SessionLimits(max_buffered_chars=self.max_text_chars),
-            load=self.workers.load,
+            load=first_window_load(self.workers, long_jobs=settings.voice.long_jobs),
             behind=lambda: behind(self.workers),
         )
         # Known to the admission for the whole call: a drain ends what is still open.
@@ -136,6 +137,18 @@ class SessionOpener:
         session.closers.append(runner.close)
         session.closers.append(lambda: self.admission.sessions.discard(session))
         return session
+
+
+def first_window_load(workers: Workers, *, long_jobs: bool) -> Callable[[], float]:
+    """The load that sizes a new reply's first window (Session's `load`). A voice with long
+    jobs (Kokoro) reads none while a light stream (Piper) is at work: there the light streams'
+    short windows make most of the load, and a Kokoro reply's first piece cut short brings
+    its first audio sooner with no more English gaps (`bench.capacity --levels 12+2`). With
+    Kokoro streams alone the load counts: a whole first piece spares the work of two, and
+    the queue is theirs (`bench.seeds`)."""
+    if not long_jobs:
+        return workers.load
+    return lambda: 0.0 if workers.light_at_work() else workers.load()
 
 
 def behind(workers: Workers) -> bool:

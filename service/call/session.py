@@ -34,7 +34,8 @@ class SessionPolicy:
     due and still waits for a worker (a crowd of calls arriving together, before the load over
     seconds shows them), a reply that starts from silence gets a longer first window: its first
     audio waits behind other streams' jobs anyway, and the next window, which waits too, gets
-    more time to come (`bench.capacity --levels 20`, and `--levels 12+2` for the crowd)."""
+    more time to come (`bench.capacity --levels 20`, and `--levels 12+2` for the crowd). A
+    Kokoro voice beside Piper streams reads no load (opening.first_window_load)."""
     quiet_recheck: float = 0.1
     """Seconds between two looks at a quiet stream still speaking (Session.end_when_quiet): a
     poll, not a tuned figure; short beside the drain's quiet seconds."""

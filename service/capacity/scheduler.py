@@ -260,9 +260,18 @@ class Scheduler:
 
     def _long_slots(self) -> int:
         """long_slots() with the lock held."""
+        return max(1, self.workers - 1) if self._light_at_work() else self.workers
+
+    def light_at_work(self) -> bool:
+        """Whether a light stream (its voice has no long jobs: Piper) queued a job within the
+        policy's wide_quiet: long jobs then leave it a worker (long_slots)."""
+        with self._lock:
+            return self._light_at_work()
+
+    def _light_at_work(self) -> bool:
+        """light_at_work() with the lock held."""
         since = self._clock() - self.policy.wide_quiet
-        light = any(t >= since for s, t in self._submitted.items() if s not in self._heavy)
-        return max(1, self.workers - 1) if light else self.workers
+        return any(t >= since for s, t in self._submitted.items() if s not in self._heavy)
 
     def _others_quiet(self, stream: int) -> bool:
         """No stream but `stream` queued a job within the policy's wide_quiet (lock held)."""
