@@ -99,7 +99,8 @@ class Session:
         self.settings = settings
         self.policy = policy or SessionPolicy()
         self._load = load
-        """The scheduler's load (Scheduler.load): how busy its workers were lately."""
+        """How busy the workers were lately (Scheduler.load; a Kokoro voice beside Piper
+        streams reads none: opening.first_window_load)."""
         self._behind = behind
         """Whether another stream's job is due and waits for a worker now (opening.behind):
         how busy they are this moment, which the load over seconds shows only later."""
