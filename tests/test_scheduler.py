@@ -34,6 +34,7 @@ from .helpers import ServerThread, base_config, eventually, one_shot, wait_until
 T = TypeVar("T")
 POLICY = AdmissionPolicy()
 LONG_JOB = SchedulerPolicy().long_job
+LONG_JOB_DUE_NOW = SchedulerPolicy().long_job_due_now
 START_GRACE = SchedulerPolicy().start_grace
 WIDE_QUIET = SchedulerPolicy().wide_quiet
 LONG_FIRST_WINDOW_LOAD = SessionPolicy().long_first_window_load
@@ -923,6 +924,52 @@ async def test_long_jobs_take_every_worker_while_no_light_stream_is_at_work() ->
         gate.set()
         scheduler.shutdown()
     assert started == ["first", "second", "beside piper", "held back"]
+
+
+@pytest.mark.asyncio
+async def test_a_kokoro_reply_s_first_piece_starts_beside_another_reply_s_long_job() -> None:
+    """Issue 27: beside English callers one worker is left to short jobs, and a Mandarin
+    reply's first piece, estimated just over LONG_JOB on a slower CPU, waited for the other
+    Mandarin call's piece to end (Mandarin first audio p95 over a second in the 12+2 crowd).
+    A job due at once (its listener has nothing in hand) counts as long only over
+    LONG_JOB_DUE_NOW; a dearer one (another reply's whole first sentence) still waits, and a
+    Piper window goes before it."""
+    now = [1000.0]
+    scheduler = Scheduler(2, clock=lambda: now[0])
+    playing, starting = scheduler.runner(long_jobs=True), scheduler.runner(long_jobs=True)
+    third, piper = scheduler.runner(long_jobs=True), scheduler.runner()
+    first_piece = (LONG_JOB + LONG_JOB_DUE_NOW) / 2
+    long_gate, first_gate = threading.Event(), threading.Event()
+    started: list[str] = []
+
+    try:
+        await piper.run(lambda wide: None)
+        assert scheduler.long_slots() == 1
+        later = asyncio.ensure_future(
+            playing.run(holding(long_gate, started)("later piece"), now[0] + 5.0, cost=LONG_JOB + 1)
+        )
+        await asyncio.to_thread(wait_until, lambda: len(started) == 1)
+        first = asyncio.ensure_future(
+            starting.run(holding(first_gate, started)("first piece"), cost=first_piece)
+        )
+        await asyncio.to_thread(wait_until, lambda: len(started) == 2)
+        assert not later.done()  # it started beside the long job, not after it
+        first_gate.set()
+        await first
+        first_gate.clear()
+        whole = asyncio.ensure_future(
+            third.run(holding(first_gate, started)("whole"), cost=LONG_JOB_DUE_NOW + 0.1)
+        )
+        await piper.run(lambda wide: started.append("piper"))  # queued after it, runs first
+        assert not whole.done()
+        long_gate.set()
+        first_gate.set()
+        await asyncio.gather(later, whole)
+    finally:
+        long_gate.set()
+        first_gate.set()
+        scheduler.shutdown()
+    assert started == ["later piece", "first piece", "piper", "whole"]
 
 
 @pytest.mark.asyncio
