@@ -932,8 +932,8 @@ async def test_a_kokoro_reply_s_first_piece_starts_beside_another_reply_s_long_j
     reply's first piece, estimated just over LONG_JOB on a slower CPU, waited for the other
     Mandarin call's piece to end (Mandarin first audio p95 over a second in the 12+2 crowd).
     A job due at once (its listener has nothing in hand) counts as long only over
-    LONG_JOB_DUE_NOW; a dearer one (another reply's whole first sentence) still waits, and a
-    Piper window goes before it."""
+    LONG_JOB_DUE_NOW beside a light stream; a dearer one (another reply's whole first
+    sentence) still waits, and a Piper window goes before it."""
     now = [1000.0]
     scheduler = Scheduler(2, clock=lambda: now[0])
     playing, starting = scheduler.runner(long_jobs=True), scheduler.runner(long_jobs=True)
@@ -965,11 +965,25 @@ async def test_a_kokoro_reply_s_first_piece_starts_beside_another_reply_s_long_j
         long_gate.set()
         first_gate.set()
         await asyncio.gather(later, whole)
+        # With Kokoro streams alone (the light stream fell quiet) LONG_JOB holds: such a
+        # first piece waiting is no short job that a new reply's first piece waits behind.
+        now[0] += WIDE_QUIET + 0.1
+        long_gate.clear()
+        both = [
+            asyncio.ensure_future(runner.run(holding(long_gate, started)(name), cost=LONG_JOB + 1))
+            for runner, name in ((playing, "alone"), (third, "alone too"))
+        ]
+        await asyncio.to_thread(wait_until, lambda: len(started) == 6)
+        alone = asyncio.ensure_future(starting.run(lambda wide: None, cost=first_piece))
+        await asyncio.to_thread(wait_until, lambda: scheduler.jobs_queued == 1)
+        assert scheduler.slack(long_jobs=False) == math.inf
+        long_gate.set()
+        await asyncio.gather(*both, alone)
     finally:
         long_gate.set()
         first_gate.set()
         scheduler.shutdown()
-    assert started == ["later piece", "first piece", "piper", "whole"]
+    assert started[:4] == ["later piece", "first piece", "piper", "whole"]
 
 
 @pytest.mark.asyncio

@@ -34,12 +34,15 @@ class SchedulerPolicy:
     a light stream's next window never waits behind one."""
     long_job_due_now: float = 0.5
     """The same for a job due at once (its listener has no audio in hand: a Kokoro reply's
-    first piece). A first piece of `voice.FIRST_TOKENS` is estimated either side of long_job
-    by the cost its voice measured at load (0.18 to 0.29 s on an Ice Lake Xeon); counted long,
-    it waited beside English streams behind another reply's piece for the one long slot
-    (Mandarin first audio p95 at `bench.capacity --levels 12+2`: docs/kokoro.md, "First
-    pieces"). One estimated over this (mostly a whole first sentence, cut so when a short job
-    waits) still waits for a long slot; ten alternating runs tried this figure."""
+    first piece) while a light stream is at work (long_slots). A first piece of
+    `voice.FIRST_TOKENS` is estimated either side of long_job by the cost its voice measured
+    at load (0.18 to 0.29 s on an Ice Lake Xeon); counted long, it waited beside English
+    streams behind another reply's piece for the one long slot (Mandarin first audio p95 at
+    `bench.capacity --levels 12+2`: docs/kokoro.md, "First pieces"). One estimated over this
+    (mostly a whole first sentence, cut so when a short job waits) still waits for a long
+    slot; twelve alternating runs tried this figure. With Kokoro streams alone every worker
+    takes long jobs and long_job holds: the lower bar showed no clear gain there
+    (`bench.seeds`, `--levels 0+4`)."""
     wide_quiet: float = 3.0
     """A long job runs wide only if no other stream queued a job for this many seconds: a
     Kokoro decoder run holding every worker stalls the Piper streams beside it (the 12+2 level of
@@ -243,8 +246,8 @@ class Scheduler:
         """What a session runs its jobs with: this scheduler, shared with every other stream,
         its jobs marked as the stream's. `long_jobs`: its voice's jobs may run long (Kokoro);
         only then does a job expected to take over the policy's long_job (long_job_due_now for a
-        job due at once) take a long slot. A Piper
-        window estimated long on a busy machine still runs on any worker."""
+        job due at once beside a light stream) take a long slot. A Piper window estimated long
+        on a busy machine still runs on any worker."""
         stream = next(self._streams)
         if long_jobs:
             with self._lock:
@@ -536,8 +539,9 @@ class StreamRunner:
         batch: Batch[T] | None = None,
         cost: float = 0.0,
     ) -> T:
-        policy = self._scheduler.policy
-        bar = policy.long_job if deadline is not None else policy.long_job_due_now
+        scheduler = self._scheduler
+        due_now = deadline is None and self._long_jobs and scheduler.light_at_work()
+        bar = scheduler.policy.long_job_due_now if due_now else scheduler.policy.long_job
         long = self._long_jobs and cost > bar
         return await self._scheduler.run(
             fn, deadline, batch=batch, cost=cost, stream=self._stream, long=long
