@@ -35,14 +35,11 @@ class SchedulerPolicy:
     long_job_due_now: float = 0.5
     """The same for a job due at once (its listener has no audio in hand: a Kokoro reply's
     first piece) while a light stream is at work (long_slots). A first piece of
-    `voice.FIRST_TOKENS` is estimated either side of long_job by the cost its voice measured
-    at load (0.18 to 0.29 s on an Ice Lake Xeon); counted long, it waited beside English
-    streams behind another reply's piece for the one long slot (Mandarin first audio p95 at
-    `bench.capacity --levels 12+2`: docs/kokoro.md, "First pieces"). One estimated over this
-    (mostly a whole first sentence, cut so when a short job waits) still waits for a long
-    slot; twelve alternating runs tried this figure. With Kokoro streams alone every worker
-    takes long jobs and long_job holds: the lower bar showed no clear gain there
-    (`bench.seeds`, `--levels 0+4`)."""
+    `voice.FIRST_TOKENS` is estimated either side of long_job, by the cost its voice measured
+    at load; counted long, it would wait beside English streams for another reply's piece to
+    free the one long slot. A job estimated over this (mostly a whole first sentence) still
+    waits for one. Chosen with `bench.capacity --levels 12+2`; with Kokoro streams alone
+    long_job holds (`bench.seeds`, `--levels 0+4`: docs/kokoro.md, "First pieces")."""
     wide_quiet: float = 3.0
     """A long job runs wide only if no other stream queued a job for this many seconds: a
     Kokoro decoder run holding every worker stalls the Piper streams beside it (the 12+2 level of
