@@ -180,7 +180,10 @@ def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
 
 
 def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
-    """A client that stops reading forever does not hold its slot forever."""
+    """A client that stops reading does not hold its slot forever, and when it reads again it
+    gets the audio already queued and then the idle status: not a wait for its own deadline.
+    Bug: the watchdog cancelled the handler while gRPC's own write waited on the client, and
+    gRPC ended the call with no status at all (the client hung until its deadline)."""
     with grpc.insecure_channel(idle_server.address, options=SMALL_WINDOW) as channel:
         stalled = Duplex(tts_pb2_grpc.TextToSpeechServiceStub(channel), timeout=60)
         stalled.config(audio=PCM48)
@@ -191,6 +194,8 @@ def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
         with pytest.raises(grpc.RpcError) as info:
             stalled.rest()
         assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "idle for 1 s" in info.value.details()
+        assert "Stream removed" not in info.value.details()
         stalled.close()
 
 

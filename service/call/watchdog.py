@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import IdleTimeout
@@ -15,7 +15,9 @@ class Watchdog:
     the server itself takes (a busy machine, a long window) is never the client's idleness.
 
     It cancels the handler's task, which is the only way to interrupt a write blocked on a
-    client that stopped reading; the handler then ends the call with `error`.
+    client that stopped reading; the handler then ends the call with `error`. A handler that
+    is an async generator waits for such a write in gRPC's code, not its own, and gRPC ends a
+    call cancelled there with no status: `abort` then sends it (see watch()).
     """
 
     def __init__(self, seconds: float | None) -> None:
@@ -25,16 +27,26 @@ class Watchdog:
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._working: Callable[[], bool] = lambda: False
+        self._writing: Callable[[], bool] = lambda: False
+        self._abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._status: asyncio.Future[Any] | None = None
 
     def touch(self) -> None:
         self._last = self._loop.time()
 
-    def watch(self, working: Callable[[], bool]) -> None:
+    def watch(
+        self,
+        working: Callable[[], bool],
+        *,
+        writing: Callable[[], bool] = lambda: False,
+        abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None,
+    ) -> None:
         """Start watching the call whose handler runs this, once it has a session (a stream
         waiting for its config has a deadline of its own). `working`: whether the server is
-        busy producing for the call (not idle then)."""
-        self._working = working
+        busy producing for the call (not idle then); `writing`: whether the handler waits for
+        gRPC to write its last response; `abort`: ends the call with a status, for that case."""
+        self._working, self._writing, self._abort = working, writing, abort
         self.touch()
         if self._seconds:
             handler = asyncio.current_task()
@@ -55,8 +67,20 @@ class Watchdog:
             "send text, or half-close the stream when done (server setting "
             "--idle-timeout-seconds)"
         )
+        if self._writing() and self._abort is not None:
+            # The status follows the responses queued before it: a client that reads again
+            # gets them and this error, rather than waiting out its own deadline.
+            self._status = asyncio.ensure_future(self._abort(self.error))
+            self._status.add_done_callback(_raised)
         handler.cancel()
 
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
+
+
+def _raised(future: asyncio.Future[Any]) -> None:
+    """Take the abort's exception (it always raises: the status was sent, or the call had
+    already ended), so that asyncio does not log it as never retrieved."""
+    if not future.cancelled():
+        future.exception()

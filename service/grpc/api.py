@@ -261,13 +261,19 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         call = _Call(Watchdog(self._idle_timeout))
         try:
             session = await start(call)
-            call.watchdog.watch(lambda: session.working)
+            call.watchdog.watch(
+                lambda: session.working,
+                writing=lambda: call.writing,
+                abort=lambda error: abort(context, error),
+            )
             # Closed here, not whenever the garbage collector gets to it: its synthesis stops
             # as the call ends, however it ends.
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     calls.note(event)
+                    call.writing = True
                     yield respond(event)
+                    call.writing = False
                     call.watchdog.touch()
             if call.reader is not None and not call.reader.done():
                 # The server ended a stream its client holds open (a drain): the client half-
@@ -374,6 +380,8 @@ class _Call:
     """Set once the call is admitted (and so must leave)."""
     reader: asyncio.Task[None] | None = None
     """The task feeding a stream's requests to its session."""
+    writing: bool = False
+    """A response is in gRPC's hands: the handler waits at its yield while gRPC writes it."""
 
 
 def _address(peer: str) -> str:
