@@ -67,6 +67,18 @@ def server(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     srv.close()
 
 
+@pytest.fixture(scope="session")
+def kokoro_server(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerThread]:
+    """A server with both families, once every voice has loaded (ServerThread waits for
+    those loaded after SERVING too), shared by tests that do not change its settings."""
+    config = base_config(cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"))
+    srv = ServerThread(config)
+    yield srv
+    srv.close()
+
+
 @pytest.fixture
 def channel(server: ServerThread) -> Iterator[grpc.Channel]:
     with server.channel() as ch:

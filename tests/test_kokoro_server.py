@@ -25,18 +25,6 @@ from .whisper import judge
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def kokoro_server(
-    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerThread]:
-    """A server with both families, once every voice has loaded (ServerThread waits for
-    those loaded after SERVING too)."""
-    config = base_config(cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"))
-    srv = ServerThread(config)
-    yield srv
-    srv.close()
-
-
 @pytest.fixture
 def stub(kokoro_server: ServerThread) -> Iterator[tts_pb2_grpc.TextToSpeechServiceStub]:
     with kokoro_server.channel() as channel:

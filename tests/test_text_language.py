@@ -184,16 +184,6 @@ def test_blank_text_before_the_first_sentence_is_bounded(two_languages: ServerTh
 # -- with Mandarin and Japanese voices ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def kokoro_server(
-    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerThread]:
-    config = base_config(cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"))
-    srv = ServerThread(config)
-    yield srv
-    srv.close()
-
-
 @pytest.fixture
 def kstub(kokoro_server: ServerThread) -> Iterator[tts_pb2_grpc.TextToSpeechServiceStub]:
     with kokoro_server.channel() as channel:
