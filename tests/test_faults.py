@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import queue
 import shutil
@@ -15,6 +16,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -179,13 +181,21 @@ def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
     assert kinds(rest)[-1] == "summary"
 
 
-def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
+def test_stalled_reader_is_closed_as_idle(
+    idle_server: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
     """A client that stops reading does not hold its slot forever, and when it reads again it
     gets the audio already queued and then the idle status: not a wait for its own deadline.
     Bug: the watchdog cancelled the handler while gRPC's own write waited on the client, and
-    gRPC ended the call with no status at all (the client hung until its deadline)."""
+    gRPC ended the call with no status at all (the client hung until its deadline). Its log
+    line says how much audio it was given."""
+    caplog.set_level(logging.INFO, logger="voxlite.access")
     with grpc.insecure_channel(idle_server.address, options=SMALL_WINDOW) as channel:
-        stalled = Duplex(tts_pb2_grpc.TextToSpeechServiceStub(channel), timeout=60)
+        stalled = Duplex(
+            tts_pb2_grpc.TextToSpeechServiceStub(channel),
+            timeout=60,
+            metadata=[("x-request-id", "stalled-1")],
+        )
         stalled.config(audio=PCM48)
         stalled.send(text=LONG_TEXT)
         stalled.send(flush=pb.Flush(id=1))
@@ -197,6 +207,16 @@ def test_stalled_reader_is_closed_as_idle(idle_server: ServerThread) -> None:
         assert "idle for 1 s" in info.value.details()
         assert "Stream removed" not in info.value.details()
         stalled.close()
+    sent = sum(r.audio.duration_ms for r in stalled.received if r.WhichOneof("response") == "audio")
+
+    def lines() -> list[dict[str, Any]]:
+        access = [r.__dict__["fields"] for r in caplog.records if r.name == "voxlite.access"]
+        return [f for f in access if f["request_id"] == "stalled-1"]
+
+    wait_until(lambda: bool(lines()))
+    [line] = lines()
+    assert line["code"] == "DEADLINE_EXCEEDED"
+    assert line["audio_seconds"] >= sent / 1000 > 0
 
 
 # -- a million pieces ---------------------------------------------------------------------------

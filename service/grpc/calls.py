@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 
-from ..call.events import FormatEvent, SummaryEvent
+from ..call.events import AudioEvent, FormatEvent, SummaryEvent
 from ..ops.logs import ACCESS_LOG, serving
 from ..ops.metrics import Metrics
 from .security import Continuation
@@ -44,6 +44,9 @@ class CallRecord:
     started: float = field(default_factory=time.monotonic)
     voice: str | None = None
     summary: SummaryEvent | None = None
+    audio_ms: float = 0.0
+    """The audio handed to gRPC so far: what the log line says of a call cut before its
+    summary (a drain, a deadline, an idle stream)."""
     ended: bool = False
     reached: bool = False
     """The handler had its request: a unary request arrived, or a stream's first message was
@@ -56,11 +59,14 @@ _CURRENT: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
 
 
 def note(event: object) -> None:
-    """Remember the voice (from the format event) and the summary for the call's log line."""
+    """Remember the voice (from the format event), the audio and the summary for the call's
+    log line."""
     record = _CURRENT.get()
     if record is None:
         return
-    if isinstance(event, FormatEvent):
+    if isinstance(event, AudioEvent):
+        record.audio_ms += event.duration_ms
+    elif isinstance(event, FormatEvent):
         record.voice = event.voice
     elif isinstance(event, SummaryEvent):
         record.summary = event
@@ -292,12 +298,13 @@ class CallObserver(grpc.aio.ServerInterceptor):
         code = context.final_code(error).name
         self._metrics.call_finished(record.method, code, record.summary)
         summary = record.summary
+        audio_ms = summary.audio_ms if summary else record.audio_ms or None
         fields = {
             "request_id": record.request_id,
             "method": record.method,
             "voice": record.voice,
             "code": code,
-            "audio_seconds": round(summary.audio_ms / 1000, 3) if summary else None,
+            "audio_seconds": round(audio_ms / 1000, 3) if audio_ms is not None else None,
             "ttfa_ms": round(summary.time_to_first_audio_ms, 1) if summary else None,
             "duration_ms": round((time.monotonic() - record.started) * 1000, 1),
             "peer": record.peer,
