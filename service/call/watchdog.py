@@ -15,9 +15,8 @@ class Watchdog:
     the server itself takes (a busy machine, a long window) is never the client's idleness.
 
     It cancels the handler's task, which is the only way to interrupt a write blocked on a
-    client that stopped reading; the handler then ends the call with `error`. A handler that
-    is an async generator waits for such a write in gRPC's code, not its own, and gRPC ends a
-    call cancelled there with no status: `abort` then sends it (see watch()).
+    client that stopped reading. The call ends with `error`: sent by `abort` (see watch())
+    where one is given, else by the handler.
     """
 
     def __init__(self, seconds: float | None) -> None:
@@ -27,10 +26,10 @@ class Watchdog:
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._working: Callable[[], bool] = lambda: False
-        self._writing: Callable[[], bool] = lambda: False
         self._abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._status: asyncio.Future[Any] | None = None
+        """abort()'s task, held here: the event loop holds its tasks only weakly."""
 
     def touch(self) -> None:
         self._last = self._loop.time()
@@ -39,14 +38,14 @@ class Watchdog:
         self,
         working: Callable[[], bool],
         *,
-        writing: Callable[[], bool] = lambda: False,
         abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None,
     ) -> None:
         """Start watching the call whose handler runs this, once it has a session (a stream
         waiting for its config has a deadline of its own). `working`: whether the server is
-        busy producing for the call (not idle then); `writing`: whether the handler waits for
-        gRPC to write its last response; `abort`: ends the call with a status, for that case."""
-        self._working, self._writing, self._abort = working, writing, abort
+        busy producing for the call (not idle then). `abort`: ends the call with a status, for
+        a handler that cannot: a gRPC async generator waits for its writes in gRPC's own code,
+        and gRPC ends a call cancelled there with no status."""
+        self._working, self._abort = working, abort
         self.touch()
         if self._seconds:
             handler = asyncio.current_task()
@@ -67,9 +66,9 @@ class Watchdog:
             "send text, or half-close the stream when done (server setting "
             "--idle-timeout-seconds)"
         )
-        if self._writing() and self._abort is not None:
-            # The status follows the responses queued before it: a client that reads again
-            # gets them and this error, rather than waiting out its own deadline.
+        if self._abort is not None:
+            # Started before the cancel, so it runs first. The status follows the responses
+            # already queued: a client that reads again gets them, then this error.
             self._status = asyncio.ensure_future(self._abort(self.error))
             self._status.add_done_callback(_raised)
         handler.cancel()

@@ -261,19 +261,13 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         call = _Call(Watchdog(self._idle_timeout))
         try:
             session = await start(call)
-            call.watchdog.watch(
-                lambda: session.working,
-                writing=lambda: call.writing,
-                abort=lambda error: abort(context, error),
-            )
+            call.watchdog.watch(lambda: session.working, abort=lambda e: abort(context, e))
             # Closed here, not whenever the garbage collector gets to it: its synthesis stops
             # as the call ends, however it ends.
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     calls.note(event)
-                    call.writing = True
                     yield respond(event)
-                    call.writing = False
                     call.watchdog.touch()
             if call.reader is not None and not call.reader.done():
                 # The server ended a stream its client holds open (a drain): the client half-
@@ -283,10 +277,6 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 await asyncio.wait([call.reader], timeout=HALF_CLOSE_WAIT)
         except VoxliteError as exc:
             await abort(context, exc)
-        except asyncio.CancelledError:
-            if call.watchdog.error is None:
-                raise
-            await abort(context, call.watchdog.error)
         finally:
             call.watchdog.stop()
             if call.reader is not None:
@@ -380,8 +370,6 @@ class _Call:
     """Set once the call is admitted (and so must leave)."""
     reader: asyncio.Task[None] | None = None
     """The task feeding a stream's requests to its session."""
-    writing: bool = False
-    """A response is in gRPC's hands: the handler waits at its yield while gRPC writes it."""
 
 
 def _address(peer: str) -> str:
