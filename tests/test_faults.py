@@ -156,6 +156,7 @@ def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) ->
             gate.put(None)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert "idle for 1 s" in info.value.details()
+    assert "send text, or half-close the stream" in info.value.details()  # it sent none
     assert "--idle-timeout-seconds" in info.value.details()
     wait_until(lambda: idle(idle_server))
 
@@ -205,6 +206,7 @@ def test_stalled_reader_is_closed_as_idle(
             stalled.rest()
         assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert "idle for 1 s" in info.value.details()
+        assert "read the audio as it arrives" in info.value.details()  # it read none
         assert "Stream removed" not in info.value.details()
         stalled.close()
     sent = sum(r.audio.duration_ms for r in stalled.received if r.WhichOneof("response") == "audio")

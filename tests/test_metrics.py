@@ -9,6 +9,7 @@ import socket
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -140,6 +141,45 @@ def test_active_streams_cancel_and_deadline_are_counted(observed: ServerThread) 
             )
         )
         assert value("voxlite_active_streams") == 0
+
+
+def test_a_stream_cut_by_a_barge_in_still_reports_its_first_audio(
+    observed: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A voice agent cancels its stream when the user speaks over it: that call never gets its
+    Summary, and its first audio still goes into its log line and the histogram (the figure
+    would otherwise leave out every interrupted reply)."""
+    caplog.set_level(logging.INFO, logger="voxlite.access")
+    registry = observed.server.metrics.registry
+
+    def value(name: str) -> float:
+        return registry.get_sample_value(name) or 0.0
+
+    ttfa_before = value("voxlite_time_to_first_audio_seconds_count")
+    rtf_before = value("voxlite_real_time_factor_count")
+    with (
+        Client(observed.address, metadata={"x-request-id": "barge-in-1"}) as client,
+        client.stream(timeout=60) as session,
+    ):
+        session.send(LONG_TEXT[:300])
+        session.flush()
+        first = next(event for event in session if isinstance(event, AudioChunk))
+        session.cancel()
+
+    def line() -> dict[str, Any] | None:
+        for r in caplog.records:
+            if r.name == "voxlite.access" and r.__dict__["fields"]["request_id"] == "barge-in-1":
+                return dict(r.__dict__["fields"])
+        return None
+
+    wait_until(lambda: line() is not None)
+    fields = line()
+    assert fields is not None
+    assert fields["code"] == "CANCELLED"
+    assert 0 < fields["ttfa_ms"] < fields["duration_ms"]
+    assert fields["audio_seconds"] >= first.duration_ms / 1000 - 0.0005  # logged to 1 ms
+    assert value("voxlite_time_to_first_audio_seconds_count") == ttfa_before + 1
+    assert value("voxlite_real_time_factor_count") == rtf_before  # a Summary's figure only
 
 
 def test_request_id_is_kept_or_made_and_sent_back(server: ServerThread) -> None:

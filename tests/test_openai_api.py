@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import re
 import signal
 import socket
@@ -522,11 +523,12 @@ def test_a_taken_http_port_says_so_in_one_line(cache_dir: Path, tmp_path: Path) 
 
 
 def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
-    cache_dir: Path, tmp_path: Path, sdk: Sdk
+    cache_dir: Path, tmp_path: Path, sdk: Sdk, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A reply whose client reads nothing more fills what the sockets hold, its session waits,
     and after --idle-timeout-seconds the server ends it (the slot back, the body cut) rather
-    than holding it for ever."""
+    than holding it for ever. Its log line says so, with the audio it was given."""
+    caplog.set_level(logging.INFO, logger="voxlite.access")
     srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0, idle_timeout_seconds=0.5))
     try:
         client = sdk(srv)
@@ -540,6 +542,14 @@ def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
             with pytest.raises(httpx2.RemoteProtocolError):
                 for _ in chunks:
                     pass
+        wait_until(lambda: any(r.name == "voxlite.access" for r in caplog.records))
+        [line] = [r for r in caplog.records if r.name == "voxlite.access"]
+        fields = line.__dict__["fields"]
+        assert fields["status"] == 408
+        assert "idle for 0.5 s" in line.getMessage()
+        assert "read the audio as it arrives" in line.getMessage()
+        assert fields["audio_seconds"] > 0
+        assert 0 < fields["ttfa_ms"] < fields["duration_ms"]
     finally:
         srv.close()
 

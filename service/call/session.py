@@ -150,10 +150,26 @@ class Session:
         return not self._waiting_for_text and not self.paused and not self.finished
 
     @property
+    def unread(self) -> bool:
+        """Output waits for the client to read it: audio is queued, or synthesis is paused or
+        over (and what remains is in the transport's hands) rather than waiting for text."""
+        return not self._waiting_for_text or self._out.queued_samples > 0
+
+    @property
     def spoken_seconds(self) -> float:
         """Audio sent to the client so far."""
         out = self._output
         return 0.0 if out is None else out.samples_sent / out.settings.sample_rate_hz
+
+    @property
+    def first_audio_ms(self) -> float | None:
+        """Milliseconds from the call's first text to its first audio event (the Summary's
+        time_to_first_audio_ms); None until both. Read too when a call is cut before its
+        Summary: a barge-in's cancel is the common end of a voice agent's stream."""
+        out, first_text = self._output, self._stats.first_text_at
+        if out is None or out.first_audio_at is None or first_text is None:
+            return None
+        return 1000.0 * (out.first_audio_at - first_text)
 
     @property
     def queued_seconds(self) -> float:
@@ -395,10 +411,6 @@ class Session:
                 close()
 
     def _summary(self, out: Output) -> SummaryEvent:
-        s = self._stats
         audio_ms = 1000.0 * out.samples_sent / out.settings.sample_rate_hz
-        ttfa = 0.0
-        if out.first_audio_at is not None and s.first_text_at is not None:
-            ttfa = 1000.0 * (out.first_audio_at - s.first_text_at)
         rtf = self._pacer.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
-        return SummaryEvent(audio_ms, s.segments, ttfa, rtf)
+        return SummaryEvent(audio_ms, self._stats.segments, self.first_audio_ms or 0.0, rtf)

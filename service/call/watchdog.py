@@ -26,6 +26,7 @@ class Watchdog:
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._working: Callable[[], bool] = lambda: False
+        self._unread: Callable[[], bool] = lambda: False
         self._abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._status: asyncio.Future[Any] | None = None
@@ -38,14 +39,16 @@ class Watchdog:
         self,
         working: Callable[[], bool],
         *,
+        unread: Callable[[], bool] = lambda: False,
         abort: Callable[[IdleTimeout], Awaitable[Any]] | None = None,
     ) -> None:
         """Start watching the call whose handler runs this, once it has a session (a stream
         waiting for its config has a deadline of its own). `working`: whether the server is
-        busy producing for the call (not idle then). `abort`: ends the call with a status, for
-        a handler that cannot: a gRPC async generator waits for its writes in gRPC's own code,
-        and gRPC ends a call cancelled there with no status."""
-        self._working, self._abort = working, abort
+        busy producing for the call (not idle then). `unread`: whether output waits for the
+        client to read it, which decides what the error tells the client to do. `abort`: ends
+        the call with a status, for a handler that cannot: a gRPC async generator waits for
+        its writes in gRPC's own code, and gRPC ends a call cancelled there with no status."""
+        self._working, self._unread, self._abort = working, unread, abort
         self.touch()
         if self._seconds:
             handler = asyncio.current_task()
@@ -61,10 +64,13 @@ class Watchdog:
             if remaining <= 0:
                 break
             await asyncio.sleep(remaining)
+        if self._unread():
+            fix = "read the audio as it arrives"
+        else:
+            fix = "send text, or half-close the stream when done"
         self.error = IdleTimeout(
             f"the stream was idle for {seconds:g} s (nothing received or sent) and was closed: "
-            "send text, or half-close the stream when done (server setting "
-            "--idle-timeout-seconds)"
+            f"{fix} (server setting --idle-timeout-seconds)"
         )
         if self._abort is not None:
             # Started before the cancel, so it runs first. The status follows the responses

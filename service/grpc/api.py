@@ -261,7 +261,12 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         call = _Call(Watchdog(self._idle_timeout))
         try:
             session = await start(call)
-            call.watchdog.watch(lambda: session.working, abort=lambda e: abort(context, e))
+            calls.note_session(session)
+            call.watchdog.watch(
+                lambda: session.working,
+                unread=lambda: session.unread,
+                abort=lambda e: abort(context, e),
+            )
             # Closed here, not whenever the garbage collector gets to it: its synthesis stops
             # as the call ends, however it ends.
             async with contextlib.aclosing(session.events()) as events:

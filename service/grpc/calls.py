@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -33,6 +33,11 @@ counted and summed up in one line when the window ends. A rapid-reset flood othe
 line per reset stream (bench/floods.py; docs/reliability.md#http2-floods)."""
 
 
+class _Spoken(Protocol):
+    @property
+    def first_audio_ms(self) -> float | None: ...
+
+
 @dataclass
 class CallRecord:
     request_id: str
@@ -47,6 +52,8 @@ class CallRecord:
     audio_ms: float = 0.0
     """The audio handed to gRPC so far: what the log line says of a call cut before its
     summary (a drain, a deadline, an idle stream)."""
+    session: _Spoken | None = None
+    """The call's session, once it has one (note_session)."""
     ended: bool = False
     reached: bool = False
     """The handler had its request: a unary request arrived, or a stream's first message was
@@ -70,6 +77,14 @@ def note(event: object) -> None:
         record.voice = event.voice
     elif isinstance(event, SummaryEvent):
         record.summary = event
+
+
+def note_session(session: _Spoken) -> None:
+    """The call's session: the log line and the metric take its time to first audio from it,
+    also when the call is cut before its summary (a barge-in's cancel)."""
+    record = _CURRENT.get()
+    if record is not None:
+        record.session = session
 
 
 def method_label(method: str) -> str:
@@ -296,7 +311,8 @@ class CallObserver(grpc.aio.ServerInterceptor):
             return
         record.ended = True
         code = context.final_code(error).name
-        self._metrics.call_finished(record.method, code, record.summary)
+        first_audio_ms = record.session.first_audio_ms if record.session else None
+        self._metrics.call_finished(record.method, code, record.summary, first_audio_ms)
         summary = record.summary
         audio_ms = summary.audio_ms if summary else record.audio_ms or None
         fields = {
@@ -305,7 +321,7 @@ class CallObserver(grpc.aio.ServerInterceptor):
             "voice": record.voice,
             "code": code,
             "audio_seconds": round(audio_ms / 1000, 3) if audio_ms is not None else None,
-            "ttfa_ms": round(summary.time_to_first_audio_ms, 1) if summary else None,
+            "ttfa_ms": round(first_audio_ms, 1) if first_audio_ms is not None else None,
             "duration_ms": round((time.monotonic() - record.started) * 1000, 1),
             "peer": record.peer,
         }

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from ..call.events import AudioEvent, FormatEvent, SummaryEvent
+from ..call.events import AudioEvent, FormatEvent
 from ..call.opening import SessionOpener, segments_of
 from ..call.session import Session
 from ..call.textlang import text_language
@@ -271,6 +271,7 @@ class SpeechHTTP:
     ) -> web.StreamResponse:
         """The session's audio as the body, written as it comes: the status and headers go
         with the first audio, so that any refusal before it is still a JSON error."""
+        log.session = session
         fmt: Format = speech.format
         body = fmt.body()
         response: web.StreamResponse | None = None
@@ -291,16 +292,13 @@ class SpeechHTTP:
         try:
             session.push_text(speech.input)
             session.end()
-            watchdog.watch(lambda: session.working)
+            watchdog.watch(lambda: session.working, unread=lambda: session.unread)
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     if isinstance(event, FormatEvent):
                         log.voice = event.voice
-                    elif isinstance(event, AudioEvent):
-                        if data := body.encode(event.data):
-                            await send(data)
-                    elif isinstance(event, SummaryEvent):
-                        log.audio_seconds = event.audio_ms / 1000
+                    elif isinstance(event, AudioEvent) and (data := body.encode(event.data)):
+                        await send(data)
                     watchdog.touch()
             done = await send(body.finish())
             await done.write_eof()
@@ -420,17 +418,23 @@ class _Access:
     started: float
     voice: str | None = None
     status: int = 500
-    audio_seconds: float | None = None
+    session: Session | None = None
+    """Once the request has one: its audio and first audio, also for a body cut part way."""
     cut: str | None = None
 
     def write(self) -> None:
         if not ACCESS_LOG.isEnabledFor(logging.INFO):
             return
+        spoken, first_audio_ms = None, None
+        if self.session is not None:
+            spoken = self.session.spoken_seconds or None  # "-" when it sent none, as gRPC's
+            first_audio_ms = self.session.first_audio_ms
         fields = {
             "method": "POST /v1/audio/speech",
             "voice": self.voice,
             "status": self.status,
-            "audio_seconds": None if self.audio_seconds is None else round(self.audio_seconds, 3),
+            "audio_seconds": None if spoken is None else round(spoken, 3),
+            "ttfa_ms": None if first_audio_ms is None else round(first_audio_ms, 1),
             "duration_ms": round((time.monotonic() - self.started) * 1000, 1),
             "peer": self.peer,
         }

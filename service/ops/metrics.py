@@ -25,9 +25,6 @@ class CallSummary(Protocol):
     def audio_ms(self) -> float: ...
 
     @property
-    def time_to_first_audio_ms(self) -> float: ...
-
-    @property
     def real_time_factor(self) -> float: ...
 
 
@@ -62,7 +59,8 @@ class Metrics:
         self._active = Gauge("voxlite_active_streams", "Synthesis calls in progress.", registry=r)
         self._ttfa = Histogram(
             "voxlite_time_to_first_audio_seconds",
-            "From the start of synthesis to the first audio chunk, per call (the Summary's).",
+            "From a call's first text to its first audio chunk, per call that sent audio, cut "
+            "ones included.",
             buckets=_TTFA_BUCKETS,
             registry=r,
         )
@@ -113,14 +111,22 @@ class Metrics:
         if method in SYNTHESIS_METHODS:
             self._active.inc()
 
-    def call_finished(self, method: str, code: str, summary: CallSummary | None) -> None:
+    def call_finished(
+        self,
+        method: str,
+        code: str,
+        summary: CallSummary | None,
+        first_audio_ms: float | None = None,
+    ) -> None:
         """`code` is the status code's name ("OK", "NOT_FOUND"); `summary` the call's last
-        SummaryEvent, if it got that far."""
+        SummaryEvent, if it got that far; `first_audio_ms` its time to first audio, if it sent
+        any (a call cut before its summary has one too)."""
         self._calls.labels(method=method, code=code).inc()
         if method in SYNTHESIS_METHODS:
             self._active.dec()
+        if first_audio_ms is not None:
+            self._ttfa.observe(first_audio_ms / 1000.0)
         if summary is not None and summary.audio_ms > 0:
-            self._ttfa.observe(summary.time_to_first_audio_ms / 1000.0)
             self._rtf.observe(summary.real_time_factor)
 
     def queue_wait(self, seconds: float) -> None:
