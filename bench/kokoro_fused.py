@@ -5,10 +5,20 @@ decoder without them, its input features moved by one part in a million (an inau
 which moves 8-bit codes as the fused operators do).
 
     python -m bench.kokoro_fused [--quick] [--json out.json]
+    python -m bench.kokoro_fused --profile   # where the fused decoder's time goes on this CPU
+
+`--profile` times the server's decoder alone on the seeds' Mandarin sentences (bench.seeds)
+in onnxruntime's profiler: each operator's share of the time, and how many 8-bit
+multiply-adds the matrix products do a second of audio and at what rate. Those products are
+work no operator fusion removes: their rate against the CPU's 8-bit peak says how much
+faster the decoder can still get on it.
 """
 
 from __future__ import annotations
 
+import collections
+import json
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -28,6 +38,7 @@ from tests.whisper import judge
 from . import _common
 from .kokoro_chunks import dnsmos, reference
 from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .seeds import SENTENCES
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
@@ -87,9 +98,78 @@ def seconds_per_audio_second(session: ort.InferenceSession, encoded: Sequence[En
     return (time.perf_counter() - start) / (sum(e.frames for e in encoded) * 600 / SAMPLE_RATE)
 
 
+def profile(family: KokoroFamily, rounds: int) -> dict[str, Any]:
+    """The fused decoder (one thread, the server's) in onnxruntime's profiler over the seeds'
+    sentences: each operator type's share of the time, and the 8-bit products' work a second
+    of audio and rate."""
+    assert family.fused_ops is not None
+    voice = family.load({s.name: s for s in family.sources(None)}["zf_xiaoxiao"])
+    encoded = [
+        voice.encode(piece, KokoroParams(1.0)) for text in SENTENCES for piece in voice.pieces(text)
+    ]
+    options = OrtSettings().session_options(1)
+    options.register_custom_ops_library(str(family.fused_ops))
+    options.enable_profiling = True
+    with tempfile.TemporaryDirectory() as folder:
+        options.profile_file_prefix = f"{folder}/decoder"
+        session = ort.InferenceSession(
+            SplitCache(_common.cache_dir()).load(matmul_convs=True, fused=True).decoder,
+            options,
+            providers=["CPUExecutionProvider"],
+        )
+        speed = seconds_per_audio_second(session, encoded * rounds)
+        with open(session.end_profiling()) as f:
+            events = json.load(f)
+    audio = rounds * sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
+    spent: collections.Counter[str] = collections.Counter()
+    macs = 0
+    for event in events:
+        if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
+            continue
+        op, shapes = event["args"]["op_name"], event["args"]
+        spent[op] += event["dur"]
+        if op == "MatMulInteger":  # rows x depth, by the output's columns
+            (rows_by_depth,) = shapes["input_type_shape"][0].values()
+            (out,) = shapes["output_type_shape"][0].values()
+            macs += int(np.prod(rows_by_depth)) * out[-1]
+    total = sum(spent.values())
+    products = spent["MatMulInteger"] / 1e6
+    return {
+        "pieces": len(encoded),
+        "seconds_per_audio_second": speed,
+        "share": {op: us / total for op, us in spent.most_common()},
+        "product_gmac_per_audio_second": macs / 1e9 / audio,
+        "product_seconds_per_audio_second": products / audio,
+        "product_gops": 2 * macs / 1e9 / products,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language, two noise draws")
+    p.add_argument(
+        "--profile", action="store_true", help="only where the fused decoder's time goes"
+    )
     args = p.parse_args(argv)
+    if args.profile:
+        family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
+        if family.fused_ops is None:
+            raise SystemExit("this CPU or install runs Kokoro's decoder without fused operators")
+        found = profile(family, 1 if args.quick else 3)
+        print(
+            _common.table(
+                f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' "
+                f"sentences, {found['seconds_per_audio_second']:.3f} s per audio s",
+                ["operator", "share of the time"],
+                [[op, f"{share:.1%}"] for op, share in list(found["share"].items())[:8]],
+            )
+        )
+        print(
+            f"8-bit matrix products: {found['product_gmac_per_audio_second']:.1f} billion "
+            f"multiply-adds and {found['product_seconds_per_audio_second']:.3f} s per audio s, "
+            f"{found['product_gops']:.0f} billion operations/s"
+        )
+        _common.write_json(args.json, {"benchmark": "kokoro_fused --profile", **found})
+        return
     draws = 2 if args.quick else 4
     count = 3 if args.quick else None
     plain_family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=False)
