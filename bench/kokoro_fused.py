@@ -126,11 +126,12 @@ def profile(family: KokoroFamily, rounds: int) -> dict[str, Any]:
     for event in events:
         if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
             continue
-        op, shapes = event["args"]["op_name"], event["args"]
+        args = event["args"]
+        op = args["op_name"]
         spent[op] += event["dur"]
         if op == "MatMulInteger":  # rows x depth, by the output's columns
-            (rows_by_depth,) = shapes["input_type_shape"][0].values()
-            (out,) = shapes["output_type_shape"][0].values()
+            (rows_by_depth,) = args["input_type_shape"][0].values()
+            (out,) = args["output_type_shape"][0].values()
             macs += int(np.prod(rows_by_depth)) * out[-1]
     total = sum(spent.values())
     products = spent["MatMulInteger"] / 1e6

@@ -297,8 +297,10 @@ class SpeechHTTP:
                 async for event in events:
                     if isinstance(event, FormatEvent):
                         log.voice = event.voice
-                    elif isinstance(event, AudioEvent) and (data := body.encode(event.data)):
-                        await send(data)
+                    elif isinstance(event, AudioEvent):
+                        log.audio_ms += event.duration_ms
+                        if data := body.encode(event.data):
+                            await send(data)
                     watchdog.touch()
             done = await send(body.finish())
             await done.write_eof()
@@ -418,22 +420,22 @@ class _Access:
     started: float
     voice: str | None = None
     status: int = 500
+    audio_ms: float = 0.0
+    """The audio handed to the body so far, also for a body cut part way."""
     session: Session | None = None
-    """Once the request has one: its audio and first audio, also for a body cut part way."""
+    """Once the request has one: its first audio's time."""
     cut: str | None = None
 
     def write(self) -> None:
         if not ACCESS_LOG.isEnabledFor(logging.INFO):
             return
-        spoken, first_audio_ms = None, None
-        if self.session is not None:
-            spoken = self.session.spoken_seconds or None  # "-" when it sent none, as gRPC's
-            first_audio_ms = self.session.first_audio_ms
+        first_audio_ms = self.session.first_audio_ms if self.session is not None else None
         fields = {
             "method": "POST /v1/audio/speech",
             "voice": self.voice,
             "status": self.status,
-            "audio_seconds": None if spoken is None else round(spoken, 3),
+            # "-" when it sent none, as gRPC's line
+            "audio_seconds": round(self.audio_ms / 1000, 3) if self.audio_ms else None,
             "ttfa_ms": None if first_audio_ms is None else round(first_audio_ms, 1),
             "duration_ms": round((time.monotonic() - self.started) * 1000, 1),
             "peer": self.peer,
