@@ -6,12 +6,18 @@ which moves 8-bit codes as the fused operators do).
 
     python -m bench.kokoro_fused [--quick] [--json out.json]
     python -m bench.kokoro_fused --profile   # where the fused decoder's time goes on this CPU
+    python -m bench.kokoro_fused --sums      # what the residual blocks' fused sums save
 
 `--profile` times the server's decoder alone on the seeds' Mandarin sentences (bench.seeds)
 in onnxruntime's profiler: each operator's share of the time, and how many 8-bit
 multiply-adds the matrix products do a second of audio and at what rate. Those products are
 work no operator fusion removes: their rate against the CPU's 8-bit peak says how much
 faster the decoder can still get on it.
+
+`--sums` times the server's decoder against the same without the ResidualSum operators (each
+residual block's closing sum left to onnxruntime's Transpose, Add, Cast, Mul and Add), piece by
+piece in turn so that the host's drift falls on both, and gives the largest difference between
+their audio.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import numpy as np
 import onnxruntime as ort
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, Encoded
-from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache
+from voxlite.service.engines.kokoro.graph import ASR, ENERGY, F0, PHASE, SplitCache, fused_form
 from voxlite.service.engines.kokoro.voice import KokoroParams, KokoroVoice
 from voxlite.service.engines.runtime import OrtSettings
 
@@ -145,12 +151,76 @@ def profile(family: KokoroFamily, rounds: int) -> dict[str, Any]:
     }
 
 
+def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
+    """The server's fused decoder against the same without the residual blocks' fused sums,
+    one thread, over the seeds' sentences: each piece decoded by one then the other (the order
+    alternating), `rounds` times."""
+    assert family.fused_ops is not None
+    voice = family.load({s.name: s for s in family.sources(None)}["zf_xiaoxiao"])
+    encoded = [
+        voice.encode(piece, KokoroParams(1.0)) for text in SENTENCES for piece in voice.pieces(text)
+    ]
+    cache = SplitCache(_common.cache_dir())
+    forms = {
+        "with": cache.load(matmul_convs=True, fused=True).decoder,
+        "without": fused_form(cache.load(matmul_convs=True).decoder, sums=False),
+    }
+    options = OrtSettings().session_options(1)
+    options.register_custom_ops_library(str(family.fused_ops))
+    sessions = {
+        name: ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        for name, graph in forms.items()
+    }
+    spent = dict.fromkeys(sessions, 0.0)
+    differs = 0.0
+    for r in range(rounds):
+        for i, enc in enumerate(encoded):
+            feed = {ASR: enc.asr, F0: enc.f0, ENERGY: enc.energy, PHASE: enc.phase,
+                    "style": enc.style}  # fmt: skip
+            audio = {}
+            for name in sorted(sessions, reverse=(r + i) % 2 == 1):
+                start = time.perf_counter()
+                audio[name] = sessions[name].run(["audio"], feed)[0]
+                spent[name] += time.perf_counter() - start
+            differs = max(differs, float(np.abs(audio["with"] - audio["without"]).max()))
+    seconds = rounds * sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
+    return {
+        "pieces": len(encoded),
+        "rounds": rounds,
+        "seconds_per_audio_second": {k: v / seconds for k, v in spent.items()},
+        "largest_audio_difference": differs,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language, two noise draws")
     p.add_argument(
         "--profile", action="store_true", help="only where the fused decoder's time goes"
     )
+    p.add_argument(
+        "--sums", action="store_true", help="only what the residual blocks' fused sums save"
+    )
     args = p.parse_args(argv)
+    if args.sums:
+        family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
+        if family.fused_ops is None:
+            raise SystemExit("this CPU or install runs Kokoro's decoder without fused operators")
+        found = sums(family, 2 if args.quick else 6)
+        speed = found["seconds_per_audio_second"]
+        print(
+            _common.table(
+                f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' sentences "
+                f"x {found['rounds']}, alternated",
+                ["residual blocks' closing sums", "s per audio s", "x without"],
+                [
+                    [f"{k} ResidualSum", f"{v:.3f}", f"{v / speed['without']:.3f}"]
+                    for k, v in speed.items()
+                ],
+            )
+        )
+        print(f"largest difference between the two audios: {found['largest_audio_difference']:.1e}")
+        _common.write_json(args.json, {"benchmark": "kokoro_fused --sums", **found})
+        return
     if args.profile:
         family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
         if family.fused_ops is None:

@@ -117,7 +117,9 @@ def test_the_fused_operator_quantizes_as_the_exported_operators_do(
 ) -> None:
     model = _snake_graph(channels, source)
     fused, counts = fuse_snakes(model)
-    assert counts == {kind: int(kind == source) for kind in ("float", "product", "residual")}
+    assert counts == {kind: int(kind == source) for kind in ("float", "product", "residual")} | {
+        "sum": 0
+    }
     op = {"float": "AdaSnakeQuant", "product": "AdaSnakeQuantLast"}
     assert [n.op_type for n in onnx.load_from_string(fused).graph.node] == (
         [op[source]]
@@ -158,6 +160,54 @@ def test_the_fused_operator_quantizes_as_the_exported_operators_do(
         np.testing.assert_array_equal(got[0], expected[0])
 
 
+def _block_end(model: bytes, channels: int) -> bytes:
+    """The residual run of _snake_graph, and then its sum plus a second product, dequantized as
+    the first, as the generator's residual blocks end: the sum no norm follows."""
+    n = helper.make_node
+    loaded = onnx.load_from_string(model)
+    graph = loaded.graph
+    graph.node.extend([
+        n("MatMulInteger", ["rows", "weights_end", "rows_zero", "weights_zero"], ["product_end"]),
+        n("Transpose", ["product_end"], ["channels_end"], perm=[1, 0]),
+        n("Unsqueeze", ["channels_end", "axis0"], ["conv_end"]),
+        n("Add", ["conv_end", "bias"], ["biased_end"]),
+        n("Cast", ["biased_end"], ["floats_end"], to=TensorProto.FLOAT),
+        n("Mul", ["floats_end", "pscale"], ["out_end"]),
+        n("Add", ["x", "out_end"], ["x_end"]),
+    ])  # fmt: skip
+    weights = np.random.default_rng(channels + 1).integers(-128, 128, (24, channels), np.int8)
+    graph.initializer.append(numpy_helper.from_array(weights, "weights_end"))
+    graph.output.append(helper.make_tensor_value_info("x_end", TensorProto.FLOAT, None))
+    return loaded.SerializeToString()
+
+
+@pytest.mark.parametrize(("channels", "steps"), [(5, 1), (13, 37), (128, 700)])
+def test_a_residual_block_ending_in_a_sum_is_one_operator(channels: int, steps: int) -> None:
+    model = _block_end(_snake_graph(channels, "residual"), channels)
+    fused, counts = fuse_snakes(model)
+    assert counts == {"float": 0, "product": 0, "residual": 1, "sum": 1}
+    ops = sorted(n.op_type for n in onnx.load_from_string(fused).graph.node)
+    assert ops == ["AdaSnakeQuantResidual", "MatMulInteger", "MatMulInteger", "ResidualSum"]
+    # Asked for none (bench.kokoro_fused --sums times both forms), the sum stays as exported.
+    left, counted = fuse_snakes(model, sums=False)
+    assert counted["sum"] == 0
+    assert "ResidualSum" not in {n.op_type for n in onnx.load_from_string(left).graph.node}
+    rng = np.random.default_rng(steps)
+    feed = {
+        "gain": (1 + 0.3 * rng.standard_normal((1, channels, 1))).astype(np.float32),
+        "beta": (0.3 * rng.standard_normal((1, channels, 1))).astype(np.float32),
+        "rows": rng.integers(0, 256, (steps, 24), dtype=np.uint8),
+        "bias": rng.integers(-500, 500, (1, channels, 1), dtype=np.int32),
+        "pscale": np.array(3e-5, np.float32),
+        "x_old": (rng.standard_normal((1, channels, steps)) * 3 + 1).astype(np.float32),
+    }
+    expected = _session(model, fused=False).run(["x_end"], feed)[0]
+    got = _session(fused, fused=True).run(["x_end"], feed)[0]
+    assert got.shape == expected.shape == (1, channels, steps)
+    # The same sums, up to the last bit where the operator fuses a multiply and an add.
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
 exact = pytest.mark.skipif(
     not exact_int8_products(),
     reason="this CPU keeps the exported graph, which the fused operators do not apply to",
@@ -191,6 +241,8 @@ def test_the_real_decoder_is_rewritten_and_speaks_the_same(cache_dir: Path) -> N
     assert ops.count("AdaSnakeQuantLast") == 24
     assert ops.count("AdaSnakeQuantResidual") == 16
     assert ops.count("AdaSnakeQuant") == 8
+    # The generator's six residual blocks and two noise blocks end in a ResidualSum each.
+    assert ops.count("ResidualSum") == 8
     assert ops.count("Sin") == before.count("Sin") - 48
     # The 65 rewritten convolutions take their rows from fused_ops.c's Im2Col, not a Gather.
     assert ops.count("Im2Col") == 65

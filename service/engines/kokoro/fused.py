@@ -8,7 +8,8 @@ They, not the products, are most of the decoder's time. `fuse_snakes` rewrites e
 as one operator of fused_ops.c, a native library built at install (pyproject.toml); where the
 run starts at a product (a convolution's output, alone or added to a residual block's input)
 the operator reads the int32 product itself, so the transpose, dequantization and sum before
-the norm go too.
+the norm go too. A residual block's closing sum that no norm follows (the generator's blocks end
+so) is one operator as well, ResidualSum.
 
 The audio is not bit-identical: the operator rounds differently (its own sine, its own order of
 sums), which moves a few 8-bit codes, and the decoder carries those moves on. The quality judge
@@ -212,10 +213,11 @@ _OPS = {
 }
 
 
-def fuse_snakes(model_bytes: bytes) -> tuple[bytes, dict[str, int]]:
+def fuse_snakes(model_bytes: bytes, *, sums: bool = True) -> tuple[bytes, dict[str, int]]:
     """The decoder (convolutions already as matrix products, convs.py) with each norm-style-
     Snake-quantize run as one operator, and how many runs started at a float tensor, at a
-    product, and at a product added to a residual."""
+    product, and at a product added to a residual; then each product added to such a sum with
+    no run after it (a ResidualSum, unless not `sums`), and how many ("sum")."""
     import onnx  # imported only to rewrite, as the split does
     from onnx import helper
 
@@ -246,6 +248,23 @@ def fuse_snakes(model_bytes: bytes) -> tuple[bytes, dict[str, int]]:
         counts[kind] += 1
         replaced[id(node)] = fused
         dropped.add(id(snake.transpose))
+    # A residual block whose sum no norm follows (the generator's blocks end so: their outputs
+    # are averaged) adds its last product to the sum a residual operator above made.
+    block_sums = {n.output[0] for n in replaced.values() if n.op_type == _OPS["residual"]}
+    counts["sum"] = 0
+    for node in graph.node:
+        if not sums or node.op_type != "Add" or id(node) in dropped:
+            continue
+        for a, b in ((0, 1), (1, 0)):
+            product = found.dequantized(node.input[a])
+            if node.input[b] in block_sums and product and len(found.consumers[node.input[a]]) == 1:
+                fused = helper.make_node(
+                    "ResidualSum", [*product, node.input[b]], [node.output[0]], domain=DOMAIN
+                )
+                fused.name = f"{node.output[0]}/sum"  # unique, as output names are
+                counts["sum"] += 1
+                replaced[id(node)] = fused
+                break
     nodes = [replaced.get(id(n), n) for n in graph.node if id(n) not in dropped]
     # The replaced operators, now read by nothing, go (graph outputs stay).
     wanted = {o.name for o in graph.output}

@@ -21,8 +21,13 @@
           zero point where that falls in the padding
 
    in place of onnxruntime's Gather of the padded input, which copies row by row through its
-   general indexing (convs.py builds that form). docs/kokoro.md, "Decoder forms", has what it saves and
-   how the audio was judged (`python -m bench.kokoro_fused`). */
+   general indexing (convs.py builds that form). The generator's residual blocks end with a sum
+   that no norm follows (the blocks' outputs are averaged); it is an operator of its own:
+
+     ResidualSum(product, bias, product_scale, x_old [1, C, T]) -> x_old + the product [1, C, T]
+
+   docs/kokoro.md, "Decoder forms", has what each saves and how the audio was judged
+   (`python -m bench.kokoro_fused`). */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -395,6 +400,31 @@ static void compute_last(void *kernel, void *context) {
                          zero);
 }
 
+/* The output x_new [1, C, T] of a ResidualSum or AdaSnakeQuantResidual. */
+static float *sum_output(void *context, int64_t C, int64_t T) {
+    const int64_t dims[3] = {1, C, T};
+    void *value = NULL, *data = NULL;
+    if (!ok(CALL(KERNEL_CONTEXT_GET_OUTPUT, get_output_fn, context, 0, dims, 3, &value)) ||
+        !value || !ok(CALL(GET_TENSOR_MUTABLE_DATA, data_fn, value, &data)))
+        return NULL;
+    return data;
+}
+
+static void compute_sum(void *kernel, void *context) {
+    (void)kernel;
+    int64_t d[8], biases, olds;
+    const int32_t *product = input(context, 0, NULL, d);
+    const int32_t *bias = input(context, 1, &biases, NULL);
+    const float *pscale = input(context, 2, NULL, NULL), *x_old = input(context, 3, &olds, NULL);
+    if (!product || !bias || !pscale || !x_old) return;
+    int64_t T = d[0], C = d[1];
+    /* fused.py puts the operator only where x_old is another block's [1, C, T] sum; left
+       without an output, onnxruntime fails the run rather than read past x_old. */
+    if (olds != T * C) return;
+    float *x_new = sum_output(context, C, T);
+    if (x_new) residual_sum(product, T, C, bias, biases, *pscale, x_old, x_new);
+}
+
 static void compute_residual(void *kernel, void *context) {
     (void)kernel;
     int64_t d[8], biases, gains, betas;
@@ -404,16 +434,12 @@ static void compute_residual(void *kernel, void *context) {
     const float *gain = input(context, 4, &gains, NULL), *beta = input(context, 5, &betas, NULL);
     const float *alpha = input(context, 6, NULL, NULL), *inv_alpha = input(context, 7, NULL, NULL);
     const float *eps = input(context, 8, NULL, NULL);
-    void *x_value = NULL, *x_new = NULL, *q, *scale, *zero;
+    void *q, *scale, *zero;
     if (!product || !bias || !pscale || !x_old || !gain || !beta || !alpha || !inv_alpha || !eps)
         return;
     int64_t T = d[0], C = d[1];
-    const int64_t dims[3] = {1, C, T};
-    float *z = scratch_of((size_t)(C * T));
-    if (!z || !ok(CALL(KERNEL_CONTEXT_GET_OUTPUT, get_output_fn, context, 0, dims, 3, &x_value)) ||
-        !x_value || !ok(CALL(GET_TENSOR_MUTABLE_DATA, data_fn, x_value, &x_new)) ||
-        !outputs(context, 1, T, C, &q, &scale, &zero))
-        return;
+    float *z = scratch_of((size_t)(C * T)), *x_new = z ? sum_output(context, C, T) : NULL;
+    if (!x_new || !outputs(context, 1, T, C, &q, &scale, &zero)) return;
     residual_sum(product, T, C, bias, biases, *pscale, x_old, x_new);
     ada_snake_quant(x_new, C, T, gain, gains, beta, betas, alpha, inv_alpha, *eps, z, q, scale,
                     zero);
@@ -521,6 +547,16 @@ static size_t four(const Op *op) {
     return 4;
 }
 
+static const char *sum_name(const Op *op) {
+    (void)op;
+    return "ResidualSum";
+}
+static int float_output(const Op *op, size_t index) {
+    (void)op;
+    (void)index;
+    return TYPE_FLOAT;
+}
+
 static const char *im2col_name(const Op *op) {
     (void)op;
     return "Im2Col";
@@ -550,6 +586,8 @@ static const Op last_op = {1, create_kernel, last_name, cpu, last_input_type, la
 static const Op residual_op = {1, create_kernel, residual_name, cpu, residual_input_type,
                                residual_inputs, residual_output_type, four, compute_residual,
                                destroy, required, required};
+static const Op sum_op = {1, create_kernel, sum_name, cpu, residual_input_type, four,
+                          float_output, one, compute_sum, destroy, required, required};
 static const Op im2col_op = {1, create_kernel, im2col_name, cpu, im2col_input_type, im2col_inputs,
                              im2col_output_type, one, compute_im2col, destroy, required, required};
 
@@ -569,6 +607,8 @@ __attribute__((visibility("default"))) Status *RegisterCustomOps(void *options, 
     status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &last_op);
     if (status) return status;
     status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &residual_op);
+    if (status) return status;
+    status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &sum_op);
     if (status) return status;
     status = CALL(CUSTOM_OP_DOMAIN_ADD, domain_add_fn, domain, &im2col_op);
     if (status) return status;

@@ -29,7 +29,7 @@ PHASE = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 frame depends on every frame before it. Cut out of the decoder, it is computed once per piece
 (the source part) so that the decoder can run on windows with the phase carried across them."""
 # Bump when the split's output changes, so stale cache entries are not reused.
-_SPLIT_VERSION = 5
+_SPLIT_VERSION = 6
 _FILES = ("encoder", "source", "decoder")
 
 
@@ -116,14 +116,20 @@ class SplitCache:
                 decoder=convs_as_matmuls(graph.decoder, im2col_op=fused)[0],
             )
         if fused:
-            from .convs import upsamplers_as_matmuls
-            from .fused import fuse_snakes
-            from .stft import stft_as_conv
-
-            # The STFT's and the upsamplers' rewrites are judged with the fused operators
-            # (bench.kokoro_fused), so they come with them.
-            decoder = fuse_snakes(graph.decoder)[0]
-            decoder = upsamplers_as_matmuls(stft_as_conv(decoder)[0])[0]
-            graph = replace(graph, decoder=decoder)
+            graph = replace(graph, decoder=fused_form(graph.decoder))
         self._entries.write(key, {}, {f".{name}.onnx": getattr(graph, name) for name in _FILES})
         return graph
+
+
+def fused_form(decoder: bytes, *, sums: bool = True) -> bytes:
+    """The decoder with its convolutions as matrix products (convs.py) in the fused form: the
+    fused operators (fused.py; `sums`: the residual blocks' closing sums too), the STFT as a
+    convolution (stft.py) and the upsamplers as 8-bit products (convs.py). The STFT's and the
+    upsamplers' rewrites are judged with the fused operators (bench.kokoro_fused), so they
+    come with them."""
+    from .convs import upsamplers_as_matmuls  # onnx is imported only to rewrite
+    from .fused import fuse_snakes
+    from .stft import stft_as_conv
+
+    decoder = fuse_snakes(decoder, sums=sums)[0]
+    return upsamplers_as_matmuls(stft_as_conv(decoder)[0])[0]
