@@ -10,6 +10,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ BACKOFF = (0.5, 1.5)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 ENCODINGS = [pb.AUDIO_ENCODING_OGG_OPUS, pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW]
 GROWTH_MB = 25.0
-"""Resident memory may vary this much (allocator noise) between the start and the end of the
-measured part without counting as growth."""
+"""Resident memory less the phrase cache's audio may vary this much (allocator noise) between
+the start and the end of the measured part without counting as growth."""
 
 
 @dataclass
@@ -45,6 +46,13 @@ class Sample:
     rss_mb: float
     fds: int
     threads: int
+    cache_mb: float = 0.0
+    """The phrase cache's audio (its metric): it fills towards its bound (32 MiB by default)
+    through a soak, as fast as the host makes new phrases, which is no leak."""
+
+    @property
+    def judged_mb(self) -> float:
+        return self.rss_mb - self.cache_mb
 
 
 @dataclass
@@ -62,13 +70,20 @@ class Tally:
                 self.unexpected.append(f"{kind}: {outcome} {detail}")
 
 
-def proc_sample(pid: int, start: float) -> Sample:
+def proc_sample(pid: int, start: float, metrics: str = "") -> Sample:
+    """The server's memory, descriptors and threads now; with `metrics` (its metrics URL) the
+    phrase cache's bytes too."""
     status = Path(f"/proc/{pid}/status").read_text()
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     rss_kb = int(fields["VmRSS"].split()[0])
     threads = int(fields["Threads"])
     fds = len(list(Path(f"/proc/{pid}/fd").iterdir()))
-    return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads)
+    cache = 0.0
+    if metrics:
+        with urllib.request.urlopen(metrics, timeout=10) as page:
+            found = re.search(rb"^voxlite_phrase_cache_bytes (\S+)$", page.read(), re.M)
+        cache = float(found.group(1)) / 2**20 if found else 0.0
+    return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads, cache)
 
 
 def caller(
@@ -127,11 +142,11 @@ def caller(
 
 
 def growth(samples: list[Sample], warmup: float) -> tuple[float, float, float]:
-    """(RSS at the start of the measured part, at its end, largest) in MB: medians of the first
-    and last fifth, so that one noisy sample decides nothing."""
-    measured = [s.rss_mb for s in samples if s.t >= warmup]
+    """(RSS less the phrase cache at the start of the measured part, at its end, largest) in
+    MB: medians of the first and last fifth, so that one noisy sample decides nothing."""
+    measured = [s.judged_mb for s in samples if s.t >= warmup]
     if len(measured) < 5:
-        measured = [s.rss_mb for s in samples]
+        measured = [s.judged_mb for s in samples]
     fifth = max(1, len(measured) // 5)
     return float(np.median(measured[:fifth])), float(np.median(measured[-fifth:])), max(measured)
 
@@ -152,17 +167,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="voxlite-soak-") as tmp:
         workdir = Path(tmp)
         (workdir / "voices").mkdir()
-        port = free_port()
-        server = spawn(
-            "voxlite-server", voxlite_argv(port, workdir / "voices", "--max-streams", "64"), workdir
+        port, metrics_port = free_port(), free_port()
+        argv = voxlite_argv(
+            port, workdir / "voices", "--max-streams", "64", "--metrics-port", str(metrics_port)
         )
+        server = spawn("voxlite-server", argv, workdir)
+        metrics = f"http://127.0.0.1:{metrics_port}/metrics"
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 wait_serving(server, channel)
                 stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
                 tally = Tally()
                 start = time.monotonic()
-                samples = [proc_sample(server.proc.pid, start)]
+                samples = [proc_sample(server.proc.pid, start, metrics)]
                 stop = start + seconds
                 threads = [threading.Thread(target=caller, args=(stub, i, stop, tally), daemon=True)
                            for i in range(callers)]  # fmt: skip
@@ -171,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 while time.monotonic() < stop:
                     time.sleep(1.0)
                     server.check_alive()
-                    samples.append(proc_sample(server.proc.pid, start))
+                    samples.append(proc_sample(server.proc.pid, start, metrics))
                 for t in threads:
                     t.join(timeout=90)
                 # The last calls' descriptors and threads go within moments: wait for that
@@ -182,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if last.fds <= samples[0].fds + 2 and last.threads <= samples[0].threads + 2:
                         break
                     time.sleep(0.2)
-                samples.append(proc_sample(server.proc.pid, start))
+                samples.append(proc_sample(server.proc.pid, start, metrics))
         finally:
             server.stop()
 
@@ -193,7 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     problems = list(tally.unexpected)
     if rss_end - rss_start > GROWTH_MB:
         problems.append(
-            f"resident memory grew from {rss_start:.0f} MB to {rss_end:.0f} MB after warm-up"
+            f"resident memory less the phrase cache grew from {rss_start:.0f} MB to "
+            f"{rss_end:.0f} MB after warm-up"
         )
     if fds_grew > 2:
         problems.append(f"{fds_grew} more open file descriptors than before the soak")
@@ -205,8 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rate = tally.audio_s / seconds
     print(f"audio produced: {tally.audio_s:.0f} s ({rate:.1f} s of audio per second)")
     print(
-        f"resident memory: {samples[0].rss_mb:.0f} MB idle, {rss_start:.0f} MB after "
-        f"{warmup:g} s warm-up, {rss_end:.0f} MB at the end, {rss_max:.0f} MB at most"
+        f"resident memory less the phrase cache: {samples[0].judged_mb:.0f} MB idle, "
+        f"{rss_start:.0f} MB after {warmup:g} s warm-up, {rss_end:.0f} MB at the end, "
+        f"{rss_max:.0f} MB at most; the phrase cache held {samples[-1].cache_mb:.1f} MB "
+        f"at the end"
     )
     print(
         f"open file descriptors: {samples[0].fds} before, {samples[-1].fds} after, "
@@ -214,9 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{samples[-1].threads} after, {max(s.threads for s in samples)} at most"
     )
     timeline = "  ".join(
-        f"{s.t:.0f}s:{s.rss_mb:.0f}" for s in samples[:: max(1, len(samples) // 12)]
+        f"{s.t:.0f}s:{s.rss_mb:.0f}-{s.cache_mb:.0f}"
+        for s in samples[:: max(1, len(samples) // 12)]
     )
-    print(f"memory over time (s:MB): {timeline}")
+    print(f"resident memory - the phrase cache over time (s:MB-MB): {timeline}")
     shown = "; ".join(sorted(set(problems))[:10]) + (
         f" ({len(problems)} in all)" if problems else ""
     )
