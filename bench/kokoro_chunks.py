@@ -20,6 +20,7 @@ from tests.whisper import judge
 
 from . import _common
 from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .seeds import SENTENCES
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
@@ -158,16 +159,23 @@ class Figures:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language instead of eight")
+    p.add_argument(
+        "--seeds",
+        action="store_true",
+        help="Mandarin only, the 40 short sentences of bench.seeds instead of the replies",
+    )
     args = p.parse_args(argv)
     count = 3 if args.quick else 8
+    corpus = (
+        [("zf_xiaoxiao", "zh", SENTENCES[: 12 if args.quick else None])]
+        if args.seeds
+        else [("zf_xiaoxiao", "zh", REPLIES_ZH[:count]), ("jf_alpha", "ja", REPLIES_JA[:count])]
+    )
     family = KokoroFamily(cache_dir=_common.cache_dir())
     sources = {s.name: s for s in family.sources(None)}
     whisper, quality = judge(), dnsmos()
     results: dict[str, dict[str, Figures]] = {}
-    for voice_name, language, texts in (
-        ("zf_xiaoxiao", "zh", REPLIES_ZH[:count]),
-        ("jf_alpha", "ja", REPLIES_JA[:count]),
-    ):
+    for voice_name, language, texts in corpus:
         loaded = family.load(sources[voice_name])
         variants = {name: loaded.variant(**options) for name, options in SCHEDULES.items()}
         figures = {name: Figures() for name in [REFERENCE, *SCHEDULES]}
@@ -209,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ])  # fmt: skip
         print(
             _common.table(
-                f"{voice_name}: {len(texts)} replies against Kokoro's own whole decode (one "
+                f"{voice_name}: {len(texts)} texts against Kokoro's own whole decode (one "
                 f"thread, a listener at RTF {PACE}; SNR against the pieces whole with the pads "
                 "cut; seam: largest jump at a join / 99.9th pct of jumps elsewhere)",
                 ["decoding", "CER", "DNSMOS OVRL", "vs ref", "P.808", "SNR dB p50",
@@ -221,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.json,
         {
             "benchmark": "kokoro_chunks",
-            "replies_per_language": count,
+            "texts": "the seeds' sentences" if args.seeds else f"{count} replies a language",
             "pace": PACE,
             "hop": HOP,
             "voices": {
