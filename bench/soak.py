@@ -234,10 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{samples[-1].threads} after, {max(s.threads for s in samples)} at most"
     )
     timeline = "  ".join(
-        f"{s.t:.0f}s:{s.rss_mb:.0f}-{s.cache_mb:.0f}"
+        f"{s.t:.0f}s:{s.rss_mb:.0f}/{s.cache_mb:.0f}"
         for s in samples[:: max(1, len(samples) // 12)]
     )
-    print(f"resident memory - the phrase cache over time (s:MB-MB): {timeline}")
+    print(f"resident memory / the phrase cache's audio over time (s:MB/MB): {timeline}")
     shown = "; ".join(sorted(set(problems))[:10]) + (
         f" ({len(problems)} in all)" if problems else ""
     )

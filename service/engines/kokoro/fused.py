@@ -252,12 +252,14 @@ def fuse_snakes(model_bytes: bytes, *, sums: bool = True) -> tuple[bytes, dict[s
     # are averaged) adds its last product to the sum a residual operator above made.
     block_sums = {n.output[0] for n in replaced.values() if n.op_type == _OPS["residual"]}
     counts["sum"] = 0
-    for node in graph.node:
-        if not sums or node.op_type != "Add" or id(node) in dropped:
+    for node in graph.node if sums else ():
+        if node.op_type != "Add" or id(node) in dropped:
             continue
         for a, b in ((0, 1), (1, 0)):
+            if node.input[b] not in block_sums or len(found.consumers[node.input[a]]) != 1:
+                continue
             product = found.dequantized(node.input[a])
-            if node.input[b] in block_sums and product and len(found.consumers[node.input[a]]) == 1:
+            if product:
                 fused = helper.make_node(
                     "ResidualSum", [*product, node.input[b]], [node.output[0]], domain=DOMAIN
                 )
