@@ -21,7 +21,12 @@ from voxlite.service.engines.kokoro.g2p import (
     Word,
     in_words,
 )
-from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
+from voxlite.service.engines.kokoro.tokens import (
+    CUT_SIDE_TOKENS,
+    Piece,
+    cut_pieces,
+    load_vocab,
+)
 
 
 @pytest.fixture(scope="module")
@@ -155,17 +160,30 @@ def test_a_word_longer_than_a_piece_is_cut_inside(mandarin: MandarinG2P) -> None
     assert [w.text for p in pieces for w in p.words if w.text] == ["营业时间"]
 
 
+def spoken_tokens(pieces: list[Piece]) -> int:
+    space = load_vocab()[" "]
+    return sum(1 for p in pieces for i in p.ids if i != space)
+
+
 def test_soft_budgets_cut_the_first_pieces_shorter_at_words(mandarin: MandarinG2P) -> None:
     """Issue 27: a segment's first pieces, when its listener has little audio in hand, are cut
-    to smaller budgets, each at a gap between words; a word alone over its soft budget goes
-    whole, and the hard budget still holds."""
+    to smaller budgets, each at a gap between words with at least CUT_SIDE_TOKENS (and half its
+    budget) on either side up to the next mark; a word alone over its soft budget goes whole,
+    and the hard budget still holds."""
     vocab = load_vocab()
     words = mandarin("我帮您查到了三家附近的川菜馆，最近的一家步行大约五分钟，晚上十点关门。")
-    pieces = cut_pieces(words, vocab, 64, soft=(12, 24))
+    soft = (12, 24)
+    pieces = cut_pieces(words, vocab, 64, soft=soft)
     assert [w.text for p in pieces for w in p.words if w.text] == texts(words)
-    assert 0 < len(pieces[0].ids) <= 12
-    assert len(pieces[1].ids) <= 24
+    assert len(pieces[0].ids) < len(cut_pieces(words, vocab, 64)[0].ids)
     assert all(len(p.ids) <= 64 for p in pieces)
+    for k, limit in enumerate(soft):
+        if not pieces[k].words[-1].is_break:  # cut between words
+            least = max(limit / 2, CUT_SIDE_TOKENS)
+            assert spoken_tokens(pieces[k : k + 1]) >= least
+            rest = itertools.takewhile(lambda p: not p.words[-1].is_break, pieces[k + 1 :])
+            to_mark = [*rest, next(p for p in pieces[k + 1 :] if p.words[-1].is_break)]
+            assert spoken_tokens(to_mark) >= least
     # Never inside a word: each piece ends with one, a space after one, or a mark.
     assert all(p.words[-1].text or p.words[-1].phonemes.strip(" ,.") == "" for p in pieces)
     # A piece that goes on from a cut between words says so (it emits no leading pause).
@@ -177,6 +195,18 @@ def test_soft_budgets_cut_the_first_pieces_shorter_at_words(mandarin: MandarinG2
     assert cut_pieces(words, vocab, 64) == cut_pieces(words, vocab, 64, soft=(64,))
     (whole,) = cut_pieces(mandarin("营业时间"), vocab, 64, soft=(4,))
     assert [w.text for w in whole.words] == ["营业时间"]
+
+
+@pytest.mark.parametrize(
+    "text", ["欢迎使用语音合成服务。", "请问有什么可以帮您？", "图书馆晚上十点闭馆。"]
+)
+def test_a_short_sentence_is_not_cut_between_words(mandarin: MandarinG2P, text: str) -> None:
+    """Bug: the first piece's soft budget cut short sentences as 欢迎使用语音 | 合成服务 and
+    请问有什么 | 可以帮您: each side is spoken as a sentence of its own, and Whisper heard
+    语言对诚服务 (bench.kokoro_chunks --seeds). A clause with under twice CUT_SIDE_TOKENS goes
+    whole."""
+    (whole,) = cut_pieces(mandarin(text), load_vocab(), 64, soft=(24, 40))
+    assert "".join(w.text for w in whole.words) == text.rstrip("。？")
 
 
 def test_japanese_pieces_are_cut_between_phrases(japanese: JapaneseG2P) -> None:

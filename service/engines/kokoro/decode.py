@@ -31,6 +31,10 @@ PAUSE_DECODED = 8
 # Of those, a piece emits the last LEAD_KEPT, leading into its first word: a reply starts
 # with a breath, not a pause, and a cut inside a long segment is no gap.
 LEAD_KEPT = 2
+# A piece that goes on from a cut between words emits only its last frame of lead: the phrase
+# runs on, but with none its first consonant is lost (三家 heard as 丹加, 合成 as 对诚;
+# docs/kokoro.md#first-pieces, python -m bench.kokoro_chunks --seeds).
+LEAD_AFTER_WORD = 1
 
 
 @dataclass(frozen=True)

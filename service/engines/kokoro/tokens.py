@@ -11,6 +11,13 @@ from .g2p import Word
 
 # The model takes at most 510 tokens between its two pads (its style tables have 510 rows).
 MAX_TOKENS = 510
+# A piece cut between words (not at a mark) is spoken as a sentence of its own, and so is the
+# rest of its clause: with fewer tokens than this on either side (about 5 Mandarin characters)
+# Whisper mishears them ("欢迎使用语音 | 合成服务": 语言对诚服务). Whisper base CER over the 40
+# short sentences of bench.seeds, the server's plan: 0.21 at 12 (half the first budget), 0.15
+# at 16, 0.12 at 20 and 24, 0.09 decoded whole; Japanese replies 0.07 up to 20 and 0.04 at 24,
+# where their first audio takes a third longer at p95 (docs/kokoro.md#first-pieces).
+CUT_SIDE_TOKENS = 20
 # Words of only these say nothing: a piece of them alone is not worth its encoder and decoder
 # runs.
 _MARKS = ' ,.!?;:…—“”()"«»'
@@ -53,9 +60,9 @@ def cut_pieces(
     """Words cut into pieces of at most `budget` tokens: after the last punctuation that keeps
     a piece at least half full, else after the last word, else (one word longer than the
     budget) inside it. Pieces with nothing to say are dropped. `soft`: smaller budgets for the
-    first pieces, one each, cut only at a gap with at least half as many tokens on each side
-    before the next mark (a word or two alone are heard as a sentence of their own); else the
-    piece goes on to the mark, within `budget`."""
+    first pieces, one each, cut only at a gap with at least half as many tokens, and at least
+    CUT_SIDE_TOKENS, on each side before the next mark; else the piece goes on to the mark,
+    within `budget`."""
     for limit in (budget, *soft):
         if not 1 <= limit <= MAX_TOKENS:
             raise ValueError(f"token budget must be 1 to {MAX_TOKENS}, got {limit}")
@@ -102,14 +109,15 @@ def cut_pieces(
 
 
 def _soft_cut(current: Sequence[tuple[Word, list[int]]], limit: int, after: int) -> int:
-    """_cut_at() for a soft budget: only at a gap with at least half `limit` tokens (spaces
-    aside) before it in `current` and after it up to the next mark (`after`: from the word
-    past `current` on)."""
+    """_cut_at() for a soft budget: only at a gap with at least half `limit` tokens and at least
+    CUT_SIDE_TOKENS (spaces aside) before it in `current` and after it up to the next mark
+    (`after`: from the word past `current` on)."""
+    least = max(limit / 2, CUT_SIDE_TOKENS)
     fair = []
     for g in range(len(current) + 1):
         head = sum(len(i) for w, i in current[:g] if w.phonemes != " ")
         tail = sum(len(i) for w, i in current[g:] if w.phonemes != " ") + after
-        fair.append(min(head, tail) * 2 >= limit)
+        fair.append(min(head, tail) >= least)
     return _cut_at(current, limit, fair)
 
 

@@ -13,6 +13,7 @@ from ...jobs import Batch
 from ..engine import Calibrated, Calibration, ModelSteps, VoiceInfo, VoiceRequest, WordTiming
 from .decode import (
     HOP,
+    LEAD_AFTER_WORD,
     LEAD_DECODED,
     LEAD_KEPT,
     PAUSE_DECODED,
@@ -26,7 +27,7 @@ from .decode import (
     pauses_of,
 )
 from .g2p import G2P, in_words
-from .tokens import Piece, cut_pieces
+from .tokens import CUT_SIDE_TOKENS, Piece, cut_pieces
 
 # Tokens in one piece: the decoder's time grows with its frames, so the budget bounds how long
 # a piece's decoder run holds a worker while other streams wait, and most clauses of a reply
@@ -309,7 +310,11 @@ class KokoroSegment(ModelSteps):
         if self._pieces is None:
             tokens = int(TOKENS_PER_CHARACTER * len(self._text))
             if not (self._long_first and tokens <= voice.token_budget):
-                tokens = min(next(iter(voice.budgets(ahead)), voice.token_budget), tokens)
+                first = next(iter(voice.budgets(ahead)), voice.token_budget)
+                # A clause too short for CUT_SIDE_TOKENS on each side of a cut goes whole.
+                if tokens >= 2 * max(first / 2, CUT_SIDE_TOKENS):
+                    tokens = max(first, CUT_SIDE_TOKENS)
+                tokens = min(tokens, voice.token_budget)
             frames = int(FRAMES_PER_TOKEN * tokens)
         elif self._next >= len(self._pieces):
             return 0.0
@@ -413,11 +418,12 @@ class KokoroSegment(ModelSteps):
 
 def emitted(piece: Piece, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a piece that a segment emits: its leading pad but the
-    LEAD_KEPT frames into its first word (none where it goes on from a cut between words), and
+    LEAD_KEPT frames into its first word (LEAD_AFTER_WORD where it goes on from a cut between
+    words), and
     its closing pause but what Kokoro gives at its last mark inside a text (`pauses`), left
     out."""
     kept = kept_pause(piece, pauses)
-    lead = 0 if piece.after_word else LEAD_KEPT
+    lead = LEAD_AFTER_WORD if piece.after_word else LEAD_KEPT
     return max(0, enc.lead - lead), enc.frames - max(0, enc.closing_pause - kept)
 
 
