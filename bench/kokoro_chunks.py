@@ -118,10 +118,10 @@ def seam(audio: np.ndarray, joins: Sequence[int]) -> float:
 
 # DNSMOS scores 9 s windows and repeats a shorter clip end to end to fill one, so a short
 # sentence sent with 50 ms of silence before its first word is scored as speech with no pause
-# between the repeats: on the seeds' sentences the reference (its whole pads) gains 0.11 over
-# the same decoding with its pads cut. `edges_alike` scores every decoding with its edge
-# silence trimmed and EDGE_SILENCE put back on each side: the sound of the speech, not how much
-# silence leads it (docs/kokoro.md#first-pieces).
+# between the repeats, and one with its whole pads scores higher for the silence alone.
+# `edges_alike` scores every decoding with its edge silence trimmed and EDGE_SILENCE put back
+# on each side: the sound of the speech, not how much silence leads it (docs/kokoro.md,
+# "DNSMOS of a short sentence depends on the silence around it").
 EDGE_SILENCE = 0.3
 # Edge frames quieter than this under the clip's loudest frame (10 ms frames) are silence;
 # EDGE_KEPT frames of them stay next to the speech, for a soft onset or release.

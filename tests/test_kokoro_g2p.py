@@ -186,7 +186,7 @@ def test_soft_budgets_cut_the_first_pieces_shorter_at_words(mandarin: MandarinG2
             assert spoken_tokens(to_mark) >= least
     # Never inside a word: each piece ends with one, a space after one, or a mark.
     assert all(p.words[-1].text or p.words[-1].phonemes.strip(" ,.") == "" for p in pieces)
-    # A piece that goes on from a cut between words says so (it emits no leading pause).
+    # A piece that goes on from a cut between words says so (it emits less of its lead).
     assert not pieces[0].after_word
     assert [p.after_word for p in pieces[1:]] == [
         not before.words[-1].is_break for before in pieces[:-1]

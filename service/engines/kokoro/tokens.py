@@ -13,10 +13,9 @@ from .g2p import Word
 MAX_TOKENS = 510
 # A piece cut between words (not at a mark) is spoken as a sentence of its own, and so is the
 # rest of its clause: with fewer tokens than this on either side (about 5 Mandarin characters)
-# Whisper mishears them ("欢迎使用语音 | 合成服务": 语言对诚服务). Whisper base CER over the 40
-# short sentences of bench.seeds, the server's plan: 0.21 at 12 (half the first budget), 0.15
-# at 16, 0.12 at 20 and 24, 0.09 decoded whole; Japanese replies 0.07 up to 20 and 0.04 at 24,
-# where their first audio takes a third longer at p95 (docs/kokoro.md#first-pieces).
+# Whisper mishears them ("欢迎使用语音 | 合成服务"). Chosen by Whisper CER over bench.seeds'
+# short sentences against the first audio (python -m bench.kokoro_chunks --seeds;
+# docs/kokoro.md, "Short sentences and the cut").
 CUT_SIDE_TOKENS = 20
 # Words of only these say nothing: a piece of them alone is not worth its encoder and decoder
 # runs.
@@ -108,11 +107,16 @@ def cut_pieces(
     return pieces
 
 
+def cut_side(limit: int) -> float:
+    """The fewest tokens a cut between words under soft budget `limit` leaves on each side."""
+    return max(limit / 2, CUT_SIDE_TOKENS)
+
+
 def _soft_cut(current: Sequence[tuple[Word, list[int]]], limit: int, after: int) -> int:
     """_cut_at() for a soft budget: only at a gap with at least half `limit` tokens and at least
     CUT_SIDE_TOKENS (spaces aside) before it in `current` and after it up to the next mark
     (`after`: from the word past `current` on)."""
-    least = max(limit / 2, CUT_SIDE_TOKENS)
+    least = cut_side(limit)
     fair = []
     for g in range(len(current) + 1):
         head = sum(len(i) for w, i in current[:g] if w.phonemes != " ")

@@ -27,7 +27,7 @@ from .decode import (
     pauses_of,
 )
 from .g2p import G2P, in_words
-from .tokens import CUT_SIDE_TOKENS, Piece, cut_pieces
+from .tokens import CUT_SIDE_TOKENS, Piece, cut_pieces, cut_side
 
 # Tokens in one piece: the decoder's time grows with its frames, so the budget bounds how long
 # a piece's decoder run holds a worker while other streams wait, and most clauses of a reply
@@ -311,8 +311,8 @@ class KokoroSegment(ModelSteps):
             tokens = int(TOKENS_PER_CHARACTER * len(self._text))
             if not (self._long_first and tokens <= voice.token_budget):
                 first = next(iter(voice.budgets(ahead)), voice.token_budget)
-                # A clause too short for CUT_SIDE_TOKENS on each side of a cut goes whole.
-                if tokens >= 2 * max(first / 2, CUT_SIDE_TOKENS):
+                # A clause too short to be cut goes whole (tokens.cut_pieces).
+                if tokens >= 2 * cut_side(first):
                     tokens = max(first, CUT_SIDE_TOKENS)
                 tokens = min(tokens, voice.token_budget)
             frames = int(FRAMES_PER_TOKEN * tokens)
