@@ -21,6 +21,7 @@ from pipecat.frames.frames import (
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TextAggregationMode, TTSService
 from pipecat.transcriptions.language import Language
+from pipecat.utils.context.word_timestamp_tracker import WordTimestamp
 from pipecat.utils.errors import ErrorCategory
 from pipecat.utils.types import NOT_GIVEN, NotGiven, is_given
 
@@ -130,6 +131,8 @@ class VoxliteTTSService(TTSService):
         half-closed."""
         self._flushed: set[str] = set()
         """Contexts whose text has all been sent."""
+        self._queues: dict[str, asyncio.Queue[Any]] = {}
+        """Each open audio context's queue in Pipecat, kept to rescue what it drops with it."""
 
     def can_generate_metrics(self) -> bool:
         return True
@@ -215,9 +218,34 @@ class VoxliteTTSService(TTSService):
             # closed the audio context meanwhile (stop_frame_timeout_s without audio).
             await self.flush_audio(turn)
 
+    async def create_audio_context(self, context_id: str) -> None:
+        await super().create_audio_context(context_id)
+        queue = _pipecat_queue(self, context_id)
+        if queue is not None:
+            self._queues[context_id] = queue
+
+    async def on_audio_context_completed(self, context_id: str) -> None:
+        """Pipecat ends a context that got nothing for `stop_frame_timeout_s`, but it awaits
+        other work between the timeout and removing the context's queue, and audio that
+        arrives meanwhile goes into that queue and is lost with it. What is left in it is
+        played in the context opened again, in its order; nothing here waits, so no later
+        audio can come first."""
+        await super().on_audio_context_completed(context_id)
+        queue = self._queues.pop(context_id, None)
+        left = []
+        while queue is not None and not queue.empty():
+            item = queue.get_nowait()
+            if item is None or isinstance(item, Frame | WordTimestamp):  # not keepalives
+                left.append(item)
+        if any(item is not None for item in left):
+            await self.create_audio_context(context_id)
+            for item in left:
+                await self.append_to_audio_context(context_id, item)
+
     async def on_audio_context_interrupted(self, context_id: str) -> None:
         await self.stop_all_metrics()
         self._flushed.discard(context_id)
+        self._queues.pop(context_id, None)
         for call in list(self._calls):
             await call.drop(context_id)
         await super().on_audio_context_interrupted(context_id)
@@ -324,6 +352,14 @@ class VoxliteTTSService(TTSService):
         if self.audio_context_available(context_id):
             await self.append_to_audio_context(context_id, TTSStoppedFrame(context_id=context_id))
             await self.remove_audio_context(context_id)
+
+
+def _pipecat_queue(service: TTSService, context_id: str) -> asyncio.Queue[Any] | None:
+    """The queue Pipecat holds a context's audio in, or None where its internals differ (then
+    audio it drops at a timeout is not rescued)."""
+    contexts = getattr(getattr(service, "_audio_context_manager", None), "_contexts", None)
+    queue = contexts.get(context_id) if isinstance(contexts, dict) else None
+    return queue if isinstance(queue, asyncio.Queue) else None
 
 
 def _given(value: T | NotGiven) -> T | None:
