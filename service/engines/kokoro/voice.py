@@ -419,9 +419,8 @@ class KokoroSegment(ModelSteps):
 def emitted(piece: Piece, enc: Encoded, pauses: Pauses) -> tuple[int, int]:
     """The frames [first, end) of a piece that a segment emits: its leading pad but the
     LEAD_KEPT frames into its first word (LEAD_AFTER_WORD where it goes on from a cut between
-    words), and
-    its closing pause but what Kokoro gives at its last mark inside a text (`pauses`), left
-    out."""
+    words), and its closing pause but what Kokoro gives at its last mark inside a text
+    (`pauses`), left out."""
     kept = kept_pause(piece, pauses)
     lead = LEAD_AFTER_WORD if piece.after_word else LEAD_KEPT
     return max(0, enc.lead - lead), enc.frames - max(0, enc.closing_pause - kept)
