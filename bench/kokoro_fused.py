@@ -7,6 +7,7 @@ which moves 8-bit codes as the fused operators do).
     python -m bench.kokoro_fused [--quick] [--json out.json]
     python -m bench.kokoro_fused --profile   # where the fused decoder's time goes on this CPU
     python -m bench.kokoro_fused --sums      # what the residual blocks' fused sums save
+    python -m bench.kokoro_fused --against OTHER.so   # this build's operators against another
 
 `--profile` times the server's decoder alone on the seeds' Mandarin sentences (bench.seeds)
 in onnxruntime's profiler: each operator's share of the time, and how many 8-bit
@@ -17,7 +18,9 @@ faster the decoder can still get on it.
 `--sums` times the server's decoder against the same without the ResidualSum operators (each
 residual block's closing sum left to onnxruntime's Transpose, Add, Cast, Mul and Add), piece by
 piece in turn so that the host's drift falls on both, and gives the largest difference between
-their audio.
+their audio. `--against` times the same way the server's decoder with this install's
+operator library against the same graph with another build of it (say, main's
+`_fused_ops*.so`, copied aside before a change to fused_ops.c is installed).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,15 +108,19 @@ def seconds_per_audio_second(session: ort.InferenceSession, encoded: Sequence[En
     return (time.perf_counter() - start) / (sum(e.frames for e in encoded) * 600 / SAMPLE_RATE)
 
 
+def _seed_pieces(family: KokoroFamily) -> list[Encoded]:
+    voice = family.load({s.name: s for s in family.sources(None)}["zf_xiaoxiao"])
+    return [
+        voice.encode(piece, KokoroParams(1.0)) for text in SENTENCES for piece in voice.pieces(text)
+    ]
+
+
 def profile(family: KokoroFamily, rounds: int) -> dict[str, Any]:
     """The fused decoder (one thread, the server's) in onnxruntime's profiler over the seeds'
     sentences: each operator type's share of the time, and the 8-bit products' work a second
     of audio and rate."""
     assert family.fused_ops is not None
-    voice = family.load({s.name: s for s in family.sources(None)}["zf_xiaoxiao"])
-    encoded = [
-        voice.encode(piece, KokoroParams(1.0)) for text in SENTENCES for piece in voice.pieces(text)
-    ]
+    encoded = _seed_pieces(family)
     options = OrtSettings().session_options(1)
     options.register_custom_ops_library(str(family.fused_ops))
     options.enable_profiling = True
@@ -151,26 +159,13 @@ def profile(family: KokoroFamily, rounds: int) -> dict[str, Any]:
     }
 
 
-def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
-    """The server's fused decoder against the same without the residual blocks' fused sums,
-    one thread, over the seeds' sentences: each piece decoded by one then the other (the order
-    alternating), `rounds` times."""
-    assert family.fused_ops is not None
-    voice = family.load({s.name: s for s in family.sources(None)}["zf_xiaoxiao"])
-    encoded = [
-        voice.encode(piece, KokoroParams(1.0)) for text in SENTENCES for piece in voice.pieces(text)
-    ]
-    cache = SplitCache(_common.cache_dir())
-    forms = {
-        "with": cache.load(matmul_convs=True, fused=True).decoder,
-        "without": fused_form(cache.load(matmul_convs=True).decoder, sums=False),
-    }
-    options = OrtSettings().session_options(1)
-    options.register_custom_ops_library(str(family.fused_ops))
-    sessions = {
-        name: ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-        for name, graph in forms.items()
-    }
+def alternated(
+    sessions: dict[str, ort.InferenceSession], encoded: Sequence[Encoded], rounds: int
+) -> dict[str, Any]:
+    """Two decoder sessions on the same pieces, each piece decoded by one then the other (the
+    order alternating, so that the host's drift falls on both), `rounds` times: seconds per
+    audio second of each, and the largest difference between their audio."""
+    first, second = sessions
     spent = dict.fromkeys(sessions, 0.0)
     differs = 0.0
     for r in range(rounds):
@@ -182,7 +177,7 @@ def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
                 start = time.perf_counter()
                 audio[name] = sessions[name].run(["audio"], feed)[0]
                 spent[name] += time.perf_counter() - start
-            differs = max(differs, float(np.abs(audio["with"] - audio["without"]).max()))
+            differs = max(differs, float(np.abs(audio[first] - audio[second]).max()))
     seconds = rounds * sum(e.frames for e in encoded) * 600 / SAMPLE_RATE
     return {
         "pieces": len(encoded),
@@ -190,6 +185,51 @@ def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
         "seconds_per_audio_second": {k: v / seconds for k, v in spent.items()},
         "largest_audio_difference": differs,
     }
+
+
+def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
+    """The server's fused decoder against the same without the residual blocks' fused sums,
+    one thread, over the seeds' sentences, alternated."""
+    assert family.fused_ops is not None
+    cache = SplitCache(_common.cache_dir())
+    forms = {
+        "with": cache.load(matmul_convs=True, fused=True).decoder,
+        "without": fused_form(cache.load(matmul_convs=True).decoder, sums=False),
+    }
+    options = OrtSettings().session_options(1)
+    options.register_custom_ops_library(str(family.fused_ops))
+    sessions = {
+        name: ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        for name, graph in forms.items()
+    }
+    return alternated(sessions, _seed_pieces(family), rounds)
+
+
+def against(family: KokoroFamily, other: Path, rounds: int) -> dict[str, Any]:
+    """The server's fused decoder with this install's operator library against the same graph
+    with another build of it (another commit's fused_ops.c), one thread, over the seeds'
+    sentences, alternated."""
+    assert family.fused_ops is not None
+    graph = SplitCache(_common.cache_dir()).load(matmul_convs=True, fused=True).decoder
+    sessions = {}
+    for name, built in (("this build", family.fused_ops), (str(other), other)):
+        options = OrtSettings().session_options(1)
+        options.register_custom_ops_library(str(built))
+        sessions[name] = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    return alternated(sessions, _seed_pieces(family), rounds)
+
+
+def _print_alternated(found: dict[str, Any], what: str, baseline: str) -> None:
+    speed = found["seconds_per_audio_second"]
+    print(
+        _common.table(
+            f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' sentences "
+            f"x {found['rounds']}, alternated",
+            [what, "s per audio s", f"x {baseline}"],
+            [[k, f"{v:.3f}", f"{v / speed[baseline]:.3f}"] for k, v in speed.items()],
+        )
+    )
+    print(f"largest difference between the two audios: {found['largest_audio_difference']:.1e}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -200,26 +240,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--sums", action="store_true", help="only what the residual blocks' fused sums save"
     )
+    p.add_argument(
+        "--against",
+        type=Path,
+        metavar="LIBRARY",
+        help="only this install's operator library against another build of it",
+    )
     args = p.parse_args(argv)
-    if args.sums:
+    if args.sums or args.against:
         family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
         if family.fused_ops is None:
             raise SystemExit("this CPU or install runs Kokoro's decoder without fused operators")
-        found = sums(family, 2 if args.quick else 6)
-        speed = found["seconds_per_audio_second"]
-        print(
-            _common.table(
-                f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' sentences "
-                f"x {found['rounds']}, alternated",
-                ["residual blocks' closing sums", "s per audio s", "x without"],
-                [
-                    [f"{k} ResidualSum", f"{v:.3f}", f"{v / speed['without']:.3f}"]
-                    for k, v in speed.items()
-                ],
-            )
-        )
-        print(f"largest difference between the two audios: {found['largest_audio_difference']:.1e}")
-        _common.write_json(args.json, {"benchmark": "kokoro_fused --sums", **found})
+        rounds = 2 if args.quick else 6
+        if args.sums:
+            found = sums(family, rounds)
+            _print_alternated(found, "residual blocks' closing sums", "without")
+            _common.write_json(args.json, {"benchmark": "kokoro_fused --sums", **found})
+        else:
+            if not args.against.is_file():
+                raise SystemExit(f"--against: no library at {args.against}")
+            found = against(family, args.against, rounds)
+            _print_alternated(found, "operator library", str(args.against))
+            _common.write_json(args.json, {"benchmark": "kokoro_fused --against", **found})
         return
     if args.profile:
         family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
