@@ -234,19 +234,22 @@ def _print_alternated(found: dict[str, Any], what: str, baseline: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language, two noise draws")
-    p.add_argument(
+    only = p.add_mutually_exclusive_group()
+    only.add_argument(
         "--profile", action="store_true", help="only where the fused decoder's time goes"
     )
-    p.add_argument(
+    only.add_argument(
         "--sums", action="store_true", help="only what the residual blocks' fused sums save"
     )
-    p.add_argument(
+    only.add_argument(
         "--against",
         type=Path,
         metavar="LIBRARY",
         help="only this install's operator library against another build of it",
     )
     args = p.parse_args(argv)
+    if args.against and not args.against.is_file():
+        raise SystemExit(f"--against: no library at {args.against}")
     if args.sums or args.against:
         family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
         if family.fused_ops is None:
@@ -257,8 +260,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             _print_alternated(found, "residual blocks' closing sums", "without")
             _common.write_json(args.json, {"benchmark": "kokoro_fused --sums", **found})
         else:
-            if not args.against.is_file():
-                raise SystemExit(f"--against: no library at {args.against}")
             found = against(family, args.against, rounds)
             _print_alternated(found, "operator library", str(args.against))
             _common.write_json(args.json, {"benchmark": "kokoro_fused --against", **found})
