@@ -24,7 +24,7 @@ _CLAUSE_CJK = frozenset(
     ("\N{FULLWIDTH COMMA}", "\N{IDEOGRAPHIC COMMA}", "\N{FULLWIDTH COLON}",
      "\N{HALFWIDTH IDEOGRAPHIC COMMA}")
 )  # fmt: skip
-# An ellipsis between wide (CJK) characters ends the sentence with no space after it: "请稍等…我".
+# An ellipsis before a wide (CJK) character ends the sentence with no space after it: "请稍等…我".
 _ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
 # A CJK character carries the speech of about three Latin ones: clause_min_chars counts them so.
 _WIDE_WEIGHT = 3
