@@ -193,8 +193,8 @@ def sums(family: KokoroFamily, rounds: int) -> dict[str, Any]:
     assert family.fused_ops is not None
     cache = SplitCache(_common.cache_dir())
     forms = {
-        "with": cache.load(matmul_convs=True, fused=True).decoder,
-        "without": fused_form(cache.load(matmul_convs=True).decoder, sums=False),
+        "with ResidualSum": cache.load(matmul_convs=True, fused=True).decoder,
+        "without ResidualSum": fused_form(cache.load(matmul_convs=True).decoder, sums=False),
     }
     options = OrtSettings().session_options(1)
     options.register_custom_ops_library(str(family.fused_ops))
@@ -232,6 +232,23 @@ def _print_alternated(found: dict[str, Any], what: str, baseline: str) -> None:
     print(f"largest difference between the two audios: {found['largest_audio_difference']:.1e}")
 
 
+def _print_profile(found: dict[str, Any], json_path: Path | None) -> None:
+    print(
+        _common.table(
+            f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' "
+            f"sentences, {found['seconds_per_audio_second']:.3f} s per audio s",
+            ["operator", "share of the time"],
+            [[op, f"{share:.1%}"] for op, share in list(found["share"].items())[:8]],
+        )
+    )
+    print(
+        f"8-bit matrix products: {found['product_gmac_per_audio_second']:.1f} billion "
+        f"multiply-adds and {found['product_seconds_per_audio_second']:.3f} s per audio s, "
+        f"{found['product_gops']:.0f} billion operations/s"
+    )
+    _common.write_json(json_path, {"benchmark": "kokoro_fused --profile", **found})
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a language, two noise draws")
     only = p.add_mutually_exclusive_group()
@@ -250,39 +267,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.against and not args.against.is_file():
         raise SystemExit(f"--against: no library at {args.against}")
-    if args.sums or args.against:
+    if args.sums or args.against or args.profile:
         family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
         if family.fused_ops is None:
             raise SystemExit("this CPU or install runs Kokoro's decoder without fused operators")
+        if args.profile:
+            _print_profile(profile(family, 1 if args.quick else 3), args.json)
+            return
         rounds = 2 if args.quick else 6
         if args.sums:
             found = sums(family, rounds)
-            _print_alternated(found, "residual blocks' closing sums", "without")
+            _print_alternated(found, "residual blocks' closing sums", "without ResidualSum")
             _common.write_json(args.json, {"benchmark": "kokoro_fused --sums", **found})
         else:
             found = against(family, args.against, rounds)
             _print_alternated(found, "operator library", str(args.against))
             _common.write_json(args.json, {"benchmark": "kokoro_fused --against", **found})
-        return
-    if args.profile:
-        family = KokoroFamily(cache_dir=_common.cache_dir(), fused_ops=True)
-        if family.fused_ops is None:
-            raise SystemExit("this CPU or install runs Kokoro's decoder without fused operators")
-        found = profile(family, 1 if args.quick else 3)
-        print(
-            _common.table(
-                f"the fused decoder, 1 thread: {found['pieces']} pieces of the seeds' "
-                f"sentences, {found['seconds_per_audio_second']:.3f} s per audio s",
-                ["operator", "share of the time"],
-                [[op, f"{share:.1%}"] for op, share in list(found["share"].items())[:8]],
-            )
-        )
-        print(
-            f"8-bit matrix products: {found['product_gmac_per_audio_second']:.1f} billion "
-            f"multiply-adds and {found['product_seconds_per_audio_second']:.3f} s per audio s, "
-            f"{found['product_gops']:.0f} billion operations/s"
-        )
-        _common.write_json(args.json, {"benchmark": "kokoro_fused --profile", **found})
         return
     draws = 2 if args.quick else 4
     count = 3 if args.quick else None

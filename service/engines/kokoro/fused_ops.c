@@ -112,8 +112,8 @@ static void quantization(float lo, float hi, float *scale, float *zero) {
 }
 
 /* Saturated with fminf and fmaxf, which compile to vector min and max: written as comparisons,
-   the clamp compiled to byte-wise compares and blends that took a quarter of the channels-last
-   operator's time (docs/kokoro.md, "Fused operators"). */
+   the clamp compiles to byte-wise compares and blends (docs/kokoro.md, "Fused operators", has
+   what they cost). */
 static inline uint8_t quantize(float v, float scale, float zero) {
     float q = fminf(fmaxf(rintf(v / scale) + zero, 0.f), 255.f);
     return (uint8_t)(int32_t)q;
