@@ -1,4 +1,5 @@
-"""Deployment files: Kubernetes manifests, Envoy configuration, Dockerfile and .dockerignore.
+"""Deployment files: Kubernetes manifests, Envoy configuration, Dockerfile and .dockerignore;
+and scripts/setup's lock, which lets two setups share a checkout.
 
 The image itself is built and smoke-tested by scripts/container, not here (minutes, and a
 container engine); these tests read the files and check them against each other.
@@ -7,9 +8,11 @@ container engine); these tests read the files and check them against each other.
 from __future__ import annotations
 
 import copy
+import fcntl
 import importlib
 import itertools
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -549,3 +552,28 @@ def test_every_package_folder_is_installed() -> None:
         for init in (ROOT / folder).rglob("__init__.py"):
             found.add(".".join((package, *init.parent.relative_to(ROOT / folder).parts)))
     assert found <= set(setuptools["packages"]), found - set(setuptools["packages"])
+
+
+def test_scripts_setup_waits_for_another_setup_in_the_same_checkout(tmp_path: Path) -> None:
+    """scripts/serve and scripts/test started together both run scripts/setup: the second waits
+    for the first, not pip into a half-made .venv. Held here through the same lock (the
+    checkout's folder); the setup then stops at once on a Python it cannot use, before it
+    installs anything."""
+    folder = os.open(ROOT, os.O_RDONLY)
+    fcntl.flock(folder, fcntl.LOCK_EX)
+    env = {**os.environ, "VOXLITE_LANGUAGES": "en", "PYTHON": "false",
+           "VOXLITE_VENV": str(tmp_path / "venv")}  # fmt: skip
+    setup = subprocess.Popen(
+        [ROOT / "scripts" / "setup"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert setup.stderr is not None
+        assert "waiting for another scripts/setup" in setup.stderr.readline()
+        assert setup.poll() is None  # it cannot pass the lock while it is held here
+    finally:
+        fcntl.flock(folder, fcntl.LOCK_UN)
+        os.close(folder)
+    _, rest = setup.communicate(timeout=60)
+    assert setup.returncode == 1
+    assert "Python 3.10 to 3.13 is needed" in rest
+    assert not (tmp_path / "venv").exists()
