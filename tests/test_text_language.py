@@ -1,6 +1,6 @@
 """The language from the text: a call naming neither voice nor language gets the voice of the
-language its text is written in (Han: Mandarin, kana: Japanese), and text a voice cannot speak
-is refused, not spelled out (issue 27, item 6)."""
+language its text is written in (Han: Mandarin, kana: Japanese, Cyrillic: Russian, ...), and text
+a voice cannot speak is refused, not spelled out (issue 27, item 6)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ from typing import Any
 import grpc
 import pytest
 import soundfile
-from voxlite.service.call.textlang import HAN, KANA, script_of, text_language, unreadable
+from voxlite.service.call.textlang import (
+    HAN,
+    HANGUL,
+    KANA,
+    script_of,
+    text_language,
+    text_script,
+    unreadable,
+)
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
@@ -60,6 +68,47 @@ def test_a_voice_reads_only_the_scripts_of_its_language() -> None:
     assert unreadable(ENGLISH, "en-US") is None
 
 
+def test_other_scripts_are_told_and_read_only_by_their_languages() -> None:
+    """Bug: Arabic to the English voice was read out as "Arabic letter" ten times, Thai as
+    "Thai letter", Cyrillic letter by letter; Hangul to a Mandarin voice gave OK and no audio."""
+    arabic, russian, greek, korean = "مرحبا بالعالم", "Привет, мир.", "Γειά σου κόσμε", "안녕하세요"
+    for text, language, name in (
+        (arabic, "ar", "Arabic"),
+        (russian, "ru", "Cyrillic"),
+        (greek, "el", "Greek"),
+        ("สวัสดีครับ", "th", "Thai"),
+        ("नमस्ते", "hi", "Devanagari"),
+        (korean, "ko", "Hangul (Korean)"),
+    ):
+        assert text_language(text) == language, text
+        found = unreadable(text, "en-US")
+        assert found is not None, text
+        assert found[0] == text[0]
+        assert found[1].name == name
+        assert unreadable(text, f"{language}-XX") is None
+    assert text_language("漢字 한국어") == "ko"  # Korean may write Han among its Hangul
+    assert unreadable(korean, "zh-CN") == ("안", HANGUL)
+    assert unreadable(korean, "ja-JP") == ("안", HANGUL)
+    assert unreadable(russian, "uk-UA") is None  # every language that writes Cyrillic reads it
+    assert unreadable(russian, "en-US") is not None
+    assert text_script("ﾊﾝｸﾞﾙ 한") is KANA  # halfwidth kana: Japanese before Hangul
+    assert script_of("ﾡ") is HANGUL  # HALFWIDTH HANGUL LETTER
+    # Latin in any form, digits, symbols and emoji are every voice's.
+    for text in ("ＡＢＣ ｘ² 5 µs, 2 Ω", "café naïve Ångström", "😀 ✓ → ¥ §"):
+        assert text_language(text) is None, text
+        assert unreadable(text, "en-US") is None, text
+        assert unreadable(text, "zh-CN") is None, text
+
+
+def test_a_greek_letter_alone_is_a_symbol_a_greek_word_is_greek() -> None:
+    """α, π and Δ in English or Chinese text are named by any voice; a Greek word is Greek."""
+    for text in ("The α version costs π dollars.", "ΔT = 5 K", "β受体阻滞剂"):
+        assert text_language(text) == ("zh" if "受" in text else None), text
+        assert unreadable(text, "en-US" if "受" not in text else "zh-CN") is None, text
+    assert unreadable("The αβ pair", "en-US") == ("α", script_of("α"))
+    assert text_language("Καλημέρα") == "el"
+
+
 # -- an English-only server ---------------------------------------------------------------------
 
 
@@ -85,7 +134,33 @@ def test_chinese_text_to_the_english_voice_is_refused_naming_the_fields(
     details = error.details() or ""
     assert "Han characters" in details
     assert "en_US-joe-medium" in details
-    assert "set language to 'zh' or voice" in details
+    # This server has no voice that reads Han: naming one would only be NOT_FOUND.
+    assert "no voice of this server speaks it" in details
+    assert "(en-US)" in details
+
+
+@pytest.mark.parametrize(
+    ("text", "script"),
+    [("مرحبا بالعالم", "Arabic"), ("Привет, мир.", "Cyrillic"), ("สวัสดีครับ", "Thai")],
+)
+def test_text_in_other_scripts_to_the_english_voice_is_refused_not_spelled_out(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str, script: str
+) -> None:
+    error = refusal(stub, text, voice="en_US-joe-medium")
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = error.details() or ""
+    assert f"the text has {script}" in details
+    assert "no voice of this server speaks it" in details
+
+
+def test_hangul_with_no_voice_on_an_english_only_server_says_no_voice_speaks_korean(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    error = refusal(stub, "안녕하세요.")
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    details = error.details() or ""
+    assert "here 'ko' (Hangul (Korean))" in details
+    assert "en-US" in details
 
 
 def test_chinese_text_with_no_voice_on_an_english_only_server_says_no_voice_speaks_it(
@@ -131,6 +206,7 @@ def two_languages(
 ) -> Iterator[ServerThread]:
     folder = tmp_path_factory.mktemp("voices")
     add_voice(folder, "zh_CN-copy-medium", "zh_CN")
+    add_voice(folder, "ru_RU-copy-medium", "ru_RU")
     srv = ServerThread(base_config(cache_dir, folder, max_text_chars=50, phrase_cache_mb=0))
     yield srv
     srv.close()
@@ -151,6 +227,30 @@ def test_a_stream_with_no_voice_gets_the_voice_of_its_first_sentence(
             assert first.format.voice == voice
             call.close()
             assert kinds(call.rest())[-1] == "summary"
+
+
+def test_text_in_a_script_whose_voice_is_dropped_in_gets_that_voice(
+    two_languages: ServerThread,
+) -> None:
+    """A Piper voice of another script's language, dropped into the voices folder, speaks text
+    in that script sent with no language; naming the English voice is refused, saying which
+    language to name."""
+    with two_languages.channel() as channel:
+        stub = two_languages.stub(channel)
+        responses = synthesize(stub, "Привет, мир.")
+        assert responses[0].format.voice == "ru_RU-copy-medium"
+        assert kinds(responses)[-1] == "summary"
+        call = Duplex(stub, timeout=60)
+        call.config()
+        call.send(text="Привет. ")
+        assert call.next().format.voice == "ru_RU-copy-medium"
+        call.close()
+        assert kinds(call.rest())[-1] == "summary"
+        error = refusal(stub, "Привет, мир.", voice="en_US-joe-medium")
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "set language to 'ru' or voice" in (error.details() or "")
+        error = refusal(stub, CHINESE, language="en")
+        assert "set language to 'zh' or voice" in (error.details() or "")
 
 
 def test_a_bad_config_is_refused_before_any_text_while_the_voice_waits(
@@ -218,6 +318,19 @@ def test_kana_with_no_language_is_spoken_in_japanese_and_english_stays_english(
     # English voice, not spelled out.
     error = refusal(kstub, "Hello. " + CHINESE)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.slow
+def test_hangul_to_a_kokoro_voice_is_refused_not_dropped(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: 안녕하세요 with language zh (or ja) gave status OK and no audio at all."""
+    for config in ({"language": "zh"}, {"voice": "jf_alpha"}):
+        error = refusal(kstub, "안녕하세요.", **config)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        details = error.details() or ""
+        assert "the text has Hangul (Korean) ('안')" in details
+        assert "no voice of this server speaks it" in details
 
 
 @pytest.mark.slow

@@ -79,18 +79,20 @@ class SessionOpener:
 
     def _voice(self, config: CallConfig, first: str) -> Voice:
         """The voice the config names, else its language's, else that of the language `first`
-        is written in (Han: Mandarin, kana: Japanese), else the server's default."""
+        is written in (Han: Mandarin, kana: Japanese, Cyrillic: Russian, ...), else the
+        server's default."""
         if config.voice or config.language:
             return self.registry.resolve(config.voice, config.language)
-        language = textlang.text_language(first)
-        if language is None:
+        script = textlang.text_script(first)
+        if script is None:
             return self.registry.default
+        language = script.readers[0]
         try:
             return self.registry.resolve("", language)
         except (VoiceNotFound, Unavailable) as exc:
             raise type(exc)(
                 "a call that names neither voice nor language gets the voice of the language "
-                f"its text is written in, here '{language}' ({_script_name(first)}): {exc}"
+                f"its text is written in, here '{language}' ({script.name}): {exc}"
             ) from None
 
     async def open(
@@ -114,7 +116,7 @@ class SessionOpener:
         if segments is None:
             slot = await self.admission.admit(caller, cost)
         else:
-            check_script(voice, "".join(segments))
+            check_script(voice, "".join(segments), self.registry)
             if _replayed(settings, segments):
                 slot = self.admission.enter(caller=caller, free=True)
             else:
@@ -158,18 +160,26 @@ def behind(workers: Workers) -> bool:
     return workers.slack(long_jobs=False) <= 0.0
 
 
-def check_script(voice: Voice, text: str) -> None:
+def check_script(voice: Voice, text: str, registry: VoiceRegistry) -> None:
     """Refuse text in a script the voice cannot read (Piper reads a Han character out as
-    "Chinese letter")."""
+    "Chinese letter", Arabic as "Arabic letter"; Kokoro drops Hangul and says nothing), saying
+    which voice of `registry` reads it, or that none does."""
     found = textlang.unreadable(text, voice.info.language)
     if found is None:
         return
     ch, script = found
+    readers = [r for r in script.readers if registry.may_speak(r)]
+    if readers:
+        fix = (
+            f"set language to '{readers[0]}' or voice to a voice of it, or leave both voice and "
+            "language empty to get the voice of the language the text is written in"
+        )
+    else:
+        spoken = ", ".join(sorted({v.info.language for v in registry.voices()}))
+        fix = f"no voice of this server speaks it: send text in a language it has ({spoken})"
     raise InvalidRequest(
         f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
-        f"({voice.info.language}) cannot speak: set language to '{script.readers[0]}' or "
-        "voice to a voice of it, or leave both voice and language empty to get the voice "
-        "of the language the text is written in"
+        f"({voice.info.language}) cannot speak: {fix}"
     )
 
 
@@ -191,8 +201,3 @@ def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
             for s in segments
         )
     )
-
-
-def _script_name(text: str) -> str:
-    """The name of the script that picks `text`'s language (textlang.text_language)."""
-    return textlang.KANA.name if textlang.text_language(text) == "ja" else textlang.HAN.name

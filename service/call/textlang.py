@@ -1,8 +1,10 @@
-"""The language a text is written in, told by its script (Han, kana), and what a voice can read."""
+"""The language a text is written in, told by its script (Han, kana, Cyrillic, ...), and what a
+voice can read."""
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..engines.engine import language_matches
@@ -10,56 +12,121 @@ from ..engines.engine import language_matches
 
 @dataclass(frozen=True)
 class Script:
-    """A writing system that only some languages' voices read."""
+    """A writing system that only some languages' voices read. Latin is not one: every voice
+    reads it (brand names, code, English words in any language's text)."""
 
     name: str
     """As a message names it."""
     readers: tuple[str, ...]
     """The language ranges whose voices read it, the one a text in it gets first."""
+    symbols: bool = False
+    """A letter of it with no other letter of it beside it is a symbol that any voice names
+    (Greek alpha, pi or delta in English text); two or more side by side are a word of it."""
 
 
 HAN = Script("Han characters (Chinese)", ("zh", "ja"))
 KANA = Script("kana (Japanese)", ("ja",))
+HANGUL = Script("Hangul (Korean)", ("ko",))
 
-LANGUAGES = ("zh", "ja")
+# The first word of a letter's Unicode name ("CYRILLIC SMALL LETTER PE") names its script. The
+# readers are the languages that write it (CLDR's likely scripts), the most spoken first: a
+# voice of any other language reads its letters out one by one ("Arabic letter alef").
+_BY_NAME: dict[str, Script] = {
+    "CJK": HAN,
+    "HIRAGANA": KANA,
+    "KATAKANA": KANA,
+    "HANGUL": HANGUL,
+    "CYRILLIC": Script(
+        "Cyrillic", ("ru", "uk", "bg", "sr", "be", "mk", "kk", "ky", "tg", "mn", "tt", "ba", "cv")
+    ),
+    "GREEK": Script("Greek", ("el", "grc"), symbols=True),
+    "ARABIC": Script("Arabic", ("ar", "fa", "ur", "ps", "ug", "sd", "ckb")),
+    "HEBREW": Script("Hebrew", ("he", "yi", "iw")),
+    "ARMENIAN": Script("Armenian", ("hy",)),
+    "GEORGIAN": Script("Georgian", ("ka",)),
+    "DEVANAGARI": Script("Devanagari", ("hi", "ne", "mr", "sa", "kok", "mai")),
+    "BENGALI": Script("Bengali", ("bn", "as")),
+    "GURMUKHI": Script("Gurmukhi", ("pa",)),
+    "GUJARATI": Script("Gujarati", ("gu",)),
+    "ORIYA": Script("Odia", ("or",)),
+    "TAMIL": Script("Tamil", ("ta",)),
+    "TELUGU": Script("Telugu", ("te",)),
+    "KANNADA": Script("Kannada", ("kn",)),
+    "MALAYALAM": Script("Malayalam", ("ml",)),
+    "SINHALA": Script("Sinhala", ("si",)),
+    "THAI": Script("Thai", ("th",)),
+    "LAO": Script("Lao", ("lo",)),
+    "KHMER": Script("Khmer", ("km",)),
+    "MYANMAR": Script("Myanmar", ("my",)),
+    "TIBETAN": Script("Tibetan", ("bo", "dz")),
+    "ETHIOPIC": Script("Ethiopic", ("am", "ti")),
+}
+
+SCRIPTS = tuple(dict.fromkeys(_BY_NAME.values()))
+"""Every script a voice may not read."""
+
+LANGUAGES = tuple(dict.fromkeys(s.readers[0] for s in SCRIPTS))
 """The languages text_language() tells."""
 
-# Below the CJK radicals no character is Han or kana: Latin text never looks its names up.
-_FIRST_CJK = "\u2e80"
+# Below Greek every character is Latin, IPA, a modifier or a combining mark: Latin text never
+# looks its names up.
+_FIRST_OTHER = "\u0370"
 
 
 def script_of(ch: str) -> Script | None:
-    """Han or kana for a character of them, else None (Latin, digits, CJK punctuation)."""
-    if ch < _FIRST_CJK:
+    """The script of a letter (or a mark of one) that only some voices read; None for Latin,
+    digits, punctuation, symbols and emoji."""
+    if ch < _FIRST_OTHER or unicodedata.category(ch)[0] not in "LM":
         return None
-    name = unicodedata.name(ch, "")
-    # Kana names: HIRAGANA LETTER A, KATAKANA LETTER KA, HALFWIDTH KATAKANA LETTER A, and the
-    # prolonged sound mark (KATAKANA-HIRAGANA PROLONGED SOUND MARK).
-    if name.startswith(("HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")):
-        return KANA
-    if name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")):
-        return HAN
-    return None
+    words = unicodedata.name(ch, "").split()
+    # HALFWIDTH KATAKANA LETTER A, HALFWIDTH HANGUL LETTER KIYEOK
+    if words[:1] in (["HALFWIDTH"], ["FULLWIDTH"]):
+        words = words[1:]
+    # CJK UNIFIED IDEOGRAPH-4E00 and CJK COMPATIBILITY IDEOGRAPH-F900 are the letters of CJK;
+    # the prolonged sound mark ー is KATAKANA-HIRAGANA PROLONGED SOUND MARK.
+    first = words[0].split("-")[0] if words else ""
+    return _BY_NAME.get(first)
+
+
+def _letters(text: str) -> Iterator[tuple[str, Script]]:
+    """Each character of `text` in a script only some voices read, with its script, less a
+    symbol letter standing alone (Script.symbols)."""
+    scripts = [script_of(ch) for ch in text]
+    for i, script in enumerate(scripts):
+        if script is None:
+            continue
+        if script.symbols and not (
+            (i > 0 and scripts[i - 1] is script)
+            or (i + 1 < len(scripts) and scripts[i + 1] is script)
+        ):
+            continue
+        yield text[i], script
+
+
+def text_script(text: str) -> Script | None:
+    """The script that picks the voice for `text` when a call names none: kana if it has any
+    (Japanese writes Han with kana), Hangul if any (Korean may too), else the script of its
+    first letter that is not Latin; None for Latin text (the server's default voice)."""
+    first: Script | None = None
+    for _, script in _letters(text):
+        if script is KANA or script is HANGUL:
+            return script
+        first = first or script
+    return first
 
 
 def text_language(text: str) -> str | None:
-    """The language range of the voice for `text` when a call names none: "ja" for any kana
-    (Japanese writes Han with kana), "zh" for Han without kana, None for anything else (the
-    server's default voice)."""
-    han = False
-    for ch in text:
-        script = script_of(ch)
-        if script is KANA:
-            return "ja"
-        han = han or script is HAN
-    return "zh" if han else None
+    """The language range of the voice for `text` when a call names none: the first reader of
+    its script (text_script): "ja" for any kana, "zh" for Han without kana, "ru" for Cyrillic;
+    None for anything else (the server's default voice)."""
+    script = text_script(text)
+    return None if script is None else script.readers[0]
 
 
 def unreadable(text: str, language: str) -> tuple[str, Script] | None:
     """The first character of `text` in a script that a voice of `language` (BCP-47) cannot
     read, and its script; None when it reads all of them."""
-    for ch in text:
-        script = script_of(ch)
-        if script is not None and not any(language_matches(language, r) for r in script.readers):
+    for ch, script in _letters(text):
+        if not any(language_matches(language, r) for r in script.readers):
             return ch, script
     return None

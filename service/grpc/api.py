@@ -341,7 +341,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             await self._take_back(call.slot)
         if kind == "text":
             self._check_text(request.text, piece=True)
-            check_script(session.settings.voice, request.text)
+            check_script(session.settings.voice, request.text, self._registry)
             if session.push_text(request.text):
                 watchdog.touch()
         elif kind == "flush":
