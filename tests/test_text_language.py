@@ -197,6 +197,18 @@ def test_a_stream_piece_the_voice_cannot_speak_ends_the_stream_with_invalid_argu
     assert "Han characters" in (info.value.details() or "")
 
 
+def test_text_with_nothing_to_speak_is_refused(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    """Bug: "，。！？" (or zero-width spaces) gave status OK and no audio: the proto says a text
+    must hold something speakable. A symbol or a digit is something: the voice names it."""
+    for text in ("，。！？", "...", "\u200b\u200b", "\ue000"):
+        error = refusal(stub, text)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "text has nothing to speak" in (error.details() or "")
+    for text in ("42.", "$"):
+        responses = synthesize(stub, text)
+        assert kinds(responses)[-1] == "summary"
+
+
 # -- a stream's voice waiting for its first sentence (a Piper copy stands in for Mandarin) ----
 
 

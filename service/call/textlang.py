@@ -88,6 +88,12 @@ def script_of(ch: str) -> Script | None:
     return _BY_NAME.get(first)
 
 
+def has_words(text: str) -> bool:
+    """Whether `text` holds anything a voice speaks: a letter, a digit or a symbol (currency,
+    math, emoji), not only punctuation, spaces and invisible characters."""
+    return any(unicodedata.category(ch)[0] in "LNS" for ch in text)
+
+
 def _letters(text: str) -> Iterator[tuple[str, Script]]:
     """Each character of `text` in a script only some voices read, with its script, less a
     symbol letter standing alone (Script.symbols)."""

@@ -116,6 +116,11 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             parsed = _parsed(request)
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
+            if not textlang.has_words(parsed.text):
+                raise InvalidRequest(
+                    "text has nothing to speak, only punctuation, spaces or invisible "
+                    "characters: put the words to speak in the text field"
+                )
             self._check_text(parsed.text)
             segments = segments_of(parsed.text)
             session = await self._admitted(
