@@ -27,6 +27,7 @@ from voxlite.service.engines.kokoro.tokens import (
     cut_pieces,
     load_vocab,
 )
+from voxlite.service.errors import InvalidRequest
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,27 @@ def test_chinese_words_keep_their_text(mandarin: MandarinG2P) -> None:
     words = mandarin("iPhone 15的价格是¥25.50。")
     assert texts(words) == ["iPhone", "十五", "的", "价格", "是", "二十五元", "五角"]
     assert words[-1].phonemes == "."
+
+
+def test_a_han_character_with_no_mandarin_reading_is_named_not_a_crash(
+    mandarin: MandarinG2P,
+) -> None:
+    """Bug: 你好㐂世界。 failed Synthesize with UNKNOWN and a traceback in the server's log:
+    misaki's word2ipa raises on a Han character pypinyin has no reading for."""
+    assert mandarin.no_reading("你好㐂世界。") == "㐂"
+    assert mandarin.no_reading("桛") == "桛"  # made in Japan: no Mandarin reading
+    assert mandarin.no_reading("你好，世界。iPhone 15") is None
+    with pytest.raises(InvalidRequest, match=r"'㐂' \(U\+3402\), a Han character with no"):
+        mandarin("你好㐂世界。")
+
+
+def test_han_characters_beyond_the_first_plane_are_read(mandarin: MandarinG2P) -> None:
+    """Bug: a character of extension B or later was left out unread: 𨭎 (xǐ, seaborgium), as a
+    chemistry text writes it, came out as nothing."""
+    words = mandarin("𨭎是一种元素。")
+    assert texts(words)[0] == "𨭎"
+    assert words[0].phonemes == mandarin("洗")[0].phonemes  # also xǐ
+    assert mandarin.no_reading("𨭎") is None
 
 
 def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
@@ -280,6 +302,9 @@ class _Recorded:
     def __call__(self, text: str) -> list[Word]:
         self.sizes.append(len(text))
         return self._g2p(text)
+
+    def no_reading(self, text: str) -> str | None:
+        return self._g2p.no_reading(text)
 
 
 def test_a_long_text_goes_through_g2p_a_clause_at_a_time(japanese: JapaneseG2P) -> None:

@@ -346,6 +346,29 @@ def test_hangul_to_a_kokoro_voice_is_refused_not_dropped(
 
 
 @pytest.mark.slow
+def test_a_han_character_mandarin_cannot_read_is_refused_naming_it(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: 你好㐂世界。 (㐂 has no Mandarin reading) ended Synthesize with UNKNOWN, "Unexpected
+    <class 'ValueError'>", and a traceback in the server's log. A stream's piece is refused
+    as it arrives; the Japanese voice takes the text (OpenJTalk leaves out what it lacks)."""
+    error = refusal(kstub, "你好㐂世界。")
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = error.details() or ""
+    assert "'㐂' (U+3402), which voice 'zf_xiaoxiao' has no reading for" in details
+    call = Duplex(kstub, timeout=60)
+    call.config(language="zh")
+    call.send(text="你好，")
+    call.send(text="㐂世界。")
+    call.close()
+    with pytest.raises(grpc.RpcError) as info:
+        call.rest()
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "U+3402" in (info.value.details() or "")
+    assert kinds(synthesize(kstub, "㐂です。", language="ja"))[-1] == "summary"
+
+
+@pytest.mark.slow
 def test_a_stream_with_no_language_gets_its_voice_and_format_from_its_first_sentence(
     kstub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:

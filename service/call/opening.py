@@ -116,7 +116,7 @@ class SessionOpener:
         if segments is None:
             slot = await self.admission.admit(caller, cost)
         else:
-            check_script(voice, "".join(segments), self.registry)
+            check_readable(voice, "".join(segments), self.registry)
             if _replayed(settings, segments):
                 slot = self.admission.enter(caller=caller, free=True)
             else:
@@ -160,12 +160,19 @@ def behind(workers: Workers) -> bool:
     return workers.slack(long_jobs=False) <= 0.0
 
 
-def check_script(voice: Voice, text: str, registry: VoiceRegistry) -> None:
+def check_readable(voice: Voice, text: str, registry: VoiceRegistry) -> None:
     """Refuse text in a script the voice cannot read (Piper reads a Han character out as
     "Chinese letter", Arabic as "Arabic letter"; Kokoro drops Hangul and says nothing), saying
-    which voice of `registry` reads it, or that none does."""
+    which voice of `registry` reads it, or that none does; and text with a character the
+    voice has no reading for (a rare Han character to a Mandarin voice)."""
     found = textlang.unreadable(text, voice.info.language)
     if found is None:
+        unread = voice.no_reading(text)
+        if unread is not None:
+            raise InvalidRequest(
+                f"the text has '{unread}' (U+{ord(unread):04X}), which voice "
+                f"'{voice.info.name}' has no reading for: write it another way or leave it out"
+            )
         return
     ch, script = found
     readers = [r for r in script.readers if registry.may_speak(r)]

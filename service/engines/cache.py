@@ -127,6 +127,9 @@ class CachedVoice:
     def params(self, request: VoiceRequest) -> Hashable:
         return self.voice.params(request)
 
+    def no_reading(self, text: str) -> str | None:
+        return self.voice.no_reading(text)
+
     def cached(self, text: str, params: Hashable, *, word_timestamps: bool) -> bool:
         """Whether segment() would replay `text` now, with no model run."""
         key = self._cache.key(self.info.name, text, params, self._scope)

@@ -196,6 +196,11 @@ class Voice(Protocol):
         raises InvalidRequest naming the field at fault."""
         ...
 
+    def no_reading(self, text: str) -> str | None:
+        """The first character of `text` in a script it reads that it has no reading for and
+        could only leave out (a rare Han character to a Mandarin voice); None for none."""
+        ...
+
     def segment(
         self, text: str, params: Hashable, *, word_timestamps: bool, long_first: bool = False
     ) -> Segment:

@@ -15,7 +15,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from ..call import textlang
 from ..call.events import Event
-from ..call.opening import SessionOpener, check_script, segments_of
+from ..call.opening import SessionOpener, check_readable, segments_of
 from ..call.segmenter import Segmenter
 from ..call.session import Session
 from ..call.tokens import tenant
@@ -346,7 +346,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             await self._take_back(call.slot)
         if kind == "text":
             self._check_text(request.text, piece=True)
-            check_script(session.settings.voice, request.text, self._registry)
+            check_readable(session.settings.voice, request.text, self._registry)
             if session.push_text(request.text):
                 watchdog.touch()
         elif kind == "flush":

@@ -10,11 +10,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from ...errors import InvalidRequest
 from .english import Lexicon
 
-# Han characters (with the extension A block and compatibility ideographs) and, between them,
+# Han characters (every extension block and the compatibility ideographs) and, between them,
 # the Latin words that Chinese text borrows ("请打开WiFi设置", "iPhone 15").
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
+_HAN_CHARACTER = re.compile(f"[{_HAN}]")
 _BY_SCRIPT = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
 # The marks Kokoro's vocabulary has, as misaki's Chinese front end maps CJK punctuation.
 _ZH_PUNCTUATION = {
@@ -55,6 +57,11 @@ class G2P(Protocol):
     """Whether the words carry their text (else word timestamps are not available)."""
 
     def __call__(self, text: str) -> list[Word]: ...
+
+    def no_reading(self, text: str) -> str | None:
+        """The first character of `text` it has no reading for, which it could only leave out;
+        None when it reads them all."""
+        ...
 
 
 def in_words(g2p: G2P, text: str, limit: int = G2P_CHARS) -> list[Word]:
@@ -106,6 +113,7 @@ class MandarinG2P:
         # still import to say it has no voices.
         import jieba
         from misaki.zh import ZHG2P
+        from pypinyin.pinyin_dict import pinyin_dict
 
         from .numbers import chinese
 
@@ -115,12 +123,29 @@ class MandarinG2P:
         self._word2ipa = ZHG2P.word2ipa
         self._lexicon = lexicon
         self._numbers = chinese
+        # pypinyin's readings by code point: misaki's word2ipa reads a Han character exactly
+        # when it is here, and raises on one that is not (41,622 of Unicode's 93,867).
+        self._readings = pinyin_dict
         # jieba's and pypinyin's tables are read-only after initialize(); the lock is for
         # jieba's lazy user-dictionary and cache state, which is not documented thread-safe.
         self._lock = threading.Lock()
 
+    def no_reading(self, text: str) -> str | None:
+        """The first Han character of `text` with no Mandarin reading (rare ones: 㐂, 𠮷, the
+        Japanese-made 桛)."""
+        for found in _HAN_CHARACTER.finditer(text):
+            if ord(found.group()) not in self._readings:
+                return found.group()
+        return None
+
     def __call__(self, text: str) -> list[Word]:
         text = self._numbers(_spoken(text))
+        unread = self.no_reading(text)
+        if unread is not None:  # the server refuses such text before it gets here
+            raise InvalidRequest(
+                f"the text has '{unread}' (U+{ord(unread):04X}), a Han character with no "
+                "Mandarin reading: write it another way or leave it out"
+            )
         words: list[Word] = []
         with self._lock:
             for han, latin, other in _BY_SCRIPT.findall(text):
@@ -167,6 +192,11 @@ class JapaneseG2P:
         # OpenJTalk's frontend keeps per-call state in one C object.
         self._lock = threading.Lock()
         self("準備")  # loads OpenJTalk's dictionary now, not on the first request
+
+    def no_reading(self, text: str) -> str | None:
+        """None: pyopenjtalk leaves out a kanji it has no reading for, and whether it has one
+        depends on the word around it, which no lookup of the character alone can tell."""
+        return None
 
     def __call__(self, text: str) -> list[Word]:
         text = self._numbers(_spoken(text))

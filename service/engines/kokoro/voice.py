@@ -111,6 +111,9 @@ class KokoroVoice(Calibrated):
     def long_jobs(self) -> bool:
         return True
 
+    def no_reading(self, text: str) -> str | None:
+        return self._g2p.no_reading(text)
+
     def variant(
         self,
         *,

@@ -57,6 +57,9 @@ class PiperVoice(Calibrated):
     def hop(self) -> int:
         return self.model.hop
 
+    def no_reading(self, text: str) -> str | None:
+        return None  # espeak-ng reads any character, even if only as its name
+
     def params(self, request: VoiceRequest) -> PiperParams:
         return self.model.params(request)
 
