@@ -134,6 +134,43 @@ def test_han_characters_beyond_the_first_plane_are_read(mandarin: MandarinG2P) -
     assert mandarin.no_reading("𨭎") is None
 
 
+def said(g2p: G2P, text: str) -> str:
+    return "".join(w.phonemes for w in g2p(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("β受体阻滞剂", "贝塔受体阻滞剂"),
+        ("γ射线和ΔT", "伽马射线和德尔塔T"),
+        ("电阻为5Ω，延迟3µs。", "电阻为5欧姆，延迟3微秒。"),
+        ("①首先，⑵其次", "1首先，2其次"),
+        ("我喝了café。", "我喝了cafe。"),
+    ],
+)
+def test_what_the_mandarin_g2p_left_out_is_read(
+    mandarin: MandarinG2P, text: str, written: str
+) -> None:
+    """Bug: β受体阻滞剂 was spoken as 受体阻滞剂; Greek letters, circled numbers, units written
+    with Ω or µ, and accented letters (é) were left out unread."""
+    assert said(mandarin, text) == said(mandarin, written)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("β受容体", "ベータ受容体"),
+        ("抵抗は5Ωです。", "抵抗は5オームです。"),
+        ("カフェはcaféです。", "カフェはcafeです。"),
+    ],
+)
+def test_what_the_japanese_g2p_left_out_is_read(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: OpenJTalk left out β and Ω, and spelled café as C, A, F."""
+    assert said(japanese, text) == said(japanese, written)
+
+
 def test_japanese_money_and_thousands(japanese: JapaneseG2P) -> None:
     """pyopenjtalk reads "2,500" as two numbers and drops "¥": both are rewritten first."""
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ...errors import InvalidRequest
+from . import symbols
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -139,7 +140,7 @@ class MandarinG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
-        text = self._numbers(_spoken(text))
+        text = self._numbers(symbols.chinese(_spoken(text)))
         unread = self.no_reading(text)
         if unread is not None:  # the server refuses such text before it gets here
             raise InvalidRequest(
@@ -199,7 +200,7 @@ class JapaneseG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
-        text = self._numbers(_spoken(text))
+        text = self._numbers(symbols.japanese(_spoken(text)))
         with self._lock:
             try:
                 phonemes = self._g2p(text)
