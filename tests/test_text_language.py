@@ -159,7 +159,7 @@ def test_hangul_with_no_voice_on_an_english_only_server_says_no_voice_speaks_kor
     error = refusal(stub, "안녕하세요.")
     assert error.code() == grpc.StatusCode.NOT_FOUND
     details = error.details() or ""
-    assert "here 'ko' (Hangul (Korean))" in details
+    assert "here 'ko' for its Hangul (Korean): no voice speaks" in details
     assert "en-US" in details
 
 

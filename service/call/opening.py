@@ -92,7 +92,7 @@ class SessionOpener:
         except (VoiceNotFound, Unavailable) as exc:
             raise type(exc)(
                 "a call that names neither voice nor language gets the voice of the language "
-                f"its text is written in, here '{language}' ({script.name}): {exc}"
+                f"its text is written in, here '{language}' for its {script.name}: {exc}"
             ) from None
 
     async def open(
@@ -178,15 +178,15 @@ def check_readable(voice: Voice, text: str, registry: VoiceRegistry) -> None:
     readers = [r for r in script.readers if registry.may_speak(r)]
     if readers:
         fix = (
-            f"set language to '{readers[0]}' or voice to a voice of it, or leave both voice and "
-            "language empty to get the voice of the language the text is written in"
+            f": set language to '{readers[0]}' or voice to a voice of it, or leave both voice "
+            "and language empty to get the voice of the language the text is written in"
         )
     else:
         spoken = ", ".join(sorted({v.info.language for v in registry.voices()}))
-        fix = f"no voice of this server speaks it: send text in a language it has ({spoken})"
+        fix = f", and no voice of this server speaks it: send text in a language it has ({spoken})"
     raise InvalidRequest(
         f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
-        f"({voice.info.language}) cannot speak: {fix}"
+        f"({voice.info.language}) cannot speak{fix}"
     )
 
 
