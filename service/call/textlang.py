@@ -3,6 +3,7 @@ voice can read."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ LANGUAGES = tuple(dict.fromkeys(s.readers[0] for s in SCRIPTS))
 _FIRST_OTHER = "\u0370"
 
 
+@functools.lru_cache(maxsize=8192)  # a text's characters repeat; names are slow to look up
 def script_of(ch: str) -> Script | None:
     """The script of a letter (or a mark of one) that only some voices read; None for Latin,
     digits, punctuation, symbols and emoji."""
