@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -9,6 +10,7 @@ from typing import TypeVar
 import grpc
 import onnxruntime as ort
 import pytest
+from voxlite.service import server as server_module
 from voxlite.service.engines.piper import (
     EMBEDDED_VOICE,
     PiperFamily,
@@ -23,6 +25,19 @@ from voxlite.tts.v1 import tts_pb2_grpc
 from .helpers import Pki, ServerThread, base_config, make_pki
 
 T = TypeVar("T")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _voices_after_serving_load_at_the_tests_priority() -> Iterator[None]:
+    """Servers in the tests' process load the voices after SERVING (and rescans) at the tests'
+    own priority. At the server's BACKGROUND_NICE, the lowest, they take what nothing else on
+    the machine wants: with the other test process (or anything else) busy on both cores, 11
+    Kokoro voices took over four minutes, and fixtures waiting for every voice failed at
+    random. test_voices_loaded_after_serving_run_below_the_workers checks the real priority."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(server_module, "BACKGROUND_NICE", os.getpriority(os.PRIO_PROCESS, 0))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="session")

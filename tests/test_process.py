@@ -293,6 +293,7 @@ def test_a_second_server_on_a_taken_port_says_so_in_one_line(
     assert process.health() == health_pb2.HealthCheckResponse.SERVING  # the first one is fine
 
 
+@pytest.mark.timeout(900)
 def test_sigterm_while_voices_load_stops_the_loading(cache_dir: Path, tmp_path: Path) -> None:
     """Bug: SIGTERM while the voices after SERVING were loading, with no call running, exited
     only once every voice had loaded (22.7 s with a 2 s grace), logging voices loaded after
@@ -304,7 +305,9 @@ def test_sigterm_while_voices_load_stops_the_loading(cache_dir: Path, tmp_path: 
     srv = ServerProcess(cache_dir, tmp_path, "--grace-seconds", "2")
     try:
         srv.proc.send_signal(signal.SIGTERM)
-        assert srv.wait(timeout=60) == 0
+        # The voice in progress finishes first, at the loader's lowest priority: on a machine
+        # busy with other work that may take long. The log, not the time, tells the bug.
+        assert srv.wait(timeout=600) == 0
         log = "".join(srv.log)
         assert "stopped" in log
         after = log[log.index("stopped") :]
