@@ -15,7 +15,7 @@ from ..engines.engine import Voice, VoiceRequest
 from ..engines.registry import VoiceRegistry
 from ..errors import InvalidRequest, Unavailable, VoiceNotFound
 from ..jobs import Workers
-from . import textlang
+from . import markup, textlang
 from .segmenter import Segmenter
 from .session import Session, SessionLimits, StreamSettings
 
@@ -204,7 +204,9 @@ def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
         bool(segments)
         and isinstance(voice, CachedVoice)
         and all(
-            voice.cached(s.strip(), settings.params, word_timestamps=settings.word_timestamps)
+            voice.cached(
+                markup.spoken(s).strip(), settings.params, word_timestamps=settings.word_timestamps
+            )
             for s in segments
         )
     )

@@ -15,6 +15,7 @@ from ..audio.settings import AudioSettings
 from ..engines.engine import Segment, Voice
 from ..errors import Overloaded
 from ..jobs import Batch, JobDropped, Runner, Work
+from . import markup
 from .events import Event, SummaryEvent
 from .outbox import Clear, End, Flush, Outbox, Pcm, Words
 from .output import Output
@@ -321,11 +322,11 @@ class Session:
                     return
                 continue
             self._queued_chars -= len(item.text)
-            if item.generation != self._generation:
+            text = markup.spoken(item.text).strip()
+            if item.generation != self._generation or not text:
                 continue
             index = self._stats.segments
             self._stats.segments += 1
-            text = item.text.strip()
             busy = not self._pacer.ahead() and (
                 self._behind() or self._load() > self.policy.long_first_window_load
             )
