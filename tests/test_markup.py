@@ -39,7 +39,7 @@ def test_a_reply_in_markdown_sounds_as_the_plain_text_does(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:
     """Bug: the English voice said "asterisk asterisk sure exclamation asterisk asterisk here
-    are the steps ... tap asterisk settings asterisk" (Whisper base), 8.7 s for 4 s of words.
+    are the steps ... tap asterisk settings asterisk" (Whisper base).
     Synthesize and a stream fed token by token both speak the plain text, sample for sample
     (no noise: the audio is deterministic)."""
     config = pb.SynthesisConfig(
