@@ -30,10 +30,10 @@ T = TypeVar("T")
 @pytest.fixture(scope="session", autouse=True)
 def _voices_after_serving_load_at_the_tests_priority() -> Iterator[None]:
     """Servers in the tests' process load the voices after SERVING (and rescans) at the tests'
-    own priority. At the server's BACKGROUND_NICE, the lowest, they take what nothing else on
-    the machine wants: with the other test process (or anything else) busy on both cores, 11
-    Kokoro voices took over four minutes, and fixtures waiting for every voice failed at
-    random. test_voices_loaded_after_serving_run_below_the_workers checks the real priority."""
+    own priority. At the server's BACKGROUND_NICE, the lowest, they get only what nothing else
+    on the machine wants: with the other test process (or anything else) busy on both cores,
+    fixtures waiting for every voice would wait on the machine's load.
+    test_voices_loaded_after_serving_run_below_the_workers checks the real priority."""
     patch = pytest.MonkeyPatch()
     patch.setattr(server_module, "BACKGROUND_NICE", os.getpriority(os.PRIO_PROCESS, 0))
     yield

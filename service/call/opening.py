@@ -166,28 +166,30 @@ def check_readable(voice: Voice, text: str, registry: VoiceRegistry) -> None:
     which voice of `registry` reads it, or that none does; and text with a character the
     voice has no reading for (a rare Han character to a Mandarin voice)."""
     found = textlang.unreadable(text, voice.info.language)
-    if found is None:
-        unread = voice.no_reading(text)
-        if unread is not None:
-            raise InvalidRequest(
-                f"the text has '{unread}' (U+{ord(unread):04X}), which voice "
-                f"'{voice.info.name}' has no reading for: write it another way or leave it out"
+    if found is not None:
+        ch, script = found
+        readers = [r for r in script.readers if registry.may_speak(r)]
+        if readers:
+            fix = (
+                f": set language to '{readers[0]}' or voice to a voice of it, or leave both "
+                "voice and language empty to get the voice of the language the text is written in"
             )
-        return
-    ch, script = found
-    readers = [r for r in script.readers if registry.may_speak(r)]
-    if readers:
-        fix = (
-            f": set language to '{readers[0]}' or voice to a voice of it, or leave both voice "
-            "and language empty to get the voice of the language the text is written in"
+        else:
+            spoken = ", ".join(sorted({v.info.language for v in registry.voices()}))
+            fix = (
+                ", and no voice of this server speaks it: send text in a language it has "
+                f"({spoken})"
+            )
+        raise InvalidRequest(
+            f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
+            f"({voice.info.language}) cannot speak{fix}"
         )
-    else:
-        spoken = ", ".join(sorted({v.info.language for v in registry.voices()}))
-        fix = f", and no voice of this server speaks it: send text in a language it has ({spoken})"
-    raise InvalidRequest(
-        f"the text has {script.name} ('{ch}'), which voice '{voice.info.name}' "
-        f"({voice.info.language}) cannot speak{fix}"
-    )
+    unread = voice.no_reading(text)
+    if unread is not None:
+        raise InvalidRequest(
+            f"the text has '{unread}' (U+{ord(unread):04X}), which voice "
+            f"'{voice.info.name}' has no reading for: write it another way or leave it out"
+        )
 
 
 def segments_of(text: str) -> list[str]:

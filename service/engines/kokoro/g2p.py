@@ -125,7 +125,7 @@ class MandarinG2P:
         self._lexicon = lexicon
         self._numbers = chinese
         # pypinyin's readings by code point: misaki's word2ipa reads a Han character exactly
-        # when it is here, and raises on one that is not (41,622 of Unicode's 93,867).
+        # when it is here, and raises on one that is not (docs/kokoro.md: about half of them).
         self._readings = pinyin_dict
         # jieba's and pypinyin's tables are read-only after initialize(); the lock is for
         # jieba's lazy user-dictionary and cache state, which is not documented thread-safe.
