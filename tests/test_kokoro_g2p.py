@@ -73,6 +73,77 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
     assert numbers.chinese(text) == spoken
 
 
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("请拨打400-820-8820。", "请拨打四零零，八二零，八八二零。"),
+        ("手机138-0013-8000", "手机幺三八，零零幺三，八零零零"),
+        ("+86 138 0013 8000", "加八六，幺三八，零零幺三，八零零零"),
+        ("电话（010）8888-6666", "电话零幺零，八八八八，六六六六"),
+        ("您的验证码是385912", "您的验证码是三八五九幺二"),
+        ("尾号0371的卡", "尾号零三七幺的卡"),
+        ("密码是000000", "密码是零零零零零零"),
+        ("分机号8021", "分机号八零二幺"),
+        ("订单号：AB12345", "订单号：AB幺二三四五"),
+        ("单号SF1234567890", "单号SF幺二三四五六七八九零"),
+        ("航班CA1234", "航班CA幺二三四"),
+        ("IP是192.168.1.1", "IP是幺九二点幺六八点一点一"),
+        ("版本10.15.7", "版本十点十五点七"),
+        ("比分3:2", "比分三比二"),
+        ("比分3：2", "比分三比二"),
+        ("No.5香水", "五号香水"),
+        ("2024-2025赛季", "二零二四到二零二五赛季"),
+        ("¥1,299.50元", "一千二百九十九元五角"),
+    ],
+)
+def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoken: str) -> None:
+    """Bug: a phone number was read as a range with a minus sign (400-820-8820 as 四百到八百二十
+    负八千八百二十), a code as an amount (三十八万五千九百一十二), and 尾号0371 lost its zero."""
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("手机1500元", "手机一千五百元"),
+        ("2000-3000元", "二千到三千元"),
+        ("共1500人", "共一千五百人"),
+        ("iOS17", "iOS十七"),
+        ("2026年05月", "二零二六年五月"),
+        ("电话3个", "电话三个"),
+        ("10 20 30", "十 二十 三十"),
+    ],
+)
+def test_numbers_that_count_stay_numbers(text: str, spoken: str) -> None:
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("会議は午前9:30からです。", "会議は午前9時30分からです。"),
+        ("営業時間は9:00-18:00です。", "営業時間は9時から18時です。"),
+        ("2026/12/05に発送します。", "2026年12月5日に発送します。"),
+        ("3-5日でお届けします。", "3から5日でお届けします。"),
+        ("スコアは3:2でした。", "スコアは3対2でした。"),
+        ("認証コードは385912です。", "認証コードはサンハチゴーキューイチニーです。"),
+        ("バージョン10.15.7です。", "バージョン十点十五点七です。"),
+    ],
+)
+def test_japanese_times_dates_spans_and_codes(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: OpenJTalk said 9:30 as 9 and 30, a date with slashes as three numbers, 3-5日 as
+    3 and the fifth, and a code after コード as an amount."""
+    assert said(japanese, text) == said(japanese, written)
+
+
+def test_japanese_phone_numbers_and_addresses_stay_openjtalks(japanese: JapaneseG2P) -> None:
+    """OpenJTalk reads these digit by digit itself; the rules above leave them alone."""
+    for text in ("電話番号は03-1234-5678です。", "六本木6-10-1", "郵便番号100-0001"):
+        assert numbers.japanese(text) == text
+
+
 def test_latin_letters_next_to_a_number_are_not_units() -> None:
     """A regression of misaki's text normalizer, which turned "iPhone" into "iP小时one"."""
     assert numbers.chinese("iPhone的电池") == "iPhone的电池"

@@ -14,6 +14,7 @@ from misaki.zh_normalization.chronology import (
     replace_time,
 )
 from misaki.zh_normalization.num import (
+    COM_QUANTIFIERS,
     RE_FRAC,
     RE_NUMBER,
     RE_PERCENTAGE,
@@ -23,6 +24,7 @@ from misaki.zh_normalization.num import (
     replace_number,
     replace_percentage,
     replace_range,
+    verbalize_digit,
 )
 from misaki.zh_normalization.phonecode import RE_MOBILE_PHONE, phone2str, replace_mobile
 from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperature
@@ -32,10 +34,52 @@ from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperatu
 _HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F) if chr(c) not in "，！？；：（）"}
 # "1,250" and "12,500,000": the comma groups thousands; elsewhere it separates clauses.
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
-_MONEY_BEFORE = re.compile(r"([¥￥$€£])\s?(\d+(?:\.\d+)?)")
+# The sign, the amount, and a 元 written after it as well ("¥1299元"), which is not read again.
+_MONEY_BEFORE = re.compile(r"([¥￥$€£])\s?(\d+(?:\.\d+)?)(\s?元)?")
+_DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
 _YUAN_AFTER = re.compile(r"(\d+)\.(\d{1,2})\s?元")
 # A fixed line with its area code ("010-12345678"); 7 or 8 bare digits may be an amount.
 _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
+
+# Digits that name something rather than count it are read one by one, as a listener hears a
+# phone number or a code read out ("验证码385912" is 三八五九幺二, not 三十八万...; "尾号0371"
+# keeps its zero). First, what follows a word that introduces a number, a code or an ID:
+_CODE_WORDS = (
+    "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
+    "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
+    "序列号|证号"
+)
+# ... unless a measure word follows it ("手机1500元" is an amount).
+_AFTER_CODE_WORD = re.compile(
+    rf"((?:{_CODE_WORDS})(?:号码|号)?)((?:是|为|：|:|\s)*)"
+    r"(\+?[0-9A-Za-z]+(?:[- ][0-9A-Za-z]+)*)(?![0-9A-Za-z]|\.\d)"
+    rf"(?!\s?{COM_QUANTIFIERS})"
+)
+# Digits grouped by hyphens or spaces, three groups or more, or after a country code or an area
+# code in brackets: a phone number ("400-820-8820", "+86 138 0013 8000", "(010) 8888-6666").
+# Two bare groups stay a range ("2000-3000元").
+_GROUPED = re.compile(
+    r"(?<![0-9A-Za-z.+-])(\+\d{1,3}[ -]?)?([(（]\d{2,4}[)）][ -]?)?\d{1,4}(?:[ -]\d{2,4})+"
+    r"(?![0-9A-Za-z.-])"
+)
+_PHONE_DIGITS = 7
+# Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
+# RTX4090). One or two digits stay a number (iOS17, Win10).
+_AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
+# A leading zero ("0371", "000000"), or ten digits and more with no measure word: no one counts
+# those. Before a date's or a time's unit ("05月") the zero is the writer's padding.
+_NOT_COUNTED = re.compile(
+    rf"(?<![0-9.])(?:0\d+|\d{{10,}})(?![0-9]|\.\d|[月日号点时分秒]|\s?{COM_QUANTIFIERS})"
+)
+# Three or more numbers joined by dots: a version or an IP address, its parts read with 点.
+_DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
+# A score or a ratio: a colon between numbers that is not a time (3:2, 16:9).
+_RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
+_NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
+# A span of years is read as years are, digit by digit (2024-2025赛季).
+_YEARS = re.compile(
+    r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
+)
 # A unit right after a number; on its own a letter is a Latin word, not a unit.
 _UNITS = {
     "km": "公里", "kg": "公斤", "cm": "厘米", "mm": "毫米", "ml": "毫升", "mg": "毫克",
@@ -54,6 +98,12 @@ def half_width(text: str) -> str:
 
 def _no_thousands(text: str) -> str:
     return _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+
+
+def _ascii(text: str) -> str:
+    """`half_width`, a full-width colon between digits as ":" (as in a time or a score), and no
+    thousands separators."""
+    return _no_thousands(_DIGIT_COLON.sub(":", half_width(text)))
 
 
 def _yuan(integer: str, decimals: str) -> str:
@@ -75,10 +125,41 @@ def _zh_money(match: re.Match[str]) -> str:
     return f"{num2str(amount)}{unit}"
 
 
+def _digits(text: str) -> str:
+    """Each digit as its word, 1 as 幺 (as a phone number is read); anything else kept."""
+    return re.sub(r"\d+", lambda m: verbalize_digit(m.group(0), alt_one=True), text)
+
+
+def _code(match: re.Match[str]) -> str:
+    code = match.group(3)
+    if not re.search(r"\d", code):
+        return match.group(0)
+    spoken = "，".join(_digits(group) for group in re.split(r"[- ]", code.lstrip("+")))
+    return match.group(1) + match.group(2) + ("加" if code.startswith("+") else "") + spoken
+
+
+def _grouped(match: re.Match[str]) -> str:
+    number = match.group(0)
+    groups = re.findall(r"\d+", number)
+    bracketed = match.group(1) or match.group(2)
+    if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not bracketed):
+        return number
+    return ("加" if number.startswith("+") else "") + "，".join(map(_digits, groups))
+
+
+def _dotted(match: re.Match[str]) -> str:
+    """A version's or an address's parts: one or two digits as a number, more one by one."""
+    parts = match.group(0).split(".")
+    return "点".join(
+        num2str(p) if len(p) <= 2 and not (len(p) > 1 and p[0] == "0") else _digits(p)
+        for p in parts
+    )
+
+
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
-    text = _no_thousands(half_width(text))
+    text = _ascii(text)
     text = _MONEY_BEFORE.sub(_zh_money, text)
     text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
     text = RE_DATE.sub(replace_date, text)
@@ -86,18 +167,79 @@ def chinese(text: str) -> str:
     text = RE_TIME_RANGE.sub(replace_time, text)
     text = RE_TIME.sub(replace_time, text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
+    text = _AFTER_CODE_WORD.sub(_code, text)
+    text = _GROUPED.sub(_grouped, text)
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
+    text = _DOTTED.sub(_dotted, text)
+    text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), text)
+    text = _NOT_COUNTED.sub(lambda m: _digits(m.group(0)), text)
+    text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
+    text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
+    text = _RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
     text = RE_RANGE.sub(replace_range, text)
     spoken: str = RE_NUMBER.sub(replace_number, text)
     return spoken
 
 
+# Digits one by one as OpenJTalk itself reads a phone number (ゼロサン、イチニーサンヨン).
+_JA_DIGITS = dict(
+    zip(
+        "0123456789",
+        ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー"),
+        strict=True,
+    )
+)
+_JA_DATE = re.compile(r"(?<![0-9])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?![0-9])")
+_JA_TIME = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
+_JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
+# A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
+_JA_SPAN = re.compile(
+    r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
+    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月)"
+)
+# A code after its name: OpenJTalk reads digits one by one after 番号 but not after these.
+_JA_CODE = re.compile(r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)(\d{3,})(?![0-9])")
+
+
+def _ja_digits(digits: str) -> str:
+    return "".join(_JA_DIGITS[d] for d in digits)
+
+
+def _ja_time(time: str) -> str:
+    hours, minutes, *seconds = (int(part) for part in time.split(":"))
+    said = f"{hours}時" + (f"{minutes}分" if minutes else "")
+    return said + (f"{seconds[0]}秒" if seconds and seconds[0] else "")
+
+
+def _ja_times(match: re.Match[str]) -> str:
+    first, last = match.group(1), match.group(2)
+    return _ja_time(first) + (f"から{_ja_time(last)}" if last else "")
+
+
+def _ja_dotted(match: re.Match[str]) -> str:
+    """As `_dotted`; a short part in kanji numerals, as OpenJTalk reads digits after 点 one by
+    one (10.15 is ジュッテンイチゴー)."""
+    return "点".join(
+        num2str(p) if len(p) <= 2 and not (len(p) > 1 and p[0] == "0") else _ja_digits(p)
+        for p in match.group(0).split(".")
+    )
+
+
 def japanese(text: str) -> str:
     """What pyopenjtalk would misread in Japanese text: thousands separators (it reads "2,500"
-    as two numbers) and currency signs before the amount (it drops "¥")."""
-    text = _no_thousands(half_width(text))
-    return _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
+    as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
+    hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
+    scores (3:2 → 3対2), versions and addresses with dots, and codes after コード, パスワード,
+    ID and the like (read one digit at a time, as after 番号)."""
+    text = _ascii(text)
+    text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
+    text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
+    text = _JA_TIMES.sub(_ja_times, text)
+    text = _RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
+    text = _DOTTED.sub(_ja_dotted, text)
+    text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
+    return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
