@@ -129,6 +129,13 @@ def test_titles_do_not_end_a_sentence(title: str) -> None:
     assert segments(text) == [f"I met {title} Smith today.", " Bye."]
 
 
+@pytest.mark.parametrize("month", ["Jan.", "Sept.", "Dec."])
+def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
+    """Bug: "ships on Dec. 5th" was cut after "Dec.", and the voice said "deck" and ended a
+    sentence there."""
+    assert segments(f"It ships on {month} 5th. Bye.") == [f"It ships on {month} 5th.", " Bye."]
+
+
 @pytest.mark.parametrize("title", ["DR.", "dr.", "mR.", "PROF."])
 def test_abbreviations_are_case_insensitive(title: str) -> None:
     assert segments(f"Ask {title} Jones now. Ok.") == [f"Ask {title} Jones now.", " Ok."]

@@ -52,6 +52,8 @@ _ABBREVIATIONS = frozenset(
     (
         "mr", "mrs", "ms", "mx", "dr", "prof", "st", "jr", "sr", "vs",
         "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf",
+        # months before a day ("Dec. 5th"), which the voice reads as the month's name
+        "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)

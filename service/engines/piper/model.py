@@ -13,6 +13,7 @@ import numpy as np
 from ...errors import InvalidRequest, ModelError
 from ..engine import VoiceInfo, VoiceRequest
 from ..runtime import OrtSettings
+from .english import english
 from .pieces import cut_phonemes
 from .split import SplitGraph
 from .stages import Margins, Sentence, load_stages
@@ -54,6 +55,8 @@ class PiperModel:
             raise ModelError(info.files[-1], f"not a Piper voice config ({exc!r})") from exc
         # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
         self._phonemizer = PiperVoice(session=None, config=self._config)
+        # espeak misreads money, clock times, phone numbers and the like in English text.
+        self._written_out = english if self._config.espeak_voice.startswith("en") else None
         self.hop = self._config.hop_length
         """Samples per latent frame."""
         self.id_map = self._config.phoneme_id_map
@@ -102,6 +105,8 @@ class PiperModel:
         # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
         # other control characters carry nothing to speak.
         text = text.translate(_CONTROL_TO_SPACE)
+        if self._written_out:
+            text = self._written_out(text)
         with self._espeak_lock:
             return [s for s in self._phonemizer.phonemize(text) if s]
 

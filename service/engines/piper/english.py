@@ -1,0 +1,148 @@
+"""English text written out where espeak-ng would misread it: money, clock times, phone numbers,
+codes, dates, spans, fractions, versions, and the abbreviations whose period it takes for the end
+of a sentence. espeak reads plain numbers, ordinals, percentages and temperatures well itself.
+
+Each rule names what espeak said without it: "$19.99" was "dollar nineteen point nine nine",
+"9:00" "nine zero zero", "555-123-4567" "five hundred fifty-five dash one hundred twenty-three
+dash ...", "Dr. Jones" two sentences."""
+
+from __future__ import annotations
+
+import re
+
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+_ABBREVIATED_MONTHS = {m[:3]: m for m in _MONTHS} | {"Sept": "September"}
+_FRACTIONS = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters")} | {
+    n: (name, name + "s")
+    for n, name in enumerate(("fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=5)
+}
+_CURRENCIES = {"$": ("dollar", "cent"), "€": ("euro", "cent"), "£": ("pound", "penny")}
+_SCALES = "thousand|million|billion|trillion"
+
+# "$19.99", "$1,299", "€5", "$0.50", "$5 million".
+_MONEY = re.compile(
+    rf"([$€£])\s?(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d{{1,2}}))?(?:\s?({_SCALES})\b)?(?![\d.,]\d)"
+)
+# "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
+_TIME = re.compile(
+    r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[ap]m|[AP]\.M\.|[AP]M)\b)?"
+)
+# A North American or international phone number: groups of digits split by hyphens, dots or
+# spaces, the area code perhaps in brackets ("(555) 123-4567", "1-800-555-0199", "+44 20 7946
+# 0958"). Three groups or more, or brackets: "2019-2020" stays a span.
+_PHONE = re.compile(
+    r"(?<![\w.+-])(\+\d{1,3}[ .-]?)?(\(\d{2,4}\)\s?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}(?![\w-]|\.\d)"
+)
+_PHONE_DIGITS = 7
+# A number after a word that introduces a code is read digit by digit ("your code is 385912").
+_CODE = re.compile(
+    r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
+    r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
+    r"number|no\.)(?:\sis|:)?\s?)(#?\d{3,})(?![\d.,]\d|\d)"
+)
+# "#12345": a number sign before digits is "number".
+_NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
+# Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
+_AFTER_LETTERS = re.compile(r"(?<=[A-Z])\d{3,}\b")
+# A date: 12/05/2026 (month first, as in the US), 2026-12-05.
+_US_DATE = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/(\d{4})(?![\d/])")
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\d-])")
+_MONTH_ABBREVIATION = re.compile(
+    r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b)"
+)
+# A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
+_TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
+# "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
+_SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
+# "1/2", "3/4", "2/3": small fractions by their names.
+_FRACTION = re.compile(r"(?<![\w/.])([1-9])/([2-9]|10)(?![\w/]|\.\d)")
+# An address or a version: four numbers to 255 are an IP address, read digit by digit with
+# "dot"; other runs of three or more a version ("10.15.7": ten point fifteen point seven).
+_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
+
+
+def _spaced(digits: str) -> str:
+    return " ".join(digits)
+
+
+def _money(match: re.Match[str]) -> str:
+    sign, whole, cents, scale = match.groups()
+    unit, small = _CURRENCIES[sign]
+    whole_value = int(whole.replace(",", ""))
+    if scale:
+        return f"{whole}{'.' + cents if cents else ''} {scale} {unit}s"
+    cents_value = int((cents or "0").ljust(2, "0"))
+    small_words = f"{cents_value} {'pence' if small == 'penny' else small + 's'}"
+    if cents_value == 1:
+        small_words = f"1 {small}"
+    if whole_value == 0 and cents_value:
+        return small_words
+    said = f"{whole} {unit}{'' if whole_value == 1 else 's'}"
+    return f"{said} and {small_words}" if cents_value else said
+
+
+def _time(match: re.Match[str]) -> str:
+    hours, minutes, meridiem = match.group(1), match.group(2), match.group(3)
+    said = str(int(hours))
+    if minutes == "00":
+        said += "" if meridiem else " o'clock"
+    elif minutes[0] == "0":
+        said += f" oh {minutes[1]}"
+    else:
+        said += f" {minutes}"
+    if meridiem:
+        said += " " + meridiem.strip().replace(".", "").upper()
+    return said
+
+
+def _phone(match: re.Match[str]) -> str:
+    number = match.group(0)
+    groups = re.findall(r"\d+", number)
+    bracketed = match.group(1) or match.group(2)
+    if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not bracketed):
+        return number
+    return ("plus " if number.startswith("+") else "") + ", ".join(map(_spaced, groups))
+
+
+def _date(month: str, day: str, year: str) -> str:
+    return f"{_MONTHS[int(month) - 1]} {_ordinal(int(day))}, {year}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _fraction(match: re.Match[str]) -> str:
+    top, bottom = int(match.group(1)), int(match.group(2))
+    if top >= bottom:
+        return match.group(0)
+    one, many = _FRACTIONS[bottom]
+    return f"one {one}" if top == 1 else f"{top} {many}"
+
+
+def _dotted(match: re.Match[str]) -> str:
+    parts = match.group(0).split(".")
+    if len(parts) == 4 and all(int(p) <= 255 for p in parts):
+        return " dot ".join(_spaced(p) for p in parts)
+    return " point ".join(parts)
+
+
+def english(text: str) -> str:
+    """`text` with what espeak-ng misreads written out as it is said."""
+    text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
+    text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
+    text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
+    text = _TITLES.sub(r"\1", text)
+    text = _MONEY.sub(_money, text)
+    text = _TIME.sub(_time, text)
+    text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
+    text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
+    text = _PHONE.sub(_phone, text)
+    text = _DOTTED.sub(_dotted, text)
+    text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
+    text = _FRACTION.sub(_fraction, text)
+    return _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)

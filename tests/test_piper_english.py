@@ -1,0 +1,69 @@
+"""English text that espeak-ng misreads is written out before it phonemizes
+(service/engines/piper/english.py)."""
+
+from __future__ import annotations
+
+import pytest
+from voxlite.service.engines.piper import PiperVoice
+from voxlite.service.engines.piper.english import english
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("It costs $19.99.", "It costs 19 dollars and 99 cents."),
+        ("It costs $1,299.", "It costs 1,299 dollars."),
+        ("Pay $1 or £2.50 or €0.01.", "Pay 1 dollar or 2 pounds and 50 pence or 1 cent."),
+        ("That's $5 million.", "That's 5 million dollars."),
+        ("We open at 9:00 and close at 5:05 pm.", "We open at 9 o'clock and close at 5 oh 5 PM."),
+        ("Meet at 9:30am.", "Meet at 9 30 AM."),
+        ("Call 555-123-4567.", "Call 5 5 5, 1 2 3, 4 5 6 7."),
+        ("Call (555) 123-4567.", "Call 5 5 5, 1 2 3, 4 5 6 7."),
+        ("Call +1 555 123 4567.", "Call plus 1, 5 5 5, 1 2 3, 4 5 6 7."),
+        ("Your code is 385912.", "Your code is 3 8 5 9 1 2."),
+        ("Your order number is 48213.", "Your order number is 4 8 2 1 3."),
+        ("Order #12345.", "Order number 1 2 3 4 5."),
+        ("Flight CA1234.", "Flight CA 1 2 3 4."),
+        ("Due on 12/05/2026.", "Due on December 5th, 2026."),
+        ("On 2026-12-05.", "On December 5th, 2026."),
+        ("Ships Dec. 5th.", "Ships December 5th."),
+        ("Dr. Jones and Mr. Smith.", "Dr Jones and Mr Smith."),
+        ("It takes 3-5 days.", "It takes 3 to 5 days."),
+        ("It's 3/4 full and 1/2 empty.", "It's 3 quarters full and one half empty."),
+        ("Version 10.15.7.", "Version 10 point 15 point 7."),
+        ("IP 192.168.1.1.", "IP 1 9 2 dot 1 6 8 dot 1 dot 1."),
+    ],
+)
+def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
+    """Bug: espeak said "$19.99" as "dollar nineteen point nine nine", "9:00" as "nine zero
+    zero", a phone number as three amounts joined by "dash", a code as an amount, "12/05/2026"
+    with "slash", "Dec." as "deck" and the end of a sentence, "Dr." as the end of one too."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "He scored 12 points in 2024.",
+        "Pi is 3.14 and it is 50% off.",
+        "Room 302 is on floor 3.",
+        "The years 2019 to 2020.",
+        "It is -5°C.",
+        "COVID-19 and the 3:2 aspect.",
+        "I may 5 times.",
+    ],
+)
+def test_what_espeak_reads_well_is_left_alone(text: str) -> None:
+    assert english(text) == text
+
+
+def test_an_english_voice_speaks_the_written_out_text(voice: PiperVoice) -> None:
+    """The rules run inside the voice, before espeak: "$19.99" gives the phonemes of "19
+    dollars and 99 cents", not espeak's "dollar nineteen point nine nine"."""
+    model = voice.model
+    assert model.phonemize("It costs $19.99.") == model.phonemize(
+        "It costs 19 dollars and 99 cents."
+    )
+    assert model.phonemize("Call 555-123-4567 at 9:00.") == model.phonemize(
+        "Call 5 5 5, 1 2 3, 4 5 6 7 at 9 o'clock."
+    )
