@@ -28,6 +28,15 @@ class Encoding(_StrEnum):
     ALAW = "alaw"
     """G.711 A-law, 8000 Hz."""
 
+    @classmethod
+    def _missing_(cls, value: object) -> Encoding:
+        """Any case, and the proto's names: "PCM_S16LE" and "AUDIO_ENCODING_PCM_S16LE" too."""
+        name = str(value).lower().removeprefix("audio_encoding_")
+        for member in cls:
+            if member.value == name:
+                return member
+        raise ValueError(f"encoding {value!r} is not one of {', '.join(m.value for m in cls)}")
+
 
 class HealthStatus(_StrEnum):
     """The answer of the standard gRPC health check."""

@@ -131,6 +131,18 @@ def test_language_goes_into_the_config() -> None:
     assert getattr(config, "language") == "de-DE"  # noqa: B009 (not in the stubs yet)
 
 
+@pytest.mark.parametrize("name", ["pcm_s16le", "PCM_S16LE", "AUDIO_ENCODING_PCM_S16LE"])
+def test_an_encoding_is_taken_by_its_value_or_the_protos_name(name: str) -> None:
+    """Bug: encoding="PCM_S16LE", the proto's own spelling, was a bare ValueError."""
+    config = _convert.synthesis_config(encoding=name)
+    assert config.audio.encoding == tts_pb2.AUDIO_ENCODING_PCM_S16LE
+
+
+def test_an_unknown_encoding_names_the_ones_there_are() -> None:
+    with pytest.raises(ValueError, match="'wav' is not one of ogg_opus, opus, pcm_s16le"):
+        _convert.synthesis_config(encoding="wav")
+
+
 def test_options_left_out_leave_the_servers_defaults() -> None:
     config = _convert.synthesis_config()
     assert config.audio.encoding == tts_pb2.AUDIO_ENCODING_OGG_OPUS
