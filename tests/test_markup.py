@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import grpc
 import pytest
 from voxlite.service.call.markup import spoken
 from voxlite.tts.v1 import tts_pb2 as pb
@@ -28,6 +29,24 @@ from .helpers import Duplex
     ],
 )
 def test_markdown_marks_are_taken_out(text: str, said: str) -> None:
+    assert spoken(text) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('<speak>Hello<break time="500ms"/>world</speak>', " Hello world"),
+        ("Tap <b>Save</b>.", "Tap  Save."),
+        ("<p class='note'>你好</p>", " 你好"),
+        ("Fish &amp; chips, &lt;3 &#39;em", "Fish & chips, <3 'em"),
+        # No tags: comparisons, and an ampersand that starts no reference.
+        ("A < B and C > D, x<3 and y>2.", "A < B and C > D, x<3 and y>2."),
+        ("AT&T and R&D.", "AT&T and R&D."),
+    ],
+)
+def test_tags_are_taken_out_and_references_read(text: str, said: str) -> None:
+    """Bug: "<speak>Hello <break time="500ms"/> world</speak>" was read as "speak hello break
+    time equals five hundred ms slash world slash speak"."""
     assert spoken(text) == said
 
 
@@ -60,3 +79,25 @@ def test_a_reply_in_markdown_sounds_as_the_plain_text_does(
         call.send(text=token)
     call.close()
     assert _pcm(call.rest()) == plain
+
+
+def test_ssml_sounds_as_its_plain_text_does(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    """SSML's tags are not read out (nor interpreted): the words alone, sample for sample."""
+    config = pb.SynthesisConfig(
+        noise_scale=0.0, noise_w=0.0, audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
+    )
+
+    def synthesized(text: str) -> bytes:
+        return _pcm(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60))
+
+    plain = synthesized("Sure. Tap Settings.")
+    assert plain
+    ssml = '<speak>Sure.<break time="300ms"/> Tap <emphasis>Settings</emphasis>.</speak>'
+    assert synthesized(ssml) == plain
+
+
+def test_only_tags_is_nothing_to_speak(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.Synthesize(pb.SynthesizeRequest(text="<speak></speak>"), timeout=60))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "text has nothing to speak" in (caught.value.details() or "")

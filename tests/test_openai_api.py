@@ -253,6 +253,7 @@ def test_models_and_voices_are_listed(http_server: ServerThread, sdk: Sdk) -> No
     [
         ({"input": ""}, "input", "input is empty"),
         ({"input": "……"}, "input", "input has nothing to speak"),
+        ({"input": "<speak></speak>"}, "input", "input has nothing to speak"),
         ({"input": "x" * 5001}, "input", "over this server's limit of 5000"),
         ({"speed": 5.0}, "speed", "between 0.25 and 4"),
         ({"speed": 0.1}, "speed", "between 0.25 and 4"),

@@ -1,8 +1,10 @@
-"""The Markdown a language model writes around its words, taken out before a voice reads them:
-espeak-ng reads "**Sure!**" as "asterisk asterisk sure exclamation asterisk asterisk"."""
+"""The Markdown a language model writes around its words, and the tags of SSML or HTML, taken out
+before a voice reads them: espeak-ng reads "**Sure!**" as "asterisk asterisk sure exclamation
+asterisk asterisk", and "<speak>Hello</speak>" as "speak hello slash speak"."""
 
 from __future__ import annotations
 
+import html
 import re
 
 # Emphasis and bullets: a run of asterisks not between two spaces or digits ("2 * 3", "5*3",
@@ -12,11 +14,23 @@ _BACKTICKS = re.compile(r"`+")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 # A link is read as its text: [the docs](https://example.com) → the docs.
 _LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
+# An XML or HTML tag with its attributes: SSML's <speak> and <break time="1s"/>, or <b>. "a < b"
+# and "x > 3" are no tags: a tag's name follows its "<" at once.
+_TAG = re.compile(
+    r"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'>]+))?)*\s*/?>"
+)
+# A character reference: &amp; &lt; &#39; &nbsp;
+_REFERENCE = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 
 
 def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, code marks, heading hashes and link
-    targets; anything else as it is."""
+    targets, without tags (an opening one leaves a space, as <br> does between words), and with
+    character references as their characters; anything else as it is."""
+    if "<" in text:
+        text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
+    if "&" in text:
+        text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
     if not any(c in text for c in "*`#]"):
         return text
     text = _LINK.sub(r"\1", text)

@@ -13,7 +13,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
-from ..call import textlang
+from ..call import markup, textlang
 from ..call.events import Event
 from ..call.opening import SessionOpener, check_readable, segments_of
 from ..call.segmenter import Segmenter
@@ -116,9 +116,9 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             parsed = _parsed(request)
             if not parsed.text.strip():
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
-            if not textlang.has_words(parsed.text):
+            if not textlang.has_words(markup.spoken(parsed.text)):
                 raise InvalidRequest(
-                    "text has nothing to speak, only punctuation, spaces or invisible "
+                    "text has nothing to speak, only punctuation, spaces, markup or invisible "
                     "characters: put the words to speak in the text field"
                 )
             self._check_text(parsed.text)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..audio.settings import AudioSettings
+from ..call.markup import spoken
 from ..call.textlang import has_words
 from ..engines.engine import MAX_RATE, MIN_RATE, VoiceRequest
 from ..errors import InvalidRequest
@@ -91,11 +92,11 @@ def read_speech(body: object, max_chars: int) -> Speech:
         raise BadField("input", "input is missing: put the text to speak in input")
     if not text.strip():
         raise BadField("input", "input is empty: put the text to speak in input")
-    if not has_words(text):
+    if not has_words(spoken(text)):
         raise BadField(
             "input",
-            "input has nothing to speak, only punctuation, spaces or invisible characters: "
-            "put the text to speak in input",
+            "input has nothing to speak, only punctuation, spaces, markup or invisible "
+            "characters: put the text to speak in input",
         )
     if len(text) > max_chars:
         raise BadField(
