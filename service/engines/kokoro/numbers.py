@@ -52,7 +52,7 @@ _CODE_WORDS = (
 # ... unless a measure word follows it ("手机1500元" is an amount).
 _AFTER_CODE_WORD = re.compile(
     rf"((?:{_CODE_WORDS})(?:号码|号)?)((?:是|为|：|:|\s)*)"
-    r"(\+?[0-9A-Za-z]+(?:[- ][0-9A-Za-z]+)*)(?![0-9A-Za-z]|\.\d)"
+    r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
 )
 # Digits grouped by hyphens or spaces, three groups or more, or after a country code or an area

@@ -28,7 +28,7 @@ _MONEY = re.compile(
 )
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
 _TIME = re.compile(
-    r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[ap]m|[AP]\.M\.|[AP]M)\b)?"
+    r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b))?"
 )
 # A North American or international phone number: groups of digits split by hyphens, dots or
 # spaces, the area code perhaps in brackets ("(555) 123-4567", "1-800-555-0199", "+44 20 7946
@@ -57,8 +57,9 @@ _MONTH_ABBREVIATION = re.compile(
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
 _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
-# "1/2", "3/4", "2/3": small fractions by their names.
-_FRACTION = re.compile(r"(?<![\w/.])([1-9])/([2-9]|10)(?![\w/]|\.\d)")
+# "1/2", "3/4", "2/3": small fractions by their names; other pairs of small numbers are said
+# one after the other ("24/7", "50/50").
+_FRACTION = re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
 # An address or a version: four numbers to 255 are an IP address, read digit by digit with
 # "dot"; other runs of three or more a version ("10.15.7": ten point fifteen point seven).
 _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
@@ -118,8 +119,8 @@ def _ordinal(n: int) -> str:
 
 def _fraction(match: re.Match[str]) -> str:
     top, bottom = int(match.group(1)), int(match.group(2))
-    if top >= bottom:
-        return match.group(0)
+    if not 0 < top < bottom <= 10:
+        return f"{match.group(1)} {match.group(2)}"
     one, many = _FRACTIONS[bottom]
     return f"one {one}" if top == 1 else f"{top} {many}"
 
