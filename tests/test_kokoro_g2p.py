@@ -138,6 +138,29 @@ def test_japanese_times_dates_spans_and_codes(
     assert said(japanese, text) == said(japanese, written)
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Teamsで会議します。", "チームズで会議します。"),
+        ("meetingの時間です。", "ミーティングの時間です。"),
+        ("ChatGPTを使います。", "チャットジーピーティーを使います。"),
+        ("GitHubで公開します。", "ギットハブで公開します。"),
+    ],
+)
+def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: OpenJTalk spelled an English word it does not know letter by letter ("Teams" as
+    ティーイーエーエムエス)."""
+    assert said(japanese, text) == said(japanese, written)
+
+
+@pytest.mark.parametrize("text", ["Googleで検索", "USBケーブル", "iPhoneの設定", "OKです"])
+def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: str) -> None:
+    """A word in OpenJTalk's dictionary keeps its reading; an acronym stays spelled."""
+    assert japanese._katakana(text) == text
+
+
 def test_japanese_phone_numbers_and_addresses_stay_openjtalks(japanese: JapaneseG2P) -> None:
     """OpenJTalk reads these digit by digit itself; the rules above leave them alone."""
     for text in ("電話番号は03-1234-5678です。", "六本木6-10-1", "郵便番号100-0001"):

