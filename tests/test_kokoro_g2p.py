@@ -161,6 +161,40 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
     assert japanese._katakana(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("3×4=12，5 - 3 = 2。", "三乘四等于十二，五减三等于二。"),
+        ("重5㎏，时速10km/h。", "重五公斤，时速十公里每小时。"),
+        ("邮箱bob@qq.com。", "邮箱bob艾特qq点com。"),
+        ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
+    ],
+)
+def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
+    """Bug: the Mandarin G2P dropped the signs of arithmetic, @, ~ and ㎏ unread (three times
+    four equals twelve was 三四十二)."""
+    assert said(mandarin, text) == said(mandarin, written)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("プランAとプランBです。", "プランエーとプランビーです。"),
+        ("ビタミンCが多い。", "ビタミンシーが多い。"),
+        ("重さは5kgで容量は2GBです。", "重さは5キログラムで容量は2ギガバイトです。"),
+        ("時速10km/hです。", "時速10キロメートル毎時です。"),
+        ("1+1=2です。", "1たす1イコール2です。"),
+        ("1/3と10%~20%です。", "3分の1と10%から20%です。"),
+    ],
+)
+def test_japanese_letters_units_and_signs_are_read(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: a letter alone was left out ("プランB" was プラン, "ビタミンC" ビタミン), units after a
+    number dropped or spelled ("10km" was ジュー, "5kg" ゴケージー), and +, =, / and ~ unread."""
+    assert said(japanese, text) == said(japanese, written)
+
+
 def test_japanese_phone_numbers_and_addresses_stay_openjtalks(japanese: JapaneseG2P) -> None:
     """OpenJTalk reads these digit by digit itself; the rules above leave them alone."""
     for text in ("電話番号は03-1234-5678です。", "六本木6-10-1", "郵便番号100-0001"):

@@ -2,8 +2,9 @@
 says them: OpenJTalk spells such a word letter by letter ("Teams" as ティーイーエーエムエス,
 "meeting" as エムイーイーティーアイエヌジー). e2k's character model (PyPI `e2k`, public domain,
 trained on Wiktionary and JMdict) gives チームズ and ミーティング. A word in capitals is an
-acronym (GPT), spelled as OpenJTalk spells it (e2k's own check of what is a word costs start-up
-time: docs/kokoro.md)."""
+acronym (GPT), spelled by its letters' names, as is a letter alone (プランB). A unit after a
+number (5kg) is left to OpenJTalk, which reads it. (e2k's own check of what is a word costs
+start-up time: docs/kokoro.md.)"""
 
 from __future__ import annotations
 
@@ -13,11 +14,23 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # A Latin word, and the parts of a camel-case one ("ChatGPT" → Chat, GPT; "GitHub" → Git, Hub).
-_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_WORD = re.compile(r"(?<![0-9A-Za-z])[A-Za-z]+(?:'[a-z]+)?")
 _PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z']+|[A-Z]")
 # OpenJTalk's parts of speech for what it spells: an unknown word is a filler read letter by
 # letter, a lone letter an alphabet symbol.
 _SPELLED = ("フィラー", "アルファベット")
+# The Latin letters' names as Japanese says them.
+_LETTERS = dict(
+    zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        (
+            "エー", "ビー", "シー", "ディー", "イー", "エフ", "ジー", "エイチ", "アイ", "ジェー",
+            "ケー", "エル", "エム", "エヌ", "オー", "ピー", "キュー", "アール", "エス", "ティー",
+            "ユー", "ブイ", "ダブリュー", "エックス", "ワイ", "ゼット",
+        ),
+        strict=True,
+    )
+)  # fmt: skip
 # Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
 _CACHED_WORDS = 4096
 
@@ -36,7 +49,13 @@ class Katakana:
     def __call__(self, text: str) -> str:
         if not any("A" <= c <= "z" for c in text):
             return text
-        return _WORD.sub(lambda m: self._said(m.group(0)), text)
+        return _WORD.sub(self._latin, text)
+
+    def _latin(self, match: re.Match[str]) -> str:
+        before = match.string[: match.start()].rstrip(" ")
+        if before[-1:].isdigit():  # a unit: 5kg, 10 km
+            return match.group(0)
+        return self._said(match.group(0))
 
     def _reading(self, word: str) -> str | None:
         """OpenJTalk's katakana for `word` when it knows it as one word, else None."""
@@ -60,4 +79,6 @@ class Katakana:
         if len(letters) > 1 and not part.isupper():
             said: str = self._model(letters)
             return said
-        return part
+        # A letter alone, or an acronym: by the letters' names. Within Japanese text OpenJTalk
+        # leaves out a lone letter it would name alone ("プランB" was プラン).
+        return "".join(_LETTERS[c] for c in letters)

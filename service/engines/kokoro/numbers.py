@@ -76,6 +76,9 @@ _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
 # A score or a ratio: a colon between numbers that is not a time (3:2, 16:9).
 _RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
+# A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
+# drop it between two numbers they have written out.
+_TILDE = re.compile(r"(?<=[\d%])\s?[~～〜]\s?(?=[¥￥$€£]?\d)")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -159,7 +162,7 @@ def _dotted(match: re.Match[str]) -> str:
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
-    text = _ascii(text)
+    text = _TILDE.sub("到", _ascii(text))
     text = _MONEY_BEFORE.sub(_zh_money, text)
     text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
     text = RE_DATE.sub(replace_date, text)
@@ -201,6 +204,21 @@ _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
     r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月)"
 )
+# Units after a number, in katakana: the romanizer's analysis drops or spells them ("10km" was
+# ジュー, "5kg" ゴケージー, "2GB" ニ), though OpenJTalk alone reads them.
+_JA_UNITS = {
+    "km": "キロメートル", "cm": "センチメートル", "mm": "ミリメートル", "m": "メートル",
+    "kg": "キログラム", "mg": "ミリグラム", "g": "グラム", "ml": "ミリリットル",
+    "mL": "ミリリットル", "L": "リットル", "TB": "テラバイト", "GB": "ギガバイト",
+    "MB": "メガバイト", "KB": "キロバイト", "kB": "キロバイト", "GHz": "ギガヘルツ",
+    "MHz": "メガヘルツ", "kHz": "キロヘルツ", "Hz": "ヘルツ", "kW": "キロワット", "W": "ワット",
+    "V": "ボルト", "mAh": "ミリアンペアアワー",
+}  # fmt: skip
+_JA_UNIT = re.compile(
+    r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
+)
+# A fraction (after dates, which have slashes too): 1/3 is 3分の1.
+_JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
 # A code after its name: OpenJTalk reads digits one by one after 番号 but not after these.
 _JA_CODE = re.compile(r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)(\d{3,})(?![0-9])")
 
@@ -233,8 +251,8 @@ def japanese(text: str) -> str:
     """What pyopenjtalk would misread in Japanese text: thousands separators (it reads "2,500"
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
     hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
-    scores (3:2 → 3対2), versions and addresses with dots, and codes after コード, パスワード,
-    ID and the like (read one digit at a time, as after 番号)."""
+    scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
+    the like (read one digit at a time, as after 番号), and units after a number (5kg)."""
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
@@ -242,4 +260,7 @@ def japanese(text: str) -> str:
     text = _RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
+    text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
+    text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
+    text = _TILDE.sub("から", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)

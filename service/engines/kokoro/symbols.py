@@ -1,6 +1,8 @@
-"""Letters and numbers that the Mandarin and Japanese G2Ps leave out unread, written as words
-they read: Greek letters by name (β受体, β受容体), units written with them (5Ω, 3μm), circled,
-parenthesized and superscript numbers (①, ⑵, H₂O), and Latin letters with accents (café)."""
+"""Letters, numbers and signs that the Mandarin and Japanese G2Ps leave out unread, written as
+words they read: Greek letters by name (β受体, β受容体), units written with them or in one
+character (5Ω, 3μm, 5㎏, 20㎡), circled, parenthesized and superscript numbers (①, ⑵, H₂O),
+Latin letters with accents (café), arithmetic between numbers (1+1=2, 5÷2), and the @ and dots
+of an address (bob@qq.com)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,27 @@ _UNITS = {
     "μg": ("微克", "マイクログラム"), "μl": ("微升", "マイクロリットル"),
     "μA": ("微安", "マイクロアンペア"), "μF": ("微法", "マイクロファラド"),
 }  # fmt: skip
-_UNIT = re.compile(r"(?<=\d)\s?(" + "|".join(_UNITS) + r")(?![A-Za-z])")
+_UNITS |= {
+    "km²": ("平方公里", "平方キロメートル"), "m²": ("平方米", "平方メートル"),
+    "㎡": ("平方米", "平方メートル"), "m³": ("立方米", "立方メートル"),
+    "㎥": ("立方米", "立方メートル"), "/h": ("每小时", "毎時"), "/s": ("每秒", "毎秒"),
+}  # fmt: skip
+_UNIT = re.compile(r"(?<=[\dA-Za-z])\s?(" + "|".join(_UNITS) + r")(?![A-Za-z])")
+# Arithmetic between two numbers or letters (3×4=12, x > 3): the G2Ps drop the signs.
+_OPERATORS = {
+    "×": ("乘", "かける"), "*": ("乘", "かける"), "÷": ("除以", "わる"), "+": ("加", "たす"),
+    "=": ("等于", "イコール"), "\u2212": ("减", "ひく"), ">": ("大于", "ダイナリ"),
+    "<": ("小于", "ショーナリ"), "≥": ("大于等于", "ダイナリイコール"),
+    "≤": ("小于等于", "ショーナリイコール"),
+}  # fmt: skip
+_OPERATOR = re.compile(r"(?<=[\dA-Za-z)）])\s*([×*÷+=\u2212><≥≤])\s*(?=[\dA-Za-z(（])")
+# A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
+# phone number.
+_MINUS = re.compile(r"(?<=\d) - (?=\d)")
+# An e-mail or a web address: its @ and the dots between its names (bob@qq.com, www.qq.com).
+_AT = re.compile(r"(?<=[A-Za-z0-9])@(?=[A-Za-z0-9])")
+_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=[A-Za-z])")
+_ADDRESS_SIGNS = {"@": ("艾特", "アット"), ".": ("点", "ドット")}
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans({"\u2126": "Ω", "\u00b5": "μ"})
 # Latin letters that do not decompose into a letter and an accent.
@@ -57,6 +79,8 @@ def _unaccented(ch: str) -> str:
 def _readable_character(ch: str, language: int) -> str:
     if "\u0370" <= ch <= "\u03ff":
         return _greek(ch, language)
+    if "\u3380" <= ch <= "\u33ff":  # a unit in one square character (㎏ is kg)
+        return unicodedata.normalize("NFKC", ch)
     category = unicodedata.category(ch)
     if category == "No":
         return _number(ch)
@@ -66,9 +90,20 @@ def _readable_character(ch: str, language: int) -> str:
     return ch
 
 
+def _unit(unit: str, language: int) -> str:
+    """A unit's name, after a space that keeps it from running into a Latin word before it
+    (5 Ω); "per hour" joins its unit (km/h)."""
+    return ("" if unit.startswith("/") else " ") + _UNITS[unit][language]
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
-    text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)][language], text)
+    text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
+    text = _MINUS.sub(" \u2212 ", text)
+    text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
+    if "@" in text or "www." in text:
+        text = _AT.sub(_ADDRESS_SIGNS["@"][language], text)
+        text = _DOT.sub(_ADDRESS_SIGNS["."][language], text)
     if text.isascii():
         return text
     return "".join(ch if ch.isascii() else _readable_character(ch, language) for ch in text)
