@@ -34,12 +34,21 @@ from voxlite.service.engines.piper.english import english
         ("Open 24/7, a 50/50 split.", "Open 24 7, a 50 50 split."),
         ("Version 10.15.7.", "Version 10 point 15 point 7."),
         ("IP 192.168.1.1.", "IP 1 9 2 dot 1 6 8 dot 1 dot 1."),
+        (
+            "It is 5kg and 2GB, 1kg and 2.4GHz.",
+            "It is 5 kilograms and 2 gigabytes, 1 kilogram and 2.4 gigahertz.",
+        ),
+        ("Go 10 km/h in a 20㎡ room.", "Go 10 kilometers per hour in a 20 square meters room."),
+        ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
+        ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
+        ("Use C# or F#.", "Use C sharp or F sharp."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     """Bug: espeak said "$19.99" as "dollar nineteen point nine nine", "9:00" as "nine zero
     zero", a phone number as three amounts joined by "dash", a code as an amount, "12/05/2026"
-    with "slash", "Dec." as "deck" and the end of a sentence, "Dr." as the end of one too."""
+    with "slash", "Dec." as "deck" and the end of a sentence, "Dr." as the end of one too,
+    "5kg" as "five K G", and left out ">" and "~"."""
     assert english(text) == written
 
 
@@ -53,6 +62,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "It is -5°C.",
         "COVID-19 and the 3:2 aspect.",
         "I may 5 times.",
+        "Go to 10 W 42nd St.",
+        "A 5G network.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

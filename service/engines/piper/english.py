@@ -9,6 +9,7 @@ dash ...", "Dr. Jones" two sentences."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -21,10 +22,67 @@ _FRACTIONS = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "qua
 }
 _CURRENCIES = {"$": ("dollar", "cent"), "€": ("euro", "cent"), "£": ("pound", "penny")}
 _SCALES = "thousand|million|billion|trillion"
+# Written short after an amount: $5m, $2bn, $10k.
+_SHORT_SCALES = {"k": "thousand", "K": "thousand", "m": "million", "M": "million", "bn": "billion"}
+# Units after a number, which espeak spells ("5kg" as "five K G"): singular, plural.
+_UNITS = {
+    "km/h": ("kilometer per hour", "kilometers per hour"),
+    "m/s": ("meter per second", "meters per second"),
+    "mph": ("mile per hour", "miles per hour"),
+    "km²": ("square kilometer", "square kilometers"),
+    "km2": ("square kilometer", "square kilometers"),
+    "m²": ("square meter", "square meters"),
+    "m2": ("square meter", "square meters"),
+    "m³": ("cubic meter", "cubic meters"),
+    "m3": ("cubic meter", "cubic meters"),
+    "km": ("kilometer", "kilometers"),
+    "cm": ("centimeter", "centimeters"),
+    "mm": ("millimeter", "millimeters"),
+    "m": ("meter", "meters"),
+    "kg": ("kilogram", "kilograms"),
+    "mg": ("milligram", "milligrams"),
+    "g": ("gram", "grams"),
+    "ml": ("milliliter", "milliliters"),
+    "mL": ("milliliter", "milliliters"),
+    "L": ("liter", "liters"),
+    "lb": ("pound", "pounds"),
+    "lbs": ("pound", "pounds"),
+    "oz": ("ounce", "ounces"),
+    "ft": ("foot", "feet"),
+    "TB": ("terabyte", "terabytes"),
+    "GB": ("gigabyte", "gigabytes"),
+    "MB": ("megabyte", "megabytes"),
+    "KB": ("kilobyte", "kilobytes"),
+    "kB": ("kilobyte", "kilobytes"),
+    "GHz": ("gigahertz", "gigahertz"),
+    "MHz": ("megahertz", "megahertz"),
+    "kHz": ("kilohertz", "kilohertz"),
+    "Hz": ("hertz", "hertz"),
+    "kW": ("kilowatt", "kilowatts"),
+    "W": ("watt", "watts"),
+    "V": ("volt", "volts"),
+}
+# A one-letter unit only right after its number: "10 W 42nd St" is West.
+_UNIT = re.compile(
+    r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?("
+    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if len(u) > 1)
+    + r")|("
+    + "|".join(u for u in _UNITS if len(u) == 1)
+    + r"))(?![\w/²³])"
+)
+# Comparisons and a tilde between numbers or letters (x > 3, 10%~20%): espeak drops them.
+_SIGNS = {
+    ">": "greater than", "<": "less than", "≥": "greater than or equal to",
+    "≤": "less than or equal to", "~": "to", "\N{FULLWIDTH TILDE}": "to",
+}  # fmt: skip
+_SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
+# A sharp: C# and F# (the language, the note); espeak says "C hash".
+_SHARP = re.compile(r"\b([A-G])#(?!\w)")
 
 # "$19.99", "$1,299", "€5", "$0.50", "$5 million".
 _MONEY = re.compile(
-    rf"([$€£])\s?(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d{{1,2}}))?(?:\s?({_SCALES})\b)?(?![\d.,]\d)"
+    rf"([$€£])\s?(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d{{1,2}}))?"
+    rf"(?:\s?({_SCALES})\b|({'|'.join(_SHORT_SCALES)})\b)?(?![\d.,]\d)"
 )
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
 _TIME = re.compile(
@@ -70,7 +128,8 @@ def _spaced(digits: str) -> str:
 
 
 def _money(match: re.Match[str]) -> str:
-    sign, whole, cents, scale = match.groups()
+    sign, whole, cents, scale, short = match.groups()
+    scale = scale or _SHORT_SCALES.get(short or "")
     unit, small = _CURRENCIES[sign]
     whole_value = int(whole.replace(",", ""))
     if scale:
@@ -132,8 +191,16 @@ def _dotted(match: re.Match[str]) -> str:
     return " point ".join(parts)
 
 
+def _unit(match: re.Match[str]) -> str:
+    number, unit = match.group(1), match.group(2) or match.group(3)
+    one, many = _UNITS[unit]
+    return f"{number} {one if number == '1' else many}"
+
+
 def english(text: str) -> str:
     """`text` with what espeak-ng misreads written out as it is said."""
+    if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
+        text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
@@ -146,4 +213,7 @@ def english(text: str) -> str:
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
     text = _FRACTION.sub(_fraction, text)
+    text = _UNIT.sub(_unit, text)
+    text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", text)
+    text = _SHARP.sub(r"\1 sharp", text)
     return _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
