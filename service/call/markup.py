@@ -1,6 +1,7 @@
-"""The Markdown a language model writes around its words, and the tags of SSML or HTML, taken out
-before a voice reads them: espeak-ng reads "**Sure!**" as "asterisk asterisk sure exclamation
-asterisk asterisk", and "<speak>Hello</speak>" as "speak hello slash speak"."""
+"""The Markdown and emoji a language model writes around its words, and the tags of SSML or HTML,
+taken out before a voice reads them: espeak-ng reads "**Sure!**" as "asterisk asterisk sure
+exclamation asterisk asterisk", "<speak>Hello</speak>" as "speak hello slash speak", and "👍" as
+"thumbs up"."""
 
 from __future__ import annotations
 
@@ -19,18 +20,28 @@ _LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
 _TAG = re.compile(
     r"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'>]+))?)*\s*/?>"
 )
+# Emoji a language model adds to its words ("Sure! 😊"): espeak names each ("smiling face with
+# smiling eyes"), and the Kokoro G2Ps drop them. The pictograph blocks (faces, hands, flags, skin
+# tones), the miscellaneous symbols and dingbats (☀ ✅ ❤ ✔), the stars and squares beside them,
+# and the joiners and selectors that build a sequence (a keycap "1️⃣" keeps its digit).
+_EMOJI = re.compile(
+    "[\U0001f000-\U0001faff\u2600-\u27bf\u2b50\u2b55\u2b1b\u2b1c\u2b06\u2b07\u2b05\u27a1"
+    "\ufe0f\u200d\u20e3\U000e0020-\U000e007f]+"
+)
 # A character reference: &amp; &lt; &#39; &nbsp;
 _REFERENCE = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 
 
 def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, code marks, heading hashes and link
-    targets, without tags (an opening one leaves a space, as <br> does between words), and with
-    character references as their characters; anything else as it is."""
+    targets, without tags (an opening one leaves a space, as <br> does between words) and emoji,
+    and with character references as their characters; anything else as it is."""
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
     if "&" in text:
         text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
+    if not text.isascii():
+        text = _EMOJI.sub("", text)
     if not any(c in text for c in "*`#]"):
         return text
     text = _LINK.sub(r"\1", text)

@@ -118,8 +118,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 raise InvalidRequest("text is empty: put the words to speak in the text field")
             if not textlang.has_words(markup.spoken(parsed.text)):
                 raise InvalidRequest(
-                    "text has nothing to speak, only punctuation, spaces, markup or invisible "
-                    "characters: put the words to speak in the text field"
+                    "text has nothing to speak, only punctuation, spaces, markup, emoji or "
+                    "invisible characters: put the words to speak in the text field"
                 )
             self._check_text(parsed.text)
             segments = segments_of(parsed.text)

@@ -95,7 +95,7 @@ def read_speech(body: object, max_chars: int) -> Speech:
     if not has_words(spoken(text)):
         raise BadField(
             "input",
-            "input has nothing to speak, only punctuation, spaces, markup or invisible "
+            "input has nothing to speak, only punctuation, spaces, markup, emoji or invisible "
             "characters: put the text to speak in input",
         )
     if len(text) > max_chars:
