@@ -39,6 +39,7 @@ from voxlite.service.engines.piper.english import english
             "It is 5 kilograms and 2 gigabytes, 1 kilogram and 2.4 gigahertz.",
         ),
         ("Go 10 km/h in a 20㎡ room.", "Go 10 kilometers per hour in a 20 square meters room."),
+        ("Wait 5 min or 100ms.", "Wait 5 minutes or 100 milliseconds."),
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
         ("Use C# or F#.", "Use C sharp or F sharp."),
@@ -64,6 +65,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "I may 5 times.",
         "Go to 10 W 42nd St.",
         "A 5G network.",
+        "The 1990s and the 80s.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

@@ -1,10 +1,11 @@
 """English text written out where espeak-ng would misread it: money, clock times, phone numbers,
-codes, dates, spans, fractions, versions, and the abbreviations whose period it takes for the end
-of a sentence. espeak reads plain numbers, ordinals, percentages and temperatures well itself.
+codes, dates, spans, fractions, versions and addresses, units, comparisons, and the
+abbreviations whose period it takes for the end of a sentence. espeak reads plain numbers,
+ordinals, percentages, temperatures and arithmetic well itself.
 
-Each rule names what espeak said without it: "$19.99" was "dollar nineteen point nine nine",
-"9:00" "nine zero zero", "555-123-4567" "five hundred fifty-five dash one hundred twenty-three
-dash ...", "Dr. Jones" two sentences."""
+What espeak said without these rules: "$19.99" "dollar nineteen point nine nine", "9:00" "nine
+zero zero", "555-123-4567" "five hundred fifty-five dash one hundred twenty-three dash ...",
+"5kg" "five K G", "Dr. Jones" two sentences."""
 
 from __future__ import annotations
 
@@ -61,6 +62,13 @@ _UNITS = {
     "kW": ("kilowatt", "kilowatts"),
     "W": ("watt", "watts"),
     "V": ("volt", "volts"),
+    "ms": ("millisecond", "milliseconds"),
+    "sec": ("second", "seconds"),
+    "secs": ("second", "seconds"),
+    "min": ("minute", "minutes"),
+    "mins": ("minute", "minutes"),
+    "hr": ("hour", "hours"),
+    "hrs": ("hour", "hours"),
 }
 # A one-letter unit only right after its number: "10 W 42nd St" is West.
 _UNIT = re.compile(
