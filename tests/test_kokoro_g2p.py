@@ -94,6 +94,7 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
         ("No.5香水", "五号香水"),
         ("2024-2025赛季", "二零二四到二零二五赛季"),
         ("¥1,299.50元", "一千二百九十九元五角"),
+        ("24/7客服", "二十四七客服"),
     ],
 )
 def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoken: str) -> None:
@@ -185,6 +186,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("時速10km/hです。", "時速10キロメートル毎時です。"),
         ("1+1=2です。", "1たす1イコール2です。"),
         ("1/3と10%~20%です。", "3分の1と10%から20%です。"),
+        ("24/7です。", "24 7です。"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(

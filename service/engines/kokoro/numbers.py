@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from misaki.zh_normalization.chronology import (
     RE_DATE,
@@ -79,6 +80,16 @@ _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
 # drop it between two numbers they have written out.
 _TILDE = re.compile(r"(?<=[\d%])\s?[~～〜]\s?(?=[¥￥$€£]?\d)")
+# Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
+# said one after the other.
+_SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
+
+
+def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
+    top, bottom = match.group(1), match.group(2)
+    return match.group(0) if int(top) < int(bottom) else said(top, bottom)
+
+
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -180,6 +191,7 @@ def chinese(text: str) -> str:
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
     text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
+    text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = _RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
@@ -218,8 +230,9 @@ _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
 )
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
-_JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
-# A code after its name: OpenJTalk reads digits one by one after 番号 but not after these.
+_JA_FRACTION = re.compile(
+    r"(?<![\d/])(\d+)/(\d+)(?![\d/])"
+)  # A code after its name: OpenJTalk reads digits one by one after 番号 but not after these.
 _JA_CODE = re.compile(r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)(\d{3,})(?![0-9])")
 
 
@@ -261,6 +274,7 @@ def japanese(text: str) -> str:
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
+    text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _TILDE.sub("から", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
