@@ -43,6 +43,13 @@ from voxlite.service.engines.piper.english import english
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
         ("Use C# or F#.", "Use C sharp or F sharp."),
+        ("Visit https://www.example.com/help.", "Visit www.example.com/help."),
+        ("It's 10x faster vs. that, approx.", "It's 10x faster versus that, approximately"),
+        (
+            "Open Mon-Fri 9am-5pm, 24h w/ Wi-Fi.",
+            "Open Monday to Friday 9 am to 5pm, 24 hours with Wi-Fi.",
+        ),
+        ("A 1:3 ratio, up ~5%, rated 4.5/5.", "A 1 to 3 ratio, up about 5%, rated 4.5 out of 5."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -61,7 +68,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "Room 302 is on floor 3.",
         "The years 2019 to 2020.",
         "It is -5°C.",
-        "COVID-19 and the 3:2 aspect.",
+        "COVID-19 cases fell.",
         "I may 5 times.",
         "Go to 10 W 42nd St.",
         "A 5G network.",

@@ -119,7 +119,7 @@ def test_cjk_clause_marks_cut_without_whitespace() -> None:
 
 TITLES = [
     "Mr.", "Mrs.", "Ms.", "Mx.", "Dr.", "Prof.", "St.", "Jr.", "Sr.", "vs.",
-    "Mt.", "Rev.", "Fr.", "Gen.", "Col.", "Capt.", "Lt.", "Sgt.", "cf.",
+    "Mt.", "Rev.", "Fr.", "Gen.", "Col.", "Capt.", "Lt.", "Sgt.", "cf.", "approx.",
 ]  # fmt: skip
 
 

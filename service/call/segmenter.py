@@ -51,7 +51,7 @@ _LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 _ABBREVIATIONS = frozenset(
     (
         "mr", "mrs", "ms", "mx", "dr", "prof", "st", "jr", "sr", "vs",
-        "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf",
+        "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf", "approx",
         # months before a day ("Dec. 5th"), which the voice reads as the month's name
         "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
     )

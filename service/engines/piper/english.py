@@ -69,6 +69,7 @@ _UNITS = {
     "mins": ("minute", "minutes"),
     "hr": ("hour", "hours"),
     "hrs": ("hour", "hours"),
+    "h": ("hour", "hours"),
 }
 # A one-letter unit only right after its number: "10 W 42nd St" is West.
 _UNIT = re.compile(
@@ -84,6 +85,27 @@ _SIGNS = {
     "≤": "less than or equal to", "~": "to", "\N{FULLWIDTH TILDE}": "to",
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
+# A web address's scheme, which espeak spells ("H T T P S colon slash slash").
+_SCHEME = re.compile(r"\bhttps?://(?=\w)")
+# Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
+# ("approx" and a sentence's end), "w/" ("W slash").
+_SHORT_FORMS = re.compile(r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s))", re.IGNORECASE)
+_SHORT_FORM_WORDS = ("versus", "approximately", "without", "with")
+# Weekdays in a span: Mon-Fri is Monday to Friday.
+_DAYS = {
+    "Mon": "Monday", "Tue": "Tuesday", "Tues": "Tuesday", "Wed": "Wednesday",
+    "Thu": "Thursday", "Thur": "Thursday", "Thurs": "Thursday", "Fri": "Friday",
+    "Sat": "Saturday", "Sun": "Sunday",
+}  # fmt: skip
+_DAY_SPAN = re.compile(rf"\b({'|'.join(_DAYS)})\.?\s?[-\N{{EN DASH}}]\s?({'|'.join(_DAYS)})\b\.?")
+# A span of clock times with AM or PM ("9am-5pm", "9:00 AM - 5:00 PM").
+_TIME_SPAN = re.compile(r"(?<=\d)\s?([ap]\.?m\.?|[AP]\.?M\.?)\s?[-\N{EN DASH}]\s?(?=\d)")
+# A ratio (1:3) once the times (two-digit minutes) are written out.
+_RATIO = re.compile(r"(?<![\d:])(\d+):(\d+)(?![\d:])")
+# "4.5/5": a rating.
+_RATING = re.compile(r"(?<![\w/.])(\d+\.\d+)/(\d+)(?![\w/]|\.\d)")
+# A tilde before a number, after no word: about (~5%).
+_ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 # A sharp: C# and F# (the language, the note); espeak says "C hash".
 _SHARP = re.compile(r"\b([A-G])#(?!\w)")
 
@@ -213,8 +235,15 @@ def english(text: str) -> str:
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
     text = _TITLES.sub(r"\1", text)
+    text = _SCHEME.sub("", text)
+    text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
+    text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
+    text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
+    text = _TIME_SPAN.sub(r" \1 to ", text)
+    text = _RATIO.sub(r"\1 to \2", text)
+    text = _RATING.sub(r"\1 out of \2", text)
     text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _PHONE.sub(_phone, text)
