@@ -229,6 +229,8 @@ _JA_UNITS = {
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
 )
+# The romanizer drops a percent sign ("50%オフ" was 50 off).
+_JA_PERCENT = re.compile(r"(?<=\d)\s?%")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
 _JA_FRACTION = re.compile(
     r"(?<![\d/])(\d+)/(\d+)(?![\d/])"
@@ -265,7 +267,8 @@ def japanese(text: str) -> str:
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
     hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
-    the like (read one digit at a time, as after 番号), and units after a number (5kg)."""
+    the like (read one digit at a time, as after 番号), units after a number (5kg) and percent
+    signs."""
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
@@ -277,4 +280,5 @@ def japanese(text: str) -> str:
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _TILDE.sub("から", text)
+    text = _JA_PERCENT.sub("パーセント", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)

@@ -86,7 +86,7 @@ _SIGNS = {
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
 # A web address's scheme, which espeak spells ("H T T P S colon slash slash").
-_SCHEME = re.compile(r"\bhttps?://(?=\w)")
+_SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
 # ("approx" and a sentence's end), "w/" ("W slash").
 _SHORT_FORMS = re.compile(r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s))", re.IGNORECASE)
