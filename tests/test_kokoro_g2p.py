@@ -201,6 +201,33 @@ def test_japanese_letters_units_and_signs_are_read(
     assert said(japanese, text) == said(japanese, written)
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("2人です。", "フタリです。"),
+        ("10000円です。", "イチマンエンです。"),
+        ("気温は-5℃です。", "気温はマイナスゴドです。"),
+        ("気温は25°Cです。", "気温はニジューゴドです。"),
+    ],
+)
+def test_openjtalk_reads_japanese_numbers_in_their_context(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: the romanizer wrote each run of digits in kanji alone before OpenJTalk saw the
+    words around it: "2人" was ニ ヒト, "10000円" イチ マンマル, "1.5倍" lost its point; and
+    "-5℃" lost its minus and its degrees."""
+
+    def flat(text: str) -> str:
+        return said(japanese, text).replace(" ", "")
+
+    assert flat(text) == flat(written)
+
+
+def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
+    assert said(japanese, "1.5倍").replace(" ", "").startswith("iʔteɴɡo")
+    assert said(japanese, "0.5秒").replace(" ", "").startswith("ɾeːteɴɡo")
+
+
 def test_japanese_phone_numbers_and_addresses_stay_openjtalks(japanese: JapaneseG2P) -> None:
     """OpenJTalk reads these digit by digit itself; the rules above leave them alone."""
     for text in ("電話番号は03-1234-5678です。", "六本木6-10-1", "郵便番号100-0001"):

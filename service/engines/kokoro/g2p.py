@@ -187,11 +187,14 @@ class JapaneseG2P:
         from .numbers import japanese
 
         self._g2p = JAG2P()
+        self._g2p.tagger = _Tagger(vanilla=False)
         # pyopenjtalk-plus asks Sudachi for the reading of a kanji its dictionary lacks, and
         # Sudachi's dictionary (sudachidict-core) is not installed: such text goes through
         # OpenJTalk alone (its "vanilla" mode), which reads what it knows and skips the rest.
         self._vanilla = JAG2P()
-        self._vanilla.tagger = _VanillaTagger()
+        self._vanilla.tagger = _Tagger(vanilla=True)
+        for g2p in (self._g2p, self._vanilla):
+            g2p._normalize_text = _normalized
         self._numbers = japanese
         self._katakana = Katakana(pyopenjtalk.run_frontend)
         # OpenJTalk's frontend keeps per-call state in one C object.
@@ -274,18 +277,44 @@ class _Morpheme:
     is_unk: bool = False
 
 
-class _VanillaTagger:
-    """OpenJTalk's words without pyopenjtalk-plus's post-processing (which may need Sudachi)."""
+class _Tagger:
+    """OpenJTalk's words as misaki's romanizer reads fugashi's. `vanilla`: without
+    pyopenjtalk-plus's post-processing (which may need Sudachi).
+
+    OpenJTalk reads the numbers: it writes a run of digits as number words in their context
+    (1.5倍 イッテンゴバイ, 2人 フタリ, 10000円 イチマンエン), leaving a digit as a word's text only
+    for a zero (in full width), which goes to the romanizer by its reading."""
+
+    def __init__(self, vanilla: bool) -> None:
+        self._vanilla = vanilla
 
     def __call__(self, text: str) -> list[_Morpheme]:
         import pyopenjtalk
 
         words = []
-        for node in pyopenjtalk.run_frontend(text, use_vanilla=True):
+        if self._vanilla:
+            nodes = pyopenjtalk.run_frontend(text, use_vanilla=True)
+        else:
+            nodes = pyopenjtalk.run_frontend(text, use_sudachi_kanji_yomi=False)
+        for node in nodes:
             # Symbols read as themselves; the pronunciation drops OpenJTalk's accent marks.
             pron = node["string"] if node["pos"] == "記号" else node["pron"].replace("’", "")
-            words.append(_Morpheme(node["string"], _Reading(pron, pron)))
+            surface = pron if any(c.isdigit() for c in node["string"]) else node["string"]
+            words.append(_Morpheme(surface, _Reading(pron, pron)))
         return words
+
+
+def _normalized(text: str) -> str:
+    """The romanizer's normalization of the text without its digits step, which wrote each run
+    of digits in kanji alone, before OpenJTalk saw the words around it: "1.5倍" lost its point
+    (一 五 倍), "2人" was ニ ヒト, "10000円" イチ マンマル. Unicode's compatibility forms as their
+    plain characters (NFKC), ASCII at half width, katakana at full width."""
+    import jaconv
+
+    text = unicodedata.normalize("NFKC", text)
+    text = jaconv.z2h(text, kana=False, digit=True, ascii=True)
+    normalized: str = jaconv.h2z(text, kana=True, digit=False, ascii=False)
+    return normalized
 
 
 def _strip(words: list[Word]) -> list[Word]:

@@ -231,6 +231,11 @@ _JA_UNIT = re.compile(
 )
 # The romanizer drops a percent sign ("50%オフ" was 50 off).
 _JA_PERCENT = re.compile(r"(?<=\d)\s?%")
+# Degrees after a number: NFKC makes ℃ "°C", of which OpenJTalk reads the C alone.
+_JA_DEGREES = re.compile(r"(?<=\d)\s?(?:℃|°C|°)")
+# A minus before a number, which OpenJTalk reads as a pause (-5度 was 5度); not a hyphen
+# after a digit or a letter (3-5日, 03-1234).
+_JA_MINUS = re.compile(r"(?<![0-9A-Za-z)])[-\u2212](?=\d)")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
 _JA_FRACTION = re.compile(
     r"(?<![\d/])(\d+)/(\d+)(?![\d/])"
@@ -267,8 +272,8 @@ def japanese(text: str) -> str:
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
     hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
-    the like (read one digit at a time, as after 番号), units after a number (5kg) and percent
-    signs."""
+    the like (read one digit at a time, as after 番号), units after a number (5kg), percent and
+    degree signs, and a minus."""
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
@@ -281,4 +286,6 @@ def japanese(text: str) -> str:
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _TILDE.sub("から", text)
     text = _JA_PERCENT.sub("パーセント", text)
+    text = _JA_DEGREES.sub("度", text)
+    text = _JA_MINUS.sub("マイナス", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
