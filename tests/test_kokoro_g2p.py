@@ -64,7 +64,7 @@ def texts(words: list[Word]) -> list[str]:
         ("有50%的人", "有百分之五十的人"),
         ("电话13812345678", "电话幺三八幺二三四五六七八"),
         ("气温-3°C", "气温零下三度"),
-        ("重2kg", "重二公斤"),
+        ("重2kg", "重两公斤"),
         ("iPhone 15", "iPhone 十五"),
         ("ｉＰｈｏｎｅ１５", "iPhone十五"),
     ],
@@ -107,7 +107,7 @@ def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoke
     ("text", "spoken"),
     [
         ("手机1500元", "手机一千五百元"),
-        ("2000-3000元", "二千到三千元"),
+        ("2000-3000元", "两千到三千元"),
         ("共1500人", "共一千五百人"),
         ("iOS17", "iOS十七"),
         ("2026年05月", "二零二六年五月"),
@@ -116,6 +116,22 @@ def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoke
     ],
 )
 def test_numbers_that_count_stay_numbers(text: str, spoken: str) -> None:
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("2个人，2小时", "两个人，两小时"),
+        ("下午2点，会议在2:30", "下午两点，会议在两点半"),
+        ("2000人，20000元", "两千人，两万元"),
+        # 二 where it names or orders: February, the 2nd, the second floor, second grade.
+        ("2月2号在2楼", "二月二号在二楼"),
+        ("2年级，第2000名，12个", "二年级，第二千名，十二个"),
+    ],
+)
+def test_two_of_something_is_liang(text: str, spoken: str) -> None:
+    """Bug: "2个人" was read 二个人 and "2:30" 二点半, which no Mandarin speaker says."""
     assert numbers.chinese(text) == spoken
 
 

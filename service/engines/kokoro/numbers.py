@@ -90,6 +90,14 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
     return match.group(0) if int(top) < int(bottom) else said(top, bottom)
 
 
+# Two of something is 两, not 二: "2个人" is 两个人, "2小时" 两小时, "2点" (two o'clock) 两点. Only
+# before a measure word that counts: 2月 (February), 2号, 2楼 and 2年级 keep 二.
+_TWO_COUNTED = re.compile(
+    r"(?<![\d.])2(?=\s?(?:个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|"
+    r"小时|分钟|周|星期|岁|斤|公斤|公里|点|倍|名|人|万|千|亿))"
+)
+# A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
+_TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -139,6 +147,12 @@ def _zh_money(match: re.Match[str]) -> str:
     return f"{num2str(amount)}{unit}"
 
 
+def _time(match: re.Match[str]) -> str:
+    """misaki's reading of a time, with two o'clock as 两点 (2:30 is 两点半)."""
+    said: str = replace_time(match)
+    return re.sub(r"(^|至)二点", r"\1两点", said)
+
+
 def _digits(text: str) -> str:
     """Each digit as its word, 1 as 幺 (as a phone number is read); anything else kept."""
     return re.sub(r"\d+", lambda m: verbalize_digit(m.group(0), alt_one=True), text)
@@ -178,8 +192,8 @@ def chinese(text: str) -> str:
     text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
-    text = RE_TIME_RANGE.sub(replace_time, text)
-    text = RE_TIME.sub(replace_time, text)
+    text = RE_TIME_RANGE.sub(_time, text)
+    text = RE_TIME.sub(_time, text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = _GROUPED.sub(_grouped, text)
@@ -196,8 +210,9 @@ def chinese(text: str) -> str:
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = _RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
     text = RE_RANGE.sub(replace_range, text)
+    text = _TWO_COUNTED.sub("两", text)
     spoken: str = RE_NUMBER.sub(replace_number, text)
-    return spoken
+    return _TWO_LEADING.sub("两", spoken)
 
 
 # Digits one by one as OpenJTalk itself reads a phone number (ゼロサン、イチニーサンヨン).
