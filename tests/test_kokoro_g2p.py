@@ -122,7 +122,7 @@ def test_numbers_that_count_stay_numbers(text: str, spoken: str) -> None:
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("2个人，2小时", "两个人，两小时"),
+        ("2个人，2小时，2-3天", "两个人，两小时，两到三天"),
         ("下午2点，会议在2:30", "下午两点，会议在两点半"),
         ("2000人，20000元", "两千人，两万元"),
         # 二 where it names or orders: February, the 2nd, the second floor, second grade.

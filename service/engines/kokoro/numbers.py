@@ -92,10 +92,13 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
 
 # Two of something is 两, not 二: "2个人" is 两个人, "2小时" 两小时, "2点" (two o'clock) 两点. Only
 # before a measure word that counts: 2月 (February), 2号, 2楼 and 2年级 keep 二.
-_TWO_COUNTED = re.compile(
-    r"(?<![\d.])2(?=\s?(?:个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|"
-    r"小时|分钟|周|星期|岁|斤|公斤|公里|点|倍|名|人|万|千|亿))"
+_COUNTED = (
+    "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
+    "斤|公斤|公里|点|倍|名|人|万|千|亿"
 )
+_TWO_COUNTED = re.compile(rf"(?<![\d.])2(?=\s?(?:{_COUNTED}))")
+# ... and the first of a span of them ("2-3天" is 两到三天).
+_TWO_TO = re.compile(rf"(?<![\d.])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
 # A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
 _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
@@ -205,12 +208,12 @@ def chinese(text: str) -> str:
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
     text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
+    text = _TWO_COUNTED.sub("两", _TWO_TO.sub("两到", text))
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = _RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
     text = RE_RANGE.sub(replace_range, text)
-    text = _TWO_COUNTED.sub("两", text)
     spoken: str = RE_NUMBER.sub(replace_number, text)
     return _TWO_LEADING.sub("两", spoken)
 
