@@ -70,6 +70,20 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
     assert spoken(text) == said
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Visit https://www.example.com/help.", "Visit www.example.com/help."),
+        ("请访问https://www.qq.com。", "请访问www.qq.com。"),
+        ("(see:http://x.io)", "(see:x.io)"),
+        ("A scheme alone: https:// and ftp://x.io.", "A scheme alone: https:// and ftp://x.io."),
+    ],
+)
+def test_a_web_addresss_scheme_is_not_read(text: str, said: str) -> None:
+    """Bug: every voice spelled "https://" ("H T T P S colon slash slash", or フップス)."""
+    assert spoken(text) == said
+
+
 def _pcm(responses: Any) -> bytes:
     return b"".join(r.audio.audio for r in responses if r.WhichOneof("response") == "audio")
 

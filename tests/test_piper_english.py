@@ -43,8 +43,6 @@ from voxlite.service.engines.piper.english import english
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
         ("Use C# or F#.", "Use C sharp or F sharp."),
-        ("Visit https://www.example.com/help.", "Visit www.example.com/help."),
-        ("(see:https://x.io)", "(see:x.io)"),
         ("It's 10x faster vs. that, approx.", "It's 10x faster versus that, approximately"),
         (
             "Open Mon-Fri 9am-5pm, 24h w/ Wi-Fi.",

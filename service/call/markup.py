@@ -28,20 +28,26 @@ _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b50\u2b55\u2b1b\u2b1c\u2b06\u2b07\u2b05\u27a1"
     "\ufe0f\u200d\u20e3\U000e0020-\U000e007f]+"
 )
+# A web address's scheme, which every voice spells ("H T T P S colon slash slash"): the address
+# is read from its host.
+_SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 # A character reference: &amp; &lt; &#39; &nbsp;
 _REFERENCE = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 
 
 def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, code marks, heading hashes and link
-    targets, without tags (an opening one leaves a space, as <br> does between words) and emoji,
-    and with character references as their characters; anything else as it is."""
+    targets, without tags (an opening one leaves a space, as <br> does between words), emoji and
+    a web address's https://, and with character references as their characters; anything else
+    as it is."""
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
     if "&" in text:
         text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
     if not text.isascii():
         text = _EMOJI.sub("", text)
+    if "://" in text:
+        text = _SCHEME.sub("", text)
     if not any(c in text for c in "*`#]"):
         return text
     text = _LINK.sub(r"\1", text)

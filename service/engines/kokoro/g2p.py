@@ -305,10 +305,10 @@ class _Tagger:
 
 
 def _normalized(text: str) -> str:
-    """The romanizer's normalization of the text without its digits step, which wrote each run
-    of digits in kanji alone, before OpenJTalk saw the words around it: "1.5倍" lost its point
-    (一 五 倍), "2人" was ニ ヒト, "10000円" イチ マンマル. Unicode's compatibility forms as their
-    plain characters (NFKC), ASCII at half width, katakana at full width."""
+    """The romanizer's normalization of the text without its digits step, which writes each run
+    of digits in kanji alone, before OpenJTalk sees the words around it ("2人" as ニ ヒト, "1.5倍"
+    without its point). Unicode's compatibility forms as their plain characters (NFKC), ASCII at
+    half width, katakana at full width."""
     import jaconv
 
     text = unicodedata.normalize("NFKC", text)

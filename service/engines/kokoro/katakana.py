@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-# A Latin word, and the parts of a camel-case one ("ChatGPT" → Chat, GPT; "GitHub" → Git, Hub).
-_WORD = re.compile(r"(?<![0-9A-Za-z])[A-Za-z]+(?:'[a-z]+)?")
+# A Latin word, not a unit after a number (5kg, 10 km), and the parts of a camel-case one
+# ("ChatGPT" → Chat, GPT; "GitHub" → Git, Hub).
+_WORD = re.compile(r"(?<![0-9A-Za-z])(?<![0-9] )[A-Za-z]+(?:'[a-z]+)?")
 _PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z']+|[A-Z]")
 # OpenJTalk's parts of speech for what it spells: an unknown word is a filler read letter by
 # letter, a lone letter an alphabet symbol.
@@ -49,13 +50,7 @@ class Katakana:
     def __call__(self, text: str) -> str:
         if not any("A" <= c <= "z" for c in text):
             return text
-        return _WORD.sub(self._latin, text)
-
-    def _latin(self, match: re.Match[str]) -> str:
-        before = match.string[: match.start()].rstrip(" ")
-        if before[-1:].isdigit():  # a unit: 5kg, 10 km
-            return match.group(0)
-        return self._said(match.group(0))
+        return _WORD.sub(lambda m: self._said(m.group(0)), text)
 
     def _reading(self, word: str) -> str | None:
         """OpenJTalk's katakana for `word` when it knows it as one word, else None."""
@@ -80,5 +75,5 @@ class Katakana:
             said: str = self._model(letters)
             return said
         # A letter alone, or an acronym: by the letters' names. Within Japanese text OpenJTalk
-        # leaves out a lone letter it would name alone ("プランB" was プラン).
+        # leaves out a lone letter it would name alone ("プランB" as プラン).
         return "".join(_LETTERS[c] for c in letters)

@@ -30,6 +30,8 @@ from misaki.zh_normalization.num import (
 from misaki.zh_normalization.phonecode import RE_MOBILE_PHONE, phone2str, replace_mobile
 from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperature
 
+from ..written import PHONE, RATIO, phone_groups
+
 # Full-width digits, Latin letters and the signs around numbers, as their ASCII forms: the
 # rules below match ASCII, and the Latin-word splitter in g2p matches ASCII letters.
 _HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F) if chr(c) not in "，！？；：（）"}
@@ -56,14 +58,6 @@ _AFTER_CODE_WORD = re.compile(
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
 )
-# Digits grouped by hyphens or spaces, three groups or more, or after a country code or an area
-# code in brackets: a phone number ("400-820-8820", "+86 138 0013 8000", "(010) 8888-6666").
-# Two bare groups stay a range ("2000-3000元").
-_GROUPED = re.compile(
-    r"(?<![0-9A-Za-z.+-])(\+\d{1,3}[ -]?)?([(（]\d{2,4}[)）][ -]?)?\d{1,4}(?:[ -]\d{2,4})+"
-    r"(?![0-9A-Za-z.-])"
-)
-_PHONE_DIGITS = 7
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
@@ -74,8 +68,6 @@ _NOT_COUNTED = re.compile(
 )
 # Three or more numbers joined by dots: a version or an IP address, its parts read with 点.
 _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
-# A score or a ratio: a colon between numbers that is not a time (3:2, 16:9).
-_RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
 # drop it between two numbers they have written out.
@@ -169,13 +161,12 @@ def _code(match: re.Match[str]) -> str:
     return match.group(1) + match.group(2) + ("加" if code.startswith("+") else "") + spoken
 
 
-def _grouped(match: re.Match[str]) -> str:
-    number = match.group(0)
-    groups = re.findall(r"\d+", number)
-    bracketed = match.group(1) or match.group(2)
-    if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not bracketed):
-        return number
-    return ("加" if number.startswith("+") else "") + "，".join(map(_digits, groups))
+def _phone(match: re.Match[str]) -> str:
+    """A phone number's groups digit by digit, a pause between them; a span as it is."""
+    groups = phone_groups(match)
+    if groups is None:
+        return match.group(0)
+    return ("加" if match.group(0).startswith("+") else "") + "，".join(map(_digits, groups))
 
 
 def _dotted(match: re.Match[str]) -> str:
@@ -199,7 +190,7 @@ def chinese(text: str) -> str:
     text = RE_TIME.sub(_time, text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _AFTER_CODE_WORD.sub(_code, text)
-    text = _GROUPED.sub(_grouped, text)
+    text = PHONE.sub(_phone, text)
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
     text = _DOTTED.sub(_dotted, text)
@@ -212,7 +203,7 @@ def chinese(text: str) -> str:
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
-    text = _RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
+    text = RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
     text = RE_RANGE.sub(replace_range, text)
     spoken: str = RE_NUMBER.sub(replace_number, text)
     return _TWO_LEADING.sub("两", spoken)
@@ -234,24 +225,15 @@ _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
     r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月)"
 )
-# Units after a number, in katakana: the romanizer's analysis drops or spells them ("10km" was
-# ジュー, "5kg" ゴケージー, "2GB" ニ), though OpenJTalk alone reads them.
-_JA_UNITS = {
-    "km": "キロメートル", "cm": "センチメートル", "mm": "ミリメートル", "m": "メートル",
-    "kg": "キログラム", "mg": "ミリグラム", "g": "グラム", "ml": "ミリリットル",
-    "mL": "ミリリットル", "L": "リットル", "TB": "テラバイト", "GB": "ギガバイト",
-    "MB": "メガバイト", "KB": "キロバイト", "kB": "キロバイト", "GHz": "ギガヘルツ",
-    "MHz": "メガヘルツ", "kHz": "キロヘルツ", "Hz": "ヘルツ", "kW": "キロワット", "W": "ワット",
-    "V": "ボルト", "mAh": "ミリアンペアアワー",
-}  # fmt: skip
+# The units OpenJTalk does not read after a number, in katakana: it leaves out "L" and the "h"
+# of "mAh", and spells "kB". (It reads km, kg, GB, Hz and the rest itself.)
+_JA_UNITS = {"L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー"}
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
 )
-# The romanizer drops a percent sign ("50%オフ" was 50 off).
-_JA_PERCENT = re.compile(r"(?<=\d)\s?%")
 # Degrees after a number: NFKC makes ℃ "°C", of which OpenJTalk reads the C alone.
 _JA_DEGREES = re.compile(r"(?<=\d)\s?(?:℃|°C|°)")
-# A minus before a number, which OpenJTalk reads as a pause (-5度 was 5度); not a hyphen
+# A minus before a number, which OpenJTalk reads as a pause (-5度 as 5度); not a hyphen
 # after a digit or a letter (3-5日, 03-1234).
 _JA_MINUS = re.compile(r"(?<![0-9A-Za-z)])[-\u2212](?=\d)")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
@@ -290,20 +272,19 @@ def japanese(text: str) -> str:
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
     hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
-    the like (read one digit at a time, as after 番号), units after a number (5kg), percent and
+    the like (read one digit at a time, as after 番号), the few units it does not read (3L),
     degree signs, and a minus."""
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
     text = _JA_TIMES.sub(_ja_times, text)
-    text = _RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
+    text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _TILDE.sub("から", text)
-    text = _JA_PERCENT.sub("パーセント", text)
     text = _JA_DEGREES.sub("度", text)
     text = _JA_MINUS.sub("マイナス", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)

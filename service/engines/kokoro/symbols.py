@@ -45,8 +45,6 @@ _OPERATOR = re.compile(r"(?<=[\dA-Za-z)）])\s*([×*÷+=\u2212><≥≤])\s*(?=[\
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
 # phone number.
 _MINUS = re.compile(r"(?<=\d) - (?=\d)")
-# A web address's scheme, which the G2Ps spell ("https" as H T T P S, or フップス).
-_SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 # An e-mail or a web address: its @ and the dots between its names (bob@qq.com, www.qq.com).
 _AT = re.compile(r"(?<=[A-Za-z0-9])@(?=[A-Za-z0-9])")
 _DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=[A-Za-z])")
@@ -103,7 +101,6 @@ def _readable(text: str, language: int) -> str:
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
-    text = _SCHEME.sub("", text)
     if "@" in text or "www." in text:
         text = _AT.sub(_ADDRESS_SIGNS["@"][language], text)
         text = _DOT.sub(_ADDRESS_SIGNS["."][language], text)

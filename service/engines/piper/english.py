@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..written import PHONE, RATIO, phone_groups
+
 _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",
@@ -85,8 +87,6 @@ _SIGNS = {
     "≤": "less than or equal to", "~": "to", "\N{FULLWIDTH TILDE}": "to",
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
-# A web address's scheme, which espeak spells ("H T T P S colon slash slash").
-_SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
 # ("approx" and a sentence's end), "w/" ("W slash").
 _SHORT_FORMS = re.compile(r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s))", re.IGNORECASE)
@@ -100,8 +100,6 @@ _DAYS = {
 _DAY_SPAN = re.compile(rf"\b({'|'.join(_DAYS)})\.?\s?[-\N{{EN DASH}}]\s?({'|'.join(_DAYS)})\b\.?")
 # A span of clock times with AM or PM ("9am-5pm", "9:00 AM - 5:00 PM").
 _TIME_SPAN = re.compile(r"(?<=\d)\s?([ap]\.?m\.?|[AP]\.?M\.?)\s?[-\N{EN DASH}]\s?(?=\d)")
-# A ratio (1:3) once the times (two-digit minutes) are written out.
-_RATIO = re.compile(r"(?<![\d:])(\d+):(\d+)(?![\d:])")
 # "4.5/5": a rating.
 _RATING = re.compile(r"(?<![\w/.])(\d+\.\d+)/(\d+)(?![\w/]|\.\d)")
 # A tilde before a number, after no word: about (~5%).
@@ -118,13 +116,6 @@ _MONEY = re.compile(
 _TIME = re.compile(
     r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b))?"
 )
-# A North American or international phone number: groups of digits split by hyphens, dots or
-# spaces, the area code perhaps in brackets ("(555) 123-4567", "1-800-555-0199", "+44 20 7946
-# 0958"). Three groups or more, or brackets: "2019-2020" stays a span.
-_PHONE = re.compile(
-    r"(?<![\w.+-])(\+\d{1,3}[ .-]?)?(\(\d{2,4}\)\s?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}(?![\w-]|\.\d)"
-)
-_PHONE_DIGITS = 7
 # A number after a word that introduces a code is read digit by digit ("your code is 385912").
 _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
@@ -189,12 +180,11 @@ def _time(match: re.Match[str]) -> str:
 
 
 def _phone(match: re.Match[str]) -> str:
-    number = match.group(0)
-    groups = re.findall(r"\d+", number)
-    bracketed = match.group(1) or match.group(2)
-    if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not bracketed):
-        return number
-    return ("plus " if number.startswith("+") else "") + ", ".join(map(_spaced, groups))
+    """A phone number's groups digit by digit, a pause between them; a span as it is."""
+    groups = phone_groups(match)
+    if groups is None:
+        return match.group(0)
+    return ("plus " if match.group(0).startswith("+") else "") + ", ".join(map(_spaced, groups))
 
 
 def _date(month: str, day: str, year: str) -> str:
@@ -235,18 +225,17 @@ def english(text: str) -> str:
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
     text = _TITLES.sub(r"\1", text)
-    text = _SCHEME.sub("", text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _TIME_SPAN.sub(r" \1 to ", text)
-    text = _RATIO.sub(r"\1 to \2", text)
+    text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
-    text = _PHONE.sub(_phone, text)
+    text = PHONE.sub(_phone, text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
     text = _FRACTION.sub(_fraction, text)

@@ -1,0 +1,29 @@
+"""Written forms of numbers that every language reads the same way, whatever its words: a phone
+number's digit groups and a ratio. Each language's rules (kokoro/numbers.py for Mandarin and
+Japanese, piper/english.py for English) say them in its own words."""
+
+from __future__ import annotations
+
+import re
+
+# Digits grouped by hyphens, dots or spaces, the country code or the area code perhaps set apart
+# ("400-820-8820", "+86 138 0013 8000", "(010) 8888-6666", "555.123.4567"; brackets full width
+# too).
+PHONE = re.compile(
+    r"(?<![0-9A-Za-z.+-])(\+\d{1,3}[ .-]?)?([(\uff08]\d{2,4}[)\uff09][ .-]?)?"
+    r"\d{1,4}(?:[ .-]\d{2,4}){1,4}(?![0-9A-Za-z-]|\.\d)"
+)
+# Fewer digits are an amount or a span, not a phone number.
+_PHONE_DIGITS = 7
+# A colon between two numbers; a time (two-digit minutes) is read before it.
+RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
+
+
+def phone_groups(match: re.Match[str]) -> list[str] | None:
+    """The digit groups of what PHONE found, or None where it is no phone number: fewer than
+    seven digits, or two groups with no country or area code set apart (a span: 2000-3000)."""
+    groups = re.findall(r"\d+", match.group(0))
+    set_apart = match.group(1) or match.group(2)
+    if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not set_apart):
+        return None
+    return groups
