@@ -136,6 +136,28 @@ def test_two_of_something_is_liang(text: str, spoken: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("气温20-25℃", "气温二十度到二十五度"),
+        ("体温36.5~37.2℃", "体温三十六点五度到三十七点二度"),
+        ("-5~5℃", "零下五度到五度"),
+        ("增长10-20%", "增长百分之十到百分之二十"),
+        ("需要1-2小时", "需要一到两小时"),
+        ("会员9.5折，全场8.8折", "会员九五折，全场八八折"),
+        ("80后和00后", "八零后和零零后"),
+        ("3天后", "三天后"),
+        ("只要0.5元", "只要五角"),
+        ("¥0.05", "五分"),
+    ],
+)
+def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None:
+    """Bug: the hyphen of a span was read as the second number's minus (20-25℃ as 二十零下
+    二十五度, 10-20% as 十负百分之二十), 1-2小时 as 一-两小时, 9.5折 as 九点五折, 80后 as
+    八十后, and 0.5元 as 零元五角."""
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
     ("text", "written"),
     [
         ("会議は午前9:30からです。", "会議は午前9時30分からです。"),
@@ -162,13 +184,17 @@ def test_japanese_times_dates_spans_and_codes(
         ("meetingの時間です。", "ミーティングの時間です。"),
         ("ChatGPTを使います。", "チャットジーピーティーを使います。"),
         ("GitHubで公開します。", "ギットハブで公開します。"),
+        # a hyphen joins a word's parts without the pause OpenJTalk puts there
+        ("check-inは15時です。", "チェックインは15時です。"),
+        ("e-mailで送ります。", "イーメールで送ります。"),
+        ("JR-Eastの駅です。", "ジェイアールイーストの駅です。"),
     ],
 )
 def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
     japanese: JapaneseG2P, text: str, written: str
 ) -> None:
     """Bug: OpenJTalk spelled an English word it does not know letter by letter ("Teams" as
-    ティーイーエーエムエス)."""
+    ティーイーエーエムエス), and cut "check-in" with a pause, then spelled it."""
     assert said(japanese, text) == said(japanese, written)
 
 
@@ -186,11 +212,12 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("邮箱bob@qq.com。", "邮箱bob艾特qq点com。"),
         ("请访问www.qq.com。", "请访问www点qq点com。"),
         ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
+        ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
     """Bug: the Mandarin G2P dropped the signs of arithmetic, @, ~ and ㎏ unread (three times
-    four equals twelve was 三四十二)."""
+    four equals twelve was 三四十二), and read a floor's F as a letter (3F)."""
     assert said(mandarin, text) == said(mandarin, written)
 
 
@@ -206,14 +233,15 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("24/7です。", "24 7です。"),
         ("50%オフです。", "50パーセントオフです。"),
         ("www.example.comへ", "wwwドットexampleドットcomへ"),
+        ("3Fの会議室、B1Fの駐車場", "3階の会議室、地下1階の駐車場"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(
     japanese: JapaneseG2P, text: str, written: str
 ) -> None:
     """Bug: a letter alone was left out ("プランB" was プラン, "ビタミンC" ビタミン), a unit
-    after a number dropped or spelled ("3L" was 3, "5kg" ゴケージー), +, =, / and ~ unread, and
-    "50%オフ" was 50 off."""
+    after a number dropped or spelled ("3L" was 3, "5kg" ゴケージー), +, =, / and ~ unread,
+    "50%オフ" was 50 off, and "3F" (the third floor) lost its F."""
     assert said(japanese, text) == said(japanese, written)
 
 
@@ -282,6 +310,15 @@ def test_latin_words_in_chinese_are_read_as_english(
 def test_unknown_acronyms_are_spelled(lexicon: Lexicon) -> None:
     assert lexicon.phonemes("USB") == lexicon.spell("USB") == "jˈuˈɛsbˈi"
     assert lexicon.phonemes("ChatGPT") == "ʧˈæt ʤˈipˈitˈi"
+
+
+def test_a_word_in_capitals_the_lexicon_reads_as_a_name_is_spelled(lexicon: Lexicon) -> None:
+    """Bug: "IT部门" was read "it", "ID" as "id"; OK, NASA and SIM stay words."""
+    assert lexicon.phonemes("IT") == lexicon.spell("IT")
+    assert lexicon.phonemes("ID") == lexicon.spell("ID")
+    assert lexicon.phonemes("It") == lexicon.phonemes("it") == "ɪt"
+    assert lexicon.phonemes("OK") == "ˌOkˈA"
+    assert lexicon.phonemes("NASA") == "nˈæsə"
 
 
 def test_chinese_words_keep_their_text(mandarin: MandarinG2P) -> None:

@@ -35,11 +35,25 @@ class Lexicon:
                     return entry
         return None
 
+    def _acronym(self, word: str) -> bool:
+        """Whether the lexicon says a word in capitals is spelled as a name: "IT", "US", "ID"
+        and "WHO" have no reading as a noun (misaki spells a proper noun so), while "OK",
+        "NASA" and "SIM" are read as words. In Chinese text a word in capitals is a name."""
+        for table in self._words:
+            entry = table.get(word)
+            if isinstance(entry, dict):
+                return "NOUN" in entry and entry["NOUN"] is None
+            if entry is not None:
+                return False
+        return False
+
     def spell(self, word: str) -> str:
         return "".join(self._letters.get(c, "") for c in word.upper())
 
     def phonemes(self, word: str) -> str:
         """Phonemes of one Latin word (letters, apostrophes and hyphens)."""
+        if len(word) > 1 and word.isupper() and self._acronym(word):
+            return self.spell(word)
         found = self._lookup(word)
         if found is not None:
             return found

@@ -15,7 +15,9 @@ from typing import Any
 
 # A Latin word, not a unit after a number (5kg, 10 km), and the parts of a camel-case one
 # ("ChatGPT" → Chat, GPT; "GitHub" → Git, Hub).
-_WORD = re.compile(r"(?<![0-9A-Za-z])(?<![0-9] )[A-Za-z]+(?:'[a-z]+)?")
+# A hyphen joins the parts of one word (Wi-Fi, e-mail, check-in), which OpenJTalk would
+# otherwise cut with a pause.
+_WORD = re.compile(r"(?<![0-9A-Za-z])(?<![0-9] )[A-Za-z]+(?:'[a-z]+)?(?:-[A-Za-z]+)*")
 _PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z']+|[A-Z]")
 # OpenJTalk's parts of speech for what it spells: an unknown word is a filler read letter by
 # letter, a lone letter an alphabet symbol.
@@ -57,11 +59,15 @@ class Katakana:
         nodes = self._frontend(word)
         if len(nodes) != 1 or nodes[0]["pos"] in _SPELLED or nodes[0]["pos_group1"] in _SPELLED:
             return None
-        return str(nodes[0]["pron"])
+        return str(nodes[0]["pron"]).replace("\u2019", "")  # without its accent mark
 
     def _word(self, word: str) -> str:
         if self._reading(word) is not None:
             return word
+        if "-" in word:
+            # In katakana, every part: a known part left as Latin letters would join the
+            # next into one unknown word.
+            return "".join(self._reading(p) or self._said(p) for p in word.split("-"))
         parts = [word] if word.islower() else _PART.findall(word)
         if len(parts) == 1:
             return self._unknown(word)

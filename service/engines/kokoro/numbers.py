@@ -93,6 +93,21 @@ _TWO_COUNTED = re.compile(rf"(?<![\d.])2(?=\s?(?:{_COUNTED}))")
 _TWO_TO = re.compile(rf"(?<![\d.])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
 # A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
 _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
+# A span written with a hyphen or a tilde before a percent or a temperature: the sign (and the
+# unit) said on both ends, 百分之十到百分之二十, 二十度到二十五度. Left to the single-number rules,
+# "20-25℃" was 二十零下二十五度 and "10-20%" 十负百分之二十: the hyphen read as the second's minus.
+_SIGNED_SPAN = re.compile(
+    r"(?<![\d.:/-])(-?\d+(?:\.\d+)?)\s?[-~到至]\s?(-?\d+(?:\.\d+)?)\s?(%|℃|°C|摄氏度|度)"
+)
+# A span before a measure word that counts ("1-2小时"): 到, so that its second number may be 两.
+_COUNTED_SPAN = re.compile(rf"(?<![\d.:/-])(\d+)\s?[-~]\s?(?=\d+\s?(?:{_COUNTED}))")
+# A discount is said digit by digit: 9.5折 is 九五折, 8.8折 八八折.
+_DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
+# A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
+_GENERATION = re.compile(r"(?<![\d.:/-])([05-9][05]|1[05]|2[05])(?=后)")
+# A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
+# basement, 负1楼 (地下1階).
+_FLOOR = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z] )(B?)(\d{1,3})F(?![A-Za-z])")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -126,11 +141,12 @@ def _ascii(text: str) -> str:
 def _yuan(integer: str, decimals: str) -> str:
     """Integer and decimal digits ("25", "50") as a price is read: 二十五元五角."""
     decimals = (decimals + "00")[:2]
-    words = f"{num2str(integer)}元"
+    # Under one yuan the 角 and 分 are said alone: 0.5元 is 五角, not 零元五角.
+    words = "" if int(integer or 0) == 0 and decimals != "00" else f"{num2str(integer)}元"
     if decimals[0] != "0":
         words += f"{num2str(decimals[0])}角"
     if decimals[1] != "0":
-        words += ("零" if decimals[0] == "0" else "") + f"{num2str(decimals[1])}分"
+        words += ("零" if decimals[0] == "0" and words else "") + f"{num2str(decimals[1])}分"
     return words
 
 
@@ -188,6 +204,7 @@ def chinese(text: str) -> str:
     text = RE_DATE2.sub(replace_date2, text)
     text = RE_TIME_RANGE.sub(_time, text)
     text = RE_TIME.sub(_time, text)
+    text = _SIGNED_SPAN.sub(lambda m: f"{m[1]}{m[3]}到{m[2]}{m[3]}", text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = PHONE.sub(_phone, text)
@@ -199,6 +216,10 @@ def chinese(text: str) -> str:
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
     text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
+    text = _FLOOR.sub(lambda m: ("负" if m[1] else "") + m[2] + "楼", text)
+    text = _GENERATION.sub(lambda m: verbalize_digit(m[1]), text)
+    text = _DISCOUNT.sub(lambda m: verbalize_digit(m[1] + m[2]), text)
+    text = _COUNTED_SPAN.sub(r"\1到", text)
     text = _TWO_COUNTED.sub("两", _TWO_TO.sub("两到", text))
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
     text = RE_FRAC.sub(replace_frac, text)
@@ -282,6 +303,7 @@ def japanese(text: str) -> str:
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
+    text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _TILDE.sub("から", text)

@@ -72,6 +72,8 @@ _UNITS = {
     "hr": ("hour", "hours"),
     "hrs": ("hour", "hours"),
     "h": ("hour", "hours"),
+    "°C": ("degree Celsius", "degrees Celsius"),
+    "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
 }
 # A one-letter unit only right after its number: "10 W 42nd St" is West.
 _UNIT = re.compile(
@@ -100,6 +102,22 @@ _DAYS = {
 _DAY_SPAN = re.compile(rf"\b({'|'.join(_DAYS)})\.?\s?[-\N{{EN DASH}}]\s?({'|'.join(_DAYS)})\b\.?")
 # A span of clock times with AM or PM ("9am-5pm", "9:00 AM - 5:00 PM").
 _TIME_SPAN = re.compile(r"(?<=\d)\s?([ap]\.?m\.?|[AP]\.?M\.?)\s?[-\N{EN DASH}]\s?(?=\d)")
+# A span of hours before AM or PM ("2-3pm", "10:30-11:30 AM").
+_HOUR = r"\d{1,2}(?::[0-5]\d)?"
+_HOURS_SPAN = re.compile(
+    rf"(?<![\w.:])({_HOUR})\s?[-\N{{EN DASH}}]\s?(?={_HOUR}\s?[apAP]\.?[mM]\b)"
+)
+# A decade: espeak says "1990s" as "nineteen hundred ninety z". "the 90s", "the '90s", "in
+# her 20s", "the 1800s", "the 2010s".
+_DECADE = re.compile(r"(?<![\w.,])(?:'|\N{RIGHT SINGLE QUOTATION MARK})?(1\d|20)?([1-9]0|00)s\b")
+_TENS = {
+    "1": "ten", "2": "twenty", "3": "thirty", "4": "forty", "5": "fifty", "6": "sixty",
+    "7": "seventy", "8": "eighty", "9": "ninety",
+}  # fmt: skip
+_TEENS = (
+    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen",
+)  # fmt: skip
 # "4.5/5": a rating.
 _RATING = re.compile(r"(?<![\w/.])(\d+\.\d+)/(\d+)(?![\w/]|\.\d)")
 # A tilde before a number, after no word: about (~5%).
@@ -165,8 +183,23 @@ def _money(match: re.Match[str]) -> str:
     return f"{said} and {small_words}" if cents_value else said
 
 
+def _decade(match: re.Match[str]) -> str:
+    century, tens = match.group(1), match.group(2)
+    if century is None:
+        return "hundreds" if tens == "00" else _TENS[tens[0]][:-1] + "ies"
+    said = "twenty" if century == "20" else _TEENS[int(century) - 10]
+    if tens == "00":
+        return "two thousands" if century == "20" else said + " hundreds"
+    decade = "tens" if tens == "10" else _TENS[tens[0]][:-1] + "ies"
+    return f"{said} {decade}"
+
+
 def _time(match: re.Match[str]) -> str:
     hours, minutes, meridiem = match.group(1), match.group(2), match.group(3)
+    if not meridiem and (int(hours) > 12 or int(hours) == 0):
+        # A 24-hour time as an English speaker says it: 17:30 is 5 30 PM, 00:15 12 15 AM.
+        meridiem = " PM" if int(hours) > 12 else " AM"
+        hours = str(int(hours) - 12 if int(hours) > 12 else 12)
     said = str(int(hours))
     if minutes == "00":
         said += "" if meridiem else " o'clock"
@@ -229,6 +262,8 @@ def english(text: str) -> str:
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
+    text = _DECADE.sub(_decade, text)
+    text = _HOURS_SPAN.sub(r"\1 to ", text)
     text = _TIME.sub(_time, text)
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
