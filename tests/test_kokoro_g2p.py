@@ -95,6 +95,8 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
         ("2024-2025赛季", "二零二四到二零二五赛季"),
         ("¥1,299.50元", "一千二百九十九元五角"),
         ("24/7客服", "二十四七客服"),
+        ("3单元501室，1203房间", "三单元五零幺室，幺二零三房间"),
+        ("请拨打12345", "请拨打幺二三四五"),
     ],
 )
 def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoken: str) -> None:
@@ -128,6 +130,7 @@ def test_numbers_that_count_stay_numbers(text: str, spoken: str) -> None:
         # 二 where it names or orders: February, the 2nd, the second floor, second grade.
         ("2月2号在2楼", "二月二号在二楼"),
         ("2年级，第2000名，12个", "二年级，第二千名，十二个"),
+        ("3天2晚，2年，第2个，第2天", "三天两晚，两年，第二个，第二天"),
     ],
 )
 def test_two_of_something_is_liang(text: str, spoken: str) -> None:
@@ -148,6 +151,7 @@ def test_two_of_something_is_liang(text: str, spoken: str) -> None:
         ("3天后", "三天后"),
         ("只要0.5元", "只要五角"),
         ("¥0.05", "五分"),
+        ("100+用户", "一百多用户"),
     ],
 )
 def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None:

@@ -50,7 +50,7 @@ _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
 _CODE_WORDS = (
     "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
     "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
-    "序列号|证号"
+    "序列号|证号|拨打|致电|呼叫|回拨"
 )
 # ... unless a measure word follows it ("手机1500元" is an amount).
 _AFTER_CODE_WORD = re.compile(
@@ -58,6 +58,10 @@ _AFTER_CODE_WORD = re.compile(
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
 )
+# A room number, read digit by digit: 501室 is 五零幺室, 1203房间 幺二零三房间.
+_ROOM = re.compile(r"(?<![0-9.])\d{3,4}(?=室|房间|房|号房)")
+# "100+" is a hundred and more: 一百多.
+_AND_MORE = re.compile(r"(?<=\d)\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
@@ -86,11 +90,11 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
 # before a measure word that counts: 2月 (February), 2号, 2楼 and 2年级 keep 二.
 _COUNTED = (
     "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
-    "斤|公斤|公里|点|倍|名|人|万|千|亿"
+    "斤|公斤|公里|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月"
 )
-_TWO_COUNTED = re.compile(rf"(?<![\d.])2(?=\s?(?:{_COUNTED}))")
+_TWO_COUNTED = re.compile(rf"(?<![\d.第])2(?=\s?(?:{_COUNTED}))")
 # ... and the first of a span of them ("2-3天" is 两到三天).
-_TWO_TO = re.compile(rf"(?<![\d.])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
+_TWO_TO = re.compile(rf"(?<![\d.第])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
 # A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
 _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
 # A span written with a hyphen or a tilde before a percent or a temperature: the sign (and the
@@ -212,6 +216,8 @@ def chinese(text: str) -> str:
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), text)
+    text = _ROOM.sub(lambda m: _digits(m.group(0)), text)
+    text = _AND_MORE.sub("多", text)
     text = _NOT_COUNTED.sub(lambda m: _digits(m.group(0)), text)
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
     text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
