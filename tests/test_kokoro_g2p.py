@@ -152,12 +152,17 @@ def test_two_of_something_is_liang(text: str, spoken: str) -> None:
         ("只要0.5元", "只要五角"),
         ("¥0.05", "五分"),
         ("100+用户", "一百多用户"),
+        ("3PM开会，10:30 a.m.到", "下午三点开会，上午十点半到"),
+        ("下午3:00PM", "下午三点"),
+        ("12/24（周二）发货", "十二月二十四日（周二）发货"),
+        ("Ver.2.0版，评分5.0分，1.50米", "版本二点零版，评分五点零分，一点五零米"),
     ],
 )
 def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None:
     """Bug: the hyphen of a span was read as the second number's minus (20-25℃ as 二十零下
     二十五度, 10-20% as 十负百分之二十), 1-2小时 as 一-两小时, 9.5折 as 九点五折, 80后 as
-    八十后, and 0.5元 as 零元五角."""
+    八十后, 0.5元 as 零元五角, 3PM as 三PM, 12/24 before 周二 as a fraction, and 2.0 lost its zero
+    (Ver.2.0 was Ver零点二)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -238,6 +243,9 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("50%オフです。", "50パーセントオフです。"),
         ("www.example.comへ", "wwwドットexampleドットcomへ"),
         ("3Fの会議室、B1Fの駐車場", "3階の会議室、地下1階の駐車場"),
+        ("3:00PMと9amです。", "午後3時と午前9時です。"),
+        ("12/24(火)に届きます。", "12月24日(火)に届きます。"),
+        ("Ver.2.0とvol.3と#1です。", "バージョン2.0とボリューム3とナンバー1です。"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(
@@ -245,7 +253,8 @@ def test_japanese_letters_units_and_signs_are_read(
 ) -> None:
     """Bug: a letter alone was left out ("プランB" was プラン, "ビタミンC" ビタミン), a unit
     after a number dropped or spelled ("3L" was 3, "5kg" ゴケージー), +, =, / and ~ unread,
-    "50%オフ" was 50 off, and "3F" (the third floor) lost its F."""
+    "50%オフ" was 50 off, "3F" (the third floor) lost its F, 3:00PM was 3時ピーエム, 12/24(火)
+    24分の12, and Ver.2.0 バー、2.0."""
     assert said(japanese, text) == said(japanese, written)
 
 

@@ -43,7 +43,7 @@ from voxlite.service.engines.piper.english import english
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
         ("Use C# or F#.", "Use C sharp or F sharp."),
-        ("It's 10x faster vs. that, approx.", "It's 10x faster versus that, approximately"),
+        ("It's 10x faster vs. that, approx.", "It's 10 times faster versus that, approximately"),
         (
             "Open Mon-Fri 9am-5pm, 24h w/ Wi-Fi.",
             "Open Monday to Friday 9 am to 5pm, 24 hours with Wi-Fi.",
@@ -58,6 +58,9 @@ from voxlite.service.engines.piper.english import english
         ),
         ("Meet 2-3pm or 10:30-11:30 AM.", "Meet 2 to 3pm or 10 30 to 11 30 AM."),
         ("Open 9:00 to 17:30, not 00:15.", "Open 9 o'clock to 5 30 PM, not 12 15 AM."),
+        ("Get v2.0 or Vol. 3, 2.5x a day.", "Get version 2.0 or volume 3, 2.5 times a day."),
+        ("It has 1.5M users.", "It has 1.5 million users."),
+        ("Ships Mon. 12/7 or Fri, Dec 5th.", "Ships Monday 12 7 or Friday, December 5th."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -65,7 +68,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     zero", a phone number as three amounts joined by "dash", a code as an amount, "12/05/2026"
     with "slash", "Dec." as "deck" and the end of a sentence, "Dr." as the end of one too,
     "5kg" as "five K G", left out ">" and "~", said "1990s" as "nineteen hundred ninety z",
-    "°C" as "degrees C", "2-3pm" with "dash", and "17:30" as "seventeen thirty"."""
+    "°C" as "degrees C", "2-3pm" with "dash", "17:30" as "seventeen thirty", "v2.0" as "vee
+    two", "Vol." and "Mon." as "vol" and "mon" with a sentence's end, "10x" as "ten ex" and
+    "1.5M" as "one point five em"."""
     assert english(text) == written
 
 
@@ -81,6 +86,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "Go to 10 W 42nd St.",
         "A 5G network.",
         "A 3-day trip.",
+        "A 2x4 board.",
+        "I love the Sun.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

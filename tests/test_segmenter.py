@@ -136,6 +136,11 @@ def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
     assert segments(f"It ships on {month} 5th. Bye.") == [f"It ships on {month} 5th.", " Bye."]
 
 
+@pytest.mark.parametrize("text", ["It ships Mon. 12/7.", "Read Vol. 3 now.", "Get Ver. 2 now."])
+def test_a_day_or_a_volume_before_its_number_does_not_end_a_sentence(text: str) -> None:
+    assert segments(f"{text} Bye.") == [text, " Bye."]
+
+
 @pytest.mark.parametrize("title", ["DR.", "dr.", "mR.", "PROF."])
 def test_abbreviations_are_case_insensitive(title: str) -> None:
     assert segments(f"Ask {title} Jones now. Ok.") == [f"Ask {title} Jones now.", " Ok."]

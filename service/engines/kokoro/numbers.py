@@ -109,6 +109,19 @@ _COUNTED_SPAN = re.compile(rf"(?<![\d.:/-])(\d+)\s?[-~]\s?(?=\d+\s?(?:{_COUNTED}
 _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 # A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
 _GENERATION = re.compile(r"(?<![\d.:/-])([05-9][05]|1[05]|2[05])(?=后)")
+# A time with AM or PM ("3PM", "3:00 p.m."): 下午3点, 上午9点; after 下午 and the like only the
+# letters go.
+_MERIDIEM = re.compile(
+    r"(上午|下午|早上|晚上|中午|凌晨)?\s?(?<![0-9:])(\d{1,2})(:[0-5]\d)?\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])"
+)
+# A month and a day before the day of the week ("12/24（周二）"): a date, not 二十四分之十二.
+_MONTH_DAY = re.compile(
+    r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
+    r"(?=\s?[(（](?:周|星期|礼拜)?[一二三四五六日天])"
+)
+# "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
+_VERSION = re.compile(r"(?i)(?<![A-Za-z])ver\.\s?(?=\d)")
+_LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
 # A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
 # basement, 负1楼 (地下1階).
 _FLOOR = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z] )(B?)(\d{1,3})F(?![A-Za-z])")
@@ -162,6 +175,25 @@ def _zh_money(match: re.Match[str]) -> str:
     return f"{num2str(amount)}{unit}"
 
 
+def _number(match: re.Match[str]) -> str:
+    """misaki's reading of a number, keeping the zeros that end its decimals as they are written
+    (版本2.0 is 二点零, 1.50米 一点五零米: misaki drops them)."""
+    said: str = replace_number(match)
+    decimals = (match.group(4) or match.group(5) or "")[1:]
+    zeros = len(decimals) - len(decimals.rstrip("0"))
+    if zeros:
+        said += ("" if decimals.rstrip("0") else "点") + "零" * zeros
+    return said
+
+
+def _meridiem(match: re.Match[str]) -> str:
+    before, hour, minutes, letter = match.groups()
+    if not before:
+        before = ("凌晨" if letter in "Aa" else "中午") if hour == "12" else ""
+        before = before or ("上午" if letter in "Aa" else "下午")
+    return f"{before}{hour}{minutes or '点'}"
+
+
 def _time(match: re.Match[str]) -> str:
     """misaki's reading of a time, with two o'clock as 两点 (2:30 is 两点半)."""
     said: str = replace_time(match)
@@ -202,6 +234,9 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _ascii(text))
+    text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
+    text = _MERIDIEM.sub(_meridiem, text)
+    text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
     text = _MONEY_BEFORE.sub(_zh_money, text)
     text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
     text = RE_DATE.sub(replace_date, text)
@@ -232,7 +267,7 @@ def chinese(text: str) -> str:
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
     text = RE_RANGE.sub(replace_range, text)
-    spoken: str = RE_NUMBER.sub(replace_number, text)
+    spoken: str = RE_NUMBER.sub(_number, text)
     return _TWO_LEADING.sub("两", spoken)
 
 
@@ -247,6 +282,15 @@ _JA_DIGITS = dict(
 _JA_DATE = re.compile(r"(?<![0-9])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?![0-9])")
 _JA_TIME = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
 _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
+# A time with AM or PM ("3:00PM", "9am"): 午後3時, 午前9時 (OpenJTalk spells the letters).
+_JA_MERIDIEM = re.compile(rf"(?<![0-9:])({_JA_TIME}|1[0-2]|0?\d)\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")
+# A month and a day before the day of the week ("12/24(火)"): a date, not 24分の12.
+_JA_MONTH_DAY = re.compile(
+    r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?=\s?[(（][月火水木金土日])"
+)
+# Short forms before a number that OpenJTalk reads as words cut at the period (Ver. バー、).
+_JA_SHORT = {"ver": "バージョン", "vol": "ボリューム", "#": "ナンバー"}
+_JA_SHORT_FORM = re.compile(r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=\d)")
 # A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
 _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
@@ -280,6 +324,12 @@ def _ja_time(time: str) -> str:
     return said + (f"{seconds[0]}秒" if seconds and seconds[0] else "")
 
 
+def _ja_meridiem(match: re.Match[str]) -> str:
+    time = match.group(1)
+    said = _ja_time(time) if ":" in time else f"{int(time)}時"
+    return ("午前" if match.group(2) in "Aa" else "午後") + said
+
+
 def _ja_times(match: re.Match[str]) -> str:
     first, last = match.group(1), match.group(2)
     return _ja_time(first) + (f"から{_ja_time(last)}" if last else "")
@@ -304,7 +354,10 @@ def japanese(text: str) -> str:
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
+    text = _JA_MONTH_DAY.sub(lambda m: f"{int(m.group(1))}月{int(m.group(2))}日", text)
+    text = _JA_MERIDIEM.sub(_ja_meridiem, text)
     text = _JA_TIMES.sub(_ja_times, text)
+    text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)

@@ -93,6 +93,15 @@ _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]
 # ("approx" and a sentence's end), "w/" ("W slash").
 _SHORT_FORMS = re.compile(r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s))", re.IGNORECASE)
 _SHORT_FORM_WORDS = ("versus", "approximately", "without", "with")
+# "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
+_TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
+_MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
+# "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
+_NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
+# A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
+_DAY_DATE = re.compile(
+    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?(?=,?\s(?:\d|[A-Z][a-z]{2}))"
+)
 # Weekdays in a span: Mon-Fri is Monday to Friday.
 _DAYS = {
     "Mon": "Monday", "Tue": "Tuesday", "Tues": "Tuesday", "Wed": "Wednesday",
@@ -260,6 +269,8 @@ def english(text: str) -> str:
     text = _TITLES.sub(r"\1", text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
+    text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
+    text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
     text = _DECADE.sub(_decade, text)
@@ -274,6 +285,7 @@ def english(text: str) -> str:
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
     text = _FRACTION.sub(_fraction, text)
+    text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", text))
     text = _UNIT.sub(_unit, text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", text)
     text = _SHARP.sub(r"\1 sharp", text)
