@@ -249,7 +249,29 @@ def test_hyphens_and_ranges_that_are_not_dashes_do_not_cut(text: str) -> None:
 
 def test_markdown_bullet_hyphen_is_not_a_dash() -> None:
     text = "Items:\n- apples\n- pears"
-    assert segments(text, clause_min_chars=0) == ["Items:", "\n- apples\n- pears"]
+    assert segments(text, clause_min_chars=0) == ["Items:", "\n- apples\n", "- pears"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Here's how:\n1. Open Settings\n2. Tap Account\n3) Sign out",
+            ["Here's how:", "\n1. Open Settings\n", "2. Tap Account\n", "3) Sign out"],
+        ),
+        (
+            "步骤\uff1a\n1、打开设置\n2、点击账户。",
+            ["步骤\uff1a", "\n1、打开设置\n", "2、点击账户。"],
+        ),
+        ("Buy:\n* milk\n\u2022 eggs", ["Buy:", "\n* milk\n", "\u2022 eggs"]),
+        # not at a line's start: a number that ends a sentence
+        ("The answer is 2. Then go.", ["The answer is 2.", " Then go."]),
+    ],
+)
+def test_a_list_item_is_a_segment_of_its_own(text: str, expected: list[str]) -> None:
+    """Bug: cut after each item's "2.", a list was read "open settings two. tap account three"
+    (each number with the item before it), and items without a full stop ran together."""
+    assert segments(text) == expected
 
 
 def test_dash_in_a_later_segment_respects_the_minimum() -> None:

@@ -60,6 +60,12 @@ _ABBREVIATIONS = frozenset(
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
+# A list item's mark at a line's start: a bullet ("- ", "* ", "• "), or the mark after its
+# number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends none:
+# cut after "2.", a list was read "open settings, two. tap account, three."
+_BULLETS = frozenset("-*+•")
+_NUMBER_MARKS = frozenset(".)、")
+_ITEM_NUMBER_MAX_DIGITS = 3
 
 # Kinds of cut candidate being scanned (a run of marks whose fate depends on what follows).
 _NONE = 0
@@ -154,6 +160,16 @@ class Segmenter:
             if i >= self._max:
                 self._cap_cut(i, ch, out)
                 continue
+            if ch in _BULLETS or ch in _NUMBER_MARKS:
+                line = self._item_line(i, ch)
+                if line > 0 and any(c.isalnum() for c in self._buf[:line]):
+                    self._cut(line, out)  # the item is scanned again as the next segment
+                    continue
+                if line >= 0:
+                    if self._first_visible < 0:
+                        self._first_visible = i
+                    self._pos = i + 1
+                    continue
             self._scan_char(ch, i)
             self._pos = i + 1
         return out
@@ -224,6 +240,20 @@ class Segmenter:
             before = self._buf[i - 1]
             if before.isspace() and before not in _LINE_BREAKS:
                 self._start_run(_HYPHEN_RUN, False)
+
+    def _item_line(self, i: int, ch: str) -> int:
+        """Where the line starts when `ch` at `i` marks a list item (see _BULLETS), else -1.
+        The segment's own start counts as a line's: an item cut off before stays one."""
+        buf = self._buf
+        start = i
+        if ch in _NUMBER_MARKS:
+            while start > 0 and buf[start - 1].isdigit() and i - start < _ITEM_NUMBER_MAX_DIGITS:
+                start -= 1
+            if start == i:
+                return -1
+        while start > 0 and buf[start - 1] in " \t":
+            start -= 1
+        return start if start == 0 or buf[start - 1] in _LINE_BREAKS else -1
 
     def _start_run(self, kind: int, cjk: bool) -> None:
         self._kind = kind
