@@ -155,7 +155,10 @@ def test_two_of_something_is_liang(text: str, spoken: str) -> None:
         ("3PM开会，10:30 a.m.到", "下午三点开会，上午十点半到"),
         ("下午3:00PM", "下午三点"),
         ("12/24（周二）发货", "十二月二十四日（周二）发货"),
-        ("Ver.2.0版，评分5.0分，1.50米", "版本二点零版，评分五点零分，一点五零米"),
+        (
+            "Ver.2.0版，版本Ver.3，评分5.0分，1.50米",
+            "版本二点零版，版本三，评分五点零分，一点五零米",
+        ),
     ],
 )
 def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None:

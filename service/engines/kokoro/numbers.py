@@ -120,7 +120,7 @@ _MONTH_DAY = re.compile(
     r"(?=\s?[(（](?:周|星期|礼拜)?[一二三四五六日天])"
 )
 # "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
-_VERSION = re.compile(r"(?i)(?<![A-Za-z])ver\.\s?(?=\d)")
+_VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
 # A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
 # basement, 负1楼 (地下1階).
