@@ -18,8 +18,10 @@ from voxlite.service.call.textlang import (
     HANGUL,
     KANA,
     script_of,
+    settled,
     text_language,
     text_script,
+    undecided,
     unreadable,
 )
 from voxlite.tts.v1 import tts_pb2 as pb
@@ -57,6 +59,22 @@ def test_the_script_tells_the_language() -> None:
     assert script_of("ー") is KANA
     assert script_of("中") is HAN
     assert script_of("a") is None
+
+
+def test_han_text_without_kana_is_japanese_only_when_it_says_so() -> None:
+    """Japan's own kanji forms (気, 駅) and 々 are Japanese; China's (们, 这) and the full-width
+    comma Chinese; the rest (本日, 東京) both, and Mandarin is picked."""
+    assert text_language("気温") == text_language("様々") == "ja"
+    assert text_language("我们") == text_language("本日，") == "zh"
+    assert text_language("本日") == text_language("東京都") == "zh"
+    assert text_language("台北現在，請稍候") == "zh"  # traditional Chinese, not Japanese
+    # Cut at 、, Han alone leaves it open until a kana, a telling character, or a few more.
+    for text in ("本日、", "本日、雨"):
+        assert undecided(text), text
+    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店"):
+        assert not undecided(text), text
+    assert settled("本日、雨が降ります。", "本日、") == "本日、雨が"
+    assert settled("好的，我来查。", "好的，") == "好的，"
 
 
 def test_a_voice_reads_only_the_scripts_of_its_language() -> None:
@@ -330,6 +348,34 @@ def test_kana_with_no_language_is_spoken_in_japanese_and_english_stays_english(
     # English voice, not spelled out.
     error = refusal(kstub, "Hello. " + CHINESE)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # ... saying why that voice, not to leave voice and language empty: they are.
+    details = error.details() or ""
+    assert "picked by the script of the text's first sentence; set language to 'zh'" in details
+    assert "leave both" not in details
+
+
+@pytest.mark.slow
+def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
+    kstub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: 現在、混み合っております。 with no language went to the Mandarin voice (its first
+    segment, 現在、, has no kana), which then refused the kana, and the message said to leave
+    voice and language empty: they were. A stream's voice waits for the kana; a Chinese one
+    does not wait for more than its first clause."""
+    assert synthesize(kstub, "現在、混み合っております。")[0].format.voice == "jf_alpha"
+    call = Duplex(kstub, timeout=120)
+    call.config()
+    for piece in ("本日", "、", "雨", "が降ります。"):
+        call.send(text=piece)
+    assert call.next().format.voice == "jf_alpha"
+    call.close()
+    assert kinds(call.rest())[-1] == "summary"
+    call = Duplex(kstub, timeout=120)
+    call.config()
+    call.send(text="好的，我")  # the first clause and one character: nothing else comes
+    assert call.next().format.voice == "zf_xiaoxiao"
+    call.close()
+    assert kinds(call.rest())[-1] == "summary"
 
 
 @pytest.mark.slow

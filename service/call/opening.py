@@ -75,7 +75,8 @@ class SessionOpener:
         if self.cache is not None:
             scope = None if self.shared_cache or caller is None else caller.tenant
             voice = CachedVoice(voice, self.cache, scope)
-        return StreamSettings(voice, params, audio, config.word_timestamps)
+        by_text = not (config.voice or config.language)
+        return StreamSettings(voice, params, audio, config.word_timestamps, by_text)
 
     def _voice(self, config: CallConfig, first: str) -> Voice:
         """The voice the config names, else its language's, else that of the language `first`
@@ -84,9 +85,9 @@ class SessionOpener:
         if config.voice or config.language:
             return self.registry.resolve(config.voice, config.language)
         script = textlang.text_script(first)
-        if script is None:
+        language = textlang.text_language(first)
+        if script is None or language is None:
             return self.registry.default
-        language = script.readers[0]
         try:
             return self.registry.resolve("", language)
         except (VoiceNotFound, Unavailable) as exc:
@@ -116,7 +117,7 @@ class SessionOpener:
         if segments is None:
             slot = await self.admission.admit(caller, cost)
         else:
-            check_readable(voice, "".join(segments), self.registry)
+            check_readable(voice, "".join(segments), self.registry, settings.by_text)
             if _replayed(settings, segments):
                 slot = self.admission.enter(caller=caller, free=True)
             else:
@@ -160,16 +161,23 @@ def behind(workers: Workers) -> bool:
     return workers.slack(long_jobs=False) <= 0.0
 
 
-def check_readable(voice: Voice, text: str, registry: VoiceRegistry) -> None:
+def check_readable(voice: Voice, text: str, registry: VoiceRegistry, by_text: bool = False) -> None:
     """Refuse text in a script the voice cannot read (Piper reads a Han character out as
     "Chinese letter", Arabic as "Arabic letter"; Kokoro drops Hangul and says nothing), saying
     which voice of `registry` reads it, or that none does; and text with a character the
-    voice has no reading for (a rare Han character to a Mandarin voice)."""
+    voice has no reading for (a rare Han character to a Mandarin voice). `by_text`: the
+    text's start picked the voice (StreamSettings.by_text)."""
     found = textlang.unreadable(text, voice.info.language)
     if found is not None:
         ch, script = found
         readers = [r for r in script.readers if registry.may_speak(r)]
-        if readers:
+        if readers and by_text:
+            fix = (
+                ": its voice was picked by the script of the text's first sentence; set "
+                f"language to '{readers[0]}' (or voice to a voice of it) to speak the whole "
+                "text in it, or send each language in a call of its own"
+            )
+        elif readers:
             fix = (
                 f": set language to '{readers[0]}' or voice to a voice of it, or leave both "
                 "voice and language empty to get the voice of the language the text is written in"

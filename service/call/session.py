@@ -52,6 +52,9 @@ class StreamSettings:
     params: Hashable
     audio: AudioSettings
     word_timestamps: bool = False
+    by_text: bool = False
+    """The voice was picked by the script of the text's start: the config named neither voice
+    nor language."""
 
 
 @dataclass

@@ -125,10 +125,92 @@ def text_script(text: str) -> Script | None:
 
 def text_language(text: str) -> str | None:
     """The language range of the voice for `text` when a call names none: the first reader of
-    its script (text_script): "ja" for any kana, "zh" for Han without kana, "ru" for Cyrillic;
-    None for anything else (the server's default voice)."""
+    its script (text_script): "ja" for any kana, "zh" for Han without kana unless its kanji or
+    marks are Japanese (han_language), "ru" for Cyrillic; None for anything else (the server's
+    default voice)."""
     script = text_script(text)
+    if script is HAN:
+        return han_language(text) or "zh"
     return None if script is None else script.readers[0]
+
+
+# Japanese and Chinese share most Han characters. Japan's simplified forms (気, 駅, 円: in
+# Shift_JIS, in neither GB2312 nor Big5) and the iteration mark 々 are Japanese; China's (们,
+# 这, 说: in GB2312, not in Shift_JIS) are Chinese, and so is the full-width comma, which
+# Japanese does not write (it writes 、).
+_ITERATION_MARK = "\N{IDEOGRAPHIC ITERATION MARK}"
+_FULLWIDTH_COMMA = "\N{FULLWIDTH COMMA}"
+
+
+def _encodes(ch: str, codec: str) -> bool:
+    try:
+        ch.encode(codec)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=8192)
+def _han_writer(ch: str) -> str | None:
+    """ "ja" for a kanji only Japanese writes, "zh" for a character only Chinese writes, else
+    None (most of them: both write 日本, 东 is Chinese, 東 both Japanese and traditional)."""
+    if ch == _ITERATION_MARK:
+        return "ja"
+    if ch == _FULLWIDTH_COMMA:
+        return "zh"
+    if script_of(ch) is not HAN:
+        return None
+    japanese = _encodes(ch, "shift_jis")
+    if japanese and not _encodes(ch, "gb2312") and not _encodes(ch, "big5"):
+        return "ja"
+    if not japanese and _encodes(ch, "gb2312"):
+        return "zh"
+    return None
+
+
+def han_language(text: str) -> str | None:
+    """For text in Han characters without kana: "ja" or "zh" when its first character that
+    only one of them writes tells (様々 and 気温 are Japanese, 我们 and a full-width comma
+    Chinese), None when nothing tells."""
+    for ch in text:
+        writer = _han_writer(ch)
+        if writer is not None:
+            return writer
+    return None
+
+
+# How much Han text after a 、 leaves the language open: Japanese writes a kana within a few
+# characters of one (本日、雨が), a Chinese list runs on (北京、上海、广州都有).
+_OPEN_AFTER_COMMA = 8
+_SENTENCE_ENDS = (
+    "\N{IDEOGRAPHIC FULL STOP}\N{FULLWIDTH EXCLAMATION MARK}\N{FULLWIDTH QUESTION MARK}.!?"
+)
+
+
+def undecided(text: str) -> bool:
+    """Whether the start of a stream's text leaves its language open, so that its voice waits
+    for more: Han characters alone, none that only Japanese or Chinese writes, cut at a 、 with
+    few characters after it and no sentence end ("本日、" starts Japanese and Chinese sentences
+    alike; "本日、雨が" is Japanese, 好的 with a full-width comma Chinese at once)."""
+    _, comma, tail = text.partition("\N{IDEOGRAPHIC COMMA}")
+    if not comma or any(mark in tail for mark in _SENTENCE_ENDS):
+        return False
+    if (
+        len(tail) >= 4 * _OPEN_AFTER_COMMA
+        or sum(script_of(c) is HAN for c in tail) >= _OPEN_AFTER_COMMA
+    ):
+        return False
+    return text_script(text) is HAN and han_language(text) is None
+
+
+def settled(text: str, first: str) -> str:
+    """The start of a whole `text` that picks its voice: its first segment `first`, or when that
+    leaves the language open (undecided), up to the character that settles it, as a stream of
+    it one character at a time would be decided."""
+    end = len(first)
+    while undecided(text[:end]) and end < len(text):
+        end += 1
+    return text[:end]
 
 
 def unreadable(text: str, language: str) -> tuple[str, Script] | None:

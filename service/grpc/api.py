@@ -123,9 +123,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 )
             self._check_text(parsed.text)
             segments = segments_of(parsed.text)
-            session = await self._admitted(
-                context, call, parsed.config, segments[0] if segments else "", segments
-            )
+            first = textlang.settled(parsed.text, segments[0]) if segments else ""
+            session = await self._admitted(context, call, parsed.config, first, segments)
             session.push_text(parsed.text)
             session.end()
             return session
@@ -189,10 +188,14 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
     ) -> tuple[str, list[tts_pb2.StreamingSynthesizeRequest], bool]:
         """A stream whose config names neither voice nor language: its requests up to its first
         segment (text that completes one, a flush, or the half-close), whose script picks the
-        voice. Returns that segment's text, the requests read (to replay once the stream has a
+        voice; when that segment leaves it open (textlang.undecided), up to the text that
+        settles it. Returns that text, the requests read (to replay once the stream has a
         session), and whether the stream half-closed. A clear starts over. Holds no slot, and
         waits at most the idle timeout."""
         segmenter = Segmenter()
+        # The text so far, while its first segment leaves the language open (textlang.undecided:
+        # "本日、"): the voice waits for a kana or a Chinese character, within a few more.
+        seen = opening = ""
         early: list[tts_pb2.StreamingSynthesizeRequest] = []
         held = 0  # characters and requests kept to replay: blank text completes no segment
         loop = asyncio.get_running_loop()
@@ -202,7 +205,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             try:
                 request = _parsed(await asyncio.wait_for(requests.__anext__(), left))
             except StopAsyncIteration:
-                return _first(segmenter.flush()), early, True
+                return seen if opening else _first(segmenter.flush()), early, True
             except TimeoutError:
                 raise IdleTimeout(
                     f"no text completed a sentence within {self._idle_timeout:g} s of the "
@@ -229,8 +232,11 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 segmenter.clear()
             else:
                 raise _misplaced(kind)
-            if opening := _first(found):
-                return opening, early, False
+            seen = "" if kind == "clear" else seen + request.text
+            opening = "" if kind == "clear" else opening or _first(found)
+            waits = textlang.undecided(opening)
+            if opening and not (waits and kind == "text" and textlang.undecided(seen)):
+                return seen if waits else opening, early, False
 
     async def _admitted(
         self,
@@ -346,7 +352,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             await self._take_back(call.slot)
         if kind == "text":
             self._check_text(request.text, piece=True)
-            check_readable(session.settings.voice, request.text, self._registry)
+            settings = session.settings
+            check_readable(settings.voice, request.text, self._registry, settings.by_text)
             if session.push_text(request.text):
                 watchdog.touch()
         elif kind == "flush":

@@ -20,7 +20,7 @@ from aiohttp import web
 from ..call.events import AudioEvent, FormatEvent
 from ..call.opening import SessionOpener, segments_of
 from ..call.session import Session
-from ..call.textlang import text_language
+from ..call.textlang import settled, text_language
 from ..call.tokens import Tokens, bearer_token, tenant
 from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller
@@ -245,7 +245,7 @@ class SpeechHTTP:
             # The path of a Synthesize call: the voice from the first segment's script when
             # none is named, the queue at capacity, a text all in the phrase cache let in.
             segments = segments_of(speech.input)
-            first = segments[0] if segments else ""
+            first = settled(speech.input, segments[0]) if segments else ""
             try:
                 session, slot = await self._opener.open(caller, speech, first, segments)
             except VoiceNotFound as exc:
