@@ -50,7 +50,10 @@ from voxlite.service.engines.piper.english import english
         ),
         ("A 1:3 ratio, up ~5%, rated 4.5/5.", "A 1 to 3 ratio, up about 5%, rated 4.5 out of 5."),
         ("The 1990s and the '80s.", "The nineteen nineties and the eighties."),
-        ("In her 20s, in the 2000s.", "In her twenties, in the two thousands."),
+        (
+            "In her 20s, in the 2000s, the late 70s.",
+            "In her twenties, in the two thousands, the late seventies.",
+        ),
         ("The 1800s and the 2010s.", "The eighteen hundreds and the twenty tens."),
         (
             "It is -5°C or 23°F, 1°C up.",
@@ -88,6 +91,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "A 3-day trip.",
         "A 2x4 board.",
         "I love the Sun.",
+        "A timeout of 30s.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

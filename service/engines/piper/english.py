@@ -116,9 +116,15 @@ _HOUR = r"\d{1,2}(?::[0-5]\d)?"
 _HOURS_SPAN = re.compile(
     rf"(?<![\w.:])({_HOUR})\s?[-\N{{EN DASH}}]\s?(?={_HOUR}\s?[apAP]\.?[mM]\b)"
 )
-# A decade: espeak says "1990s" as "nineteen hundred ninety z". "the 90s", "the '90s", "in
-# her 20s", "the 1800s", "the 2010s".
-_DECADE = re.compile(r"(?<![\w.,])(?:'|\N{RIGHT SINGLE QUOTATION MARK})?(1\d|20)?([1-9]0|00)s\b")
+# A decade: espeak says "1990s" as "nineteen hundred ninety z". "the 1800s", "the 2010s";
+# two digits only after an apostrophe or a word that makes them one ("the '90s", "in her
+# 20s", "the late 80s"): "a timeout of 30s" is seconds.
+_DECADE = re.compile(
+    r"(?<![\w.,])(1\d|20)([1-9]0|00)s\b"
+    r"|(['\N{RIGHT SINGLE QUOTATION MARK}]|\b(?:the|her|his|their|my|your|our|mid|early|late) "
+    r"|\bmid-)([1-9]0|00)s\b",
+    re.IGNORECASE,
+)
 _TENS = {
     "1": "ten", "2": "twenty", "3": "thirty", "4": "forty", "5": "fifty", "6": "sixty",
     "7": "seventy", "8": "eighty", "9": "ninety",
@@ -193,9 +199,10 @@ def _money(match: re.Match[str]) -> str:
 
 
 def _decade(match: re.Match[str]) -> str:
-    century, tens = match.group(1), match.group(2)
+    century, tens, before = match.group(1), match.group(2) or match.group(4), match.group(3)
     if century is None:
-        return "hundreds" if tens == "00" else _TENS[tens[0]][:-1] + "ies"
+        before = "" if before in ("'", "\N{RIGHT SINGLE QUOTATION MARK}") else before
+        return before + ("two thousands" if tens == "00" else _TENS[tens[0]][:-1] + "ies")
     said = "twenty" if century == "20" else _TEENS[int(century) - 10]
     if tens == "00":
         return "two thousands" if century == "20" else said + " hundreds"
