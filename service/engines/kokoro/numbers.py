@@ -108,7 +108,7 @@ _COUNTED_SPAN = re.compile(rf"(?<![\d.:/-])(\d+)\s?[-~]\s?(?=\d+\s?(?:{_COUNTED}
 # A discount is said digit by digit: 9.5折 is 九五折, 8.8折 八八折.
 _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 # A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
-_GENERATION = re.compile(r"(?<![\d.:/-])([05-9][05]|1[05]|2[05])(?=后)")
+_GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 # A time with AM or PM ("3PM", "3:00 p.m."): 下午3点, 上午9点; after 下午 and the like only the
 # letters go.
 _MERIDIEM = re.compile(
