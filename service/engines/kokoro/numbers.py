@@ -60,8 +60,8 @@ _AFTER_CODE_WORD = re.compile(
 )
 # A room number, read digit by digit: 501室 is 五零幺室, 1203房间 幺二零三房间.
 _ROOM = re.compile(r"(?<![0-9.])\d{3,4}(?=室|房间|房|号房)")
-# "100+" is a hundred and more: 一百多.
-_AND_MORE = re.compile(r"(?<=\d)\+(?![0-9])")
+# "100+" is a hundred and more: 一百多 (after a round number only: "5+年" is no 五多年).
+_AND_MORE = re.compile(r"(?<=\d0)\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
