@@ -492,6 +492,9 @@ def test_an_unassigned_code_point_is_not_cjk_after_an_ellipsis() -> None:
 NEEDS_SPACE = frozenset(".,;:!?\u2026\u203c\u2047\u2048\u2049-")
 
 
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 def _wide(ch: str) -> bool:
     """A character of a script written without spaces, as Unicode says: width W or F, and
     assigned (Python gives some unassigned code points width W)."""
@@ -502,10 +505,11 @@ def _wide(ch: str) -> bool:
 @given(TEXT, OPTIONS)
 # Found by the property: a CJK radical (U+2E80, width W) after an ellipsis.
 @example("0…⺀", {"clause_min_chars": 0, "max_chars": 3})
+@example("0\n- ", {"clause_min_chars": 0, "max_chars": 3})  # a cut before a list item's line
 def test_property_push_cuts_only_at_legal_places(text: str, options: dict[str, int]) -> None:
     """Every cut from push() is before whitespace, after a CJK mark, closer or dash, after an
-    ellipsis before a wide (CJK) character, or exactly at the cap: so "3.14" or "1,000" can
-    only be split by a full segment."""
+    ellipsis before a wide (CJK) character, after a line break (before a list item's line), or
+    exactly at the cap: so "3.14" or "1,000" can only be split by a full segment."""
     segmenter = Segmenter(**options)
     out = segmenter.push(text)
     end = 0
@@ -518,5 +522,6 @@ def test_property_push_cuts_only_at_legal_places(text: str, options: dict[str, i
             or len(segment) == options["max_chars"]
             or (last not in NEEDS_SPACE and (unicodedata.category(last)[0] == "P" or last == "`"))
             or (last == "\N{HORIZONTAL ELLIPSIS}" and _wide(text[end]))
+            or last in LINE_BREAKS
         )
         assert legal, (segment, text[end:])
