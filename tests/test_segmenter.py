@@ -264,6 +264,8 @@ def test_markdown_bullet_hyphen_is_not_a_dash() -> None:
             ["步骤\uff1a", "\n1、打开设置\n", "2、点击账户。"],
         ),
         ("Buy:\n* milk\n\u2022 eggs", ["Buy:", "\n* milk\n", "\u2022 eggs"]),
+        ("①開く\n②選ぶ", ["①開く\n", "②選ぶ"]),
+        ("・傘\n・財布", ["・傘\n", "・財布"]),
         # not at a line's start: a number that ends a sentence
         ("The answer is 2. Then go.", ["The answer is 2.", " Then go."]),
     ],
