@@ -67,6 +67,11 @@ def texts(words: list[Word]) -> list[str]:
         ("重2kg", "重两公斤"),
         ("iPhone 15", "iPhone 十五"),
         ("ｉＰｈｏｎｅ１５", "iPhone十五"),
+        (
+            "120Hz，5000mAh，65W快充，延迟50ms",
+            "一百二十赫兹，五千毫安时，六十五瓦快充，延迟五十毫秒",
+        ),
+        ("2L水，10W+阅读", "两升水，十W+阅读"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
