@@ -254,6 +254,8 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("3:00PMと9amです。", "午後3時と午前9時です。"),
         ("12/24(火)に届きます。", "12月24日(火)に届きます。"),
         ("Ver.2.0とvol.3と#1です。", "バージョン2.0とボリューム3とナンバー1です。"),
+        ("¥5,999〜、12,580pt、-3℃〜5℃", "5999円から、12580ポイント、マイナス3度から5度"),
+        ("1,000円〜2,000円です。", "1000円から2000円です。"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(
@@ -262,7 +264,8 @@ def test_japanese_letters_units_and_signs_are_read(
     """Bug: a letter alone was left out ("プランB" was プラン, "ビタミンC" ビタミン), a unit
     after a number dropped or spelled ("3L" was 3, "5kg" ゴケージー), +, =, / and ~ unread,
     "50%オフ" was 50 off, "3F" (the third floor) lost its F, 3:00PM was 3時ピーエム, 12/24(火)
-    24分の12, and Ver.2.0 バー、2.0."""
+    24分の12, Ver.2.0 バー、2.0, a tilde after ℃ or 円 or after a price (from) a pause, and
+    "pt" spelled."""
     assert said(japanese, text) == said(japanese, written)
 
 

@@ -75,7 +75,9 @@ _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
 # drop it between two numbers they have written out.
-_TILDE = re.compile(r"(?<=[\d%])\s?[~～〜]\s?(?=[¥￥$€£]?\d)")
+_TILDE = re.compile(r"(?<=[\d%℃円元])\s?[~～〜]\s?(?=[-¥￥$€£]?\d)")
+# A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
+_JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
 # said one after the other.
 _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
@@ -303,8 +305,8 @@ _JA_SPAN = re.compile(
     r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月)"
 )
 # The units OpenJTalk does not read after a number, in katakana: it leaves out "L" and the "h"
-# of "mAh", and spells "kB". (It reads km, kg, GB, Hz and the rest itself.)
-_JA_UNITS = {"L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー"}
+# of "mAh", and spells "kB" and "pt" (points). (It reads km, kg, GB, Hz and the rest itself.)
+_JA_UNITS = {"L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー", "pt": "ポイント"}
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
 )
@@ -371,7 +373,7 @@ def japanese(text: str) -> str:
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
-    text = _TILDE.sub("から", text)
+    text = _JA_FROM.sub("から", _TILDE.sub("から", text))
     text = _JA_DEGREES.sub("度", text)
     text = _JA_MINUS.sub("マイナス", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
