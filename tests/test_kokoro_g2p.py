@@ -230,6 +230,7 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("请访问www.qq.com。", "请访问www点qq点com。"),
         ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
         ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
+        ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
@@ -256,6 +257,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("Ver.2.0とvol.3と#1です。", "バージョン2.0とボリューム3とナンバー1です。"),
         ("¥5,999〜、12,580pt、-3℃〜5℃", "5999円から、12580ポイント、マイナス3度から5度"),
         ("1,000円〜2,000円です。", "1000円から2000円です。"),
+        ("設定 > アカウントです。", "設定、アカウントです。"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(

@@ -63,7 +63,18 @@ from voxlite.service.engines.piper.english import english
         ("Open 9:00 to 17:30, not 00:15.", "Open 9 o'clock to 5 30 PM, not 12 15 AM."),
         ("Get v2.0 or Vol. 3, 2.5x a day.", "Get version 2.0 or volume 3, 2.5 times a day."),
         ("It has 1.5M users.", "It has 1.5 million users."),
-        ("Ships Mon. 12/7 or Fri, Dec 5th.", "Ships Monday 12 7 or Friday, December 5th."),
+        ("Ships Mon. 12/7 or Fri, Dec 5th.", "Ships Monday December 7th or Friday, December 5th."),
+        (
+            "Order #A1B2C3 ships on 12/05, due 1/15.",
+            "Order number A1B2C3 ships on December 5th, due January 15th.",
+        ),
+        ("It was cut by 1/3, open 24/7/365.", "It was cut by one third, open 24 7 365."),
+        ("Blood pressure: 120/80.", "Blood pressure: 120 over 80."),
+        ("Go to Settings > Account > Security.", "Go to Settings, Account, Security."),
+        (
+            "$1.2B (incl. tax), card ending in 4821.",
+            "1.2 billion dollars (including tax), card ending in 4 8 2 1.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:

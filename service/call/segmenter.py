@@ -54,9 +54,9 @@ _ABBREVIATIONS = frozenset(
         "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf", "approx",
         # months before a day ("Dec. 5th"), which the voice reads as the month's name
         "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-        # days before a date ("Mon. 12/7"; "sat", "sun" and "wed" are words too), and numbered
-        # things ("Vol. 3", "Ver. 2")
-        "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver",
+        # days before a date ("Mon. 12/7"; "sat", "sun" and "wed" are words too), numbered
+        # things ("Vol. 3", "Ver. 2"), and "incl. tax"
+        "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)

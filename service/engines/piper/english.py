@@ -26,7 +26,10 @@ _FRACTIONS = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "qua
 _CURRENCIES = {"$": ("dollar", "cent"), "€": ("euro", "cent"), "£": ("pound", "penny")}
 _SCALES = "thousand|million|billion|trillion"
 # Written short after an amount: $5m, $2bn, $10k.
-_SHORT_SCALES = {"k": "thousand", "K": "thousand", "m": "million", "M": "million", "bn": "billion"}
+_SHORT_SCALES = {
+    "k": "thousand", "K": "thousand", "m": "million", "M": "million", "bn": "billion",
+    "B": "billion",
+}  # fmt: skip
 # Units after a number, which espeak spells ("5kg" as "five K G"): singular, plural.
 _UNITS = {
     "km/h": ("kilometer per hour", "kilometers per hour"),
@@ -91,8 +94,14 @@ _SIGNS = {
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
 # ("approx" and a sentence's end), "w/" ("W slash").
-_SHORT_FORMS = re.compile(r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s))", re.IGNORECASE)
-_SHORT_FORM_WORDS = ("versus", "approximately", "without", "with")
+_SHORT_FORMS = re.compile(
+    r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.)", re.IGNORECASE
+)
+_SHORT_FORM_WORDS = (
+    "versus", "approximately", "without", "with", "including", "excluding", "department",
+)  # fmt: skip
+# A menu path: "Settings > Account > Security" (espeak: "greater than") is said with pauses.
+_MENU_STEP = re.compile(r"(?<=[A-Za-z]{2})\s+(?:>|\N{RIGHTWARDS ARROW})\s+(?=[A-Z])")
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
@@ -153,10 +162,23 @@ _TIME = re.compile(
 _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
     r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
-    r"number|no\.)(?:\sis|:)?\s?)(#?\d{3,})(?![\d.,]\d|\d)"
+    r"number|no\.|ending\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)(#?\d{3,})"
+    r"(?![\d.,]\d|\d)"
 )
 # "#12345": a number sign before digits is "number".
 _NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
+# "#A1B2C3": a number sign before a code of letters and digits.
+_CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9]*\d[A-Za-z0-9]*\b)")
+# Blood pressure: "120/80" is "120 over 80".
+_PRESSURE = re.compile(r"(?i)\b(blood pressure|BP)(\D{0,20}?)(\d{2,3})/(\d{2,3})\b")
+# A run of three or more numbers with slashes that is no date ("24/7/365"): one after another.
+_SLASHES = re.compile(r"(?<![\w/.])(?:1[3-9]|[2-9]\d|\d{3,})(?:/\d+){2,}(?![\w/]|\.\d)")
+# A month and a day with a slash and no year, after a word that asks for a date ("on 12/05",
+# "Tuesday, 12/8", "due 1/15"): the date. Not after "by" or "from": "cut by 1/3".
+_DAY_WORDS = "|".join(("on", "until", "till", "before", "after", "since", "due"))
+_MONTH_DAY = re.compile(
+    rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
+)
 # Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Z])\d{3,}\b")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
@@ -277,6 +299,9 @@ def english(text: str) -> str:
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
+    text = _MONTH_DAY.sub(
+        lambda m: f"{m.group(1)}{_MONTHS[int(m.group(2)) - 1]} {_ordinal(int(m.group(3)))}", text
+    )
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
@@ -288,12 +313,15 @@ def english(text: str) -> str:
     text = _RATING.sub(r"\1 out of \2", text)
     text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
+    text = _CODE_SIGN.sub("number ", text)
+    text = _PRESSURE.sub(r"\1\2\3 over \4", text)
+    text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
     text = PHONE.sub(_phone, text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
     text = _FRACTION.sub(_fraction, text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", text))
     text = _UNIT.sub(_unit, text)
-    text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", text)
+    text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
     text = _SHARP.sub(r"\1 sharp", text)
     return _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
