@@ -69,9 +69,9 @@ def test_han_text_without_kana_is_japanese_only_when_it_says_so() -> None:
     assert text_language("本日") == text_language("東京都") == "zh"
     assert text_language("台北現在，請稍候") == "zh"  # traditional Chinese, not Japanese
     # Cut at 、, Han alone leaves it open until a kana, a telling character, or a few more.
-    for text in ("本日、", "本日、雨"):
+    for text in ("本日、", "本日、雨", "OK，", "OK、承知"):
         assert undecided(text), text
-    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店"):
+    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店", "Sure, ", "OK，我"):
         assert not undecided(text), text
     assert settled("本日、雨が降ります。", "本日、") == "本日、雨が"
     assert settled("好的，我来查。", "好的，") == "好的，"
@@ -360,9 +360,13 @@ def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
 ) -> None:
     """Bug: 現在、混み合っております。 with no language went to the Mandarin voice (its first
     segment, 現在、, has no kana), which then refused the kana, and the message said to leave
-    voice and language empty: they were. A stream's voice waits for the kana; a Chinese one
-    does not wait for more than its first clause."""
+    voice and language empty: they were. "OK、承知しました。" went to the English voice. A
+    stream's voice waits for the kana; a Chinese one does not wait for more than its first
+    clause."""
     assert synthesize(kstub, "現在、混み合っております。")[0].format.voice == "jf_alpha"
+    # A Latin word before a mark only Chinese and Japanese write: the words after it tell.
+    assert synthesize(kstub, "OK、承知しました。")[0].format.voice == "jf_alpha"
+    assert synthesize(kstub, "OK，我明白了。")[0].format.voice == "zf_xiaoxiao"
     call = Duplex(kstub, timeout=120)
     call.config()
     for piece in ("本日", "、", "雨", "が降ります。"):

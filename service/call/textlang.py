@@ -187,11 +187,27 @@ _SENTENCE_ENDS = (
 )
 
 
+# The marks only Chinese and Japanese write: Latin words before one ("OK" and a full-width
+# comma, "Hi、") start a Chinese or Japanese reply.
+_CJK_MARKS = (
+    "\N{FULLWIDTH COMMA}\N{IDEOGRAPHIC COMMA}\N{IDEOGRAPHIC FULL STOP}"
+    "\N{FULLWIDTH EXCLAMATION MARK}\N{FULLWIDTH QUESTION MARK}\N{FULLWIDTH COLON}"
+    "\N{FULLWIDTH SEMICOLON}"
+)
+
+
 def undecided(text: str) -> bool:
     """Whether the start of a stream's text leaves its language open, so that its voice waits
-    for more: Han characters alone, none that only Japanese or Chinese writes, cut at a 、 with
-    few characters after it and no sentence end ("本日、" starts Japanese and Chinese sentences
-    alike; "本日、雨が" is Japanese, 好的 with a full-width comma Chinese at once)."""
+    for more (a few characters at most):
+    - Latin alone (or no letters) before a mark only Chinese and Japanese write: "OK、" starts
+      "OK、承知しました", and OK with a full-width comma 我明白了;
+    - Han characters alone, none that only Japanese or Chinese writes, cut at a 、 with no
+      sentence end after it: "本日、" starts Japanese and Chinese sentences alike, "本日、雨が"
+      is Japanese, and 好的 with a full-width comma is Chinese at once."""
+    script = text_script(text)
+    if script is None:
+        mark = next((i for i, c in enumerate(text) if c in _CJK_MARKS), None)
+        return mark is not None and len(text) - mark <= 4 * _OPEN_AFTER_COMMA
     _, comma, tail = text.partition("\N{IDEOGRAPHIC COMMA}")
     if not comma or any(mark in tail for mark in _SENTENCE_ENDS):
         return False
@@ -200,7 +216,7 @@ def undecided(text: str) -> bool:
         or sum(script_of(c) is HAN for c in tail) >= _OPEN_AFTER_COMMA
     ):
         return False
-    return text_script(text) is HAN and han_language(text) is None
+    return script is HAN and han_language(text) is None
 
 
 def settled(text: str, first: str) -> str:
