@@ -116,11 +116,10 @@ _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 _MERIDIEM = re.compile(
     r"(上午|下午|早上|晚上|中午|凌晨)?\s?(?<![0-9:])(\d{1,2})(:[0-5]\d)?\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])"
 )
-# A month and a day before the day of the week ("12/24（周二）"): a date, not 二十四分之十二.
-_MONTH_DAY = re.compile(
-    r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
-    r"(?=\s?[(（](?:周|星期|礼拜)?[一二三四五六日天])"
-)
+# A month and a day before the day of the week ("12/24（周二）", "12/24(火)"): a date, not
+# 二十四分之十二 or 24分の12.
+_SLASHED_DAY = r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
+_MONTH_DAY = re.compile(_SLASHED_DAY + r"(?=\s?[(（](?:周|星期|礼拜)?[一二三四五六日天])")
 # "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
 _VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
@@ -292,10 +291,7 @@ _JA_TIME = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
 _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
 # A time with AM or PM ("3:00PM", "9am"): 午後3時, 午前9時 (OpenJTalk spells the letters).
 _JA_MERIDIEM = re.compile(rf"(?<![0-9:])({_JA_TIME}|1[0-2]|0?\d)\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")
-# A month and a day before the day of the week ("12/24(火)"): a date, not 24分の12.
-_JA_MONTH_DAY = re.compile(
-    r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?=\s?[(（][月火水木金土日])"
-)
+_JA_MONTH_DAY = re.compile(_SLASHED_DAY + r"(?=\s?[(（][月火水木金土日])")
 # Short forms before a number that OpenJTalk reads as words cut at the period (Ver. バー、).
 _JA_SHORT = {"ver": "バージョン", "vol": "ボリューム", "#": "ナンバー"}
 _JA_SHORT_FORM = re.compile(r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=\d)")
