@@ -374,6 +374,13 @@ def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
     assert call.next().format.voice == "jf_alpha"
     call.close()
     assert kinds(call.rest())[-1] == "summary"
+    # A caller that stops there is not stalled: the segment's own script decides.
+    call = Duplex(kstub, timeout=120)
+    call.config()
+    call.send(text="本日、雨")  # the first segment, 本日、, completes at 雨
+    assert call.next().format.voice == "zf_xiaoxiao"
+    call.close()
+    assert kinds(call.rest())[-1] == "summary"
     call = Duplex(kstub, timeout=120)
     call.config()
     call.send(text="好的，我")  # the first clause and one character: nothing else comes

@@ -200,13 +200,17 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         held = 0  # characters and requests kept to replay: blank text completes no segment
         loop = asyncio.get_running_loop()
         give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
+        settle_by = None  # when a first segment that leaves the language open is decided as is
         while True:
-            left = None if give_up is None else max(0.0, give_up - loop.time())
+            deadlines = [t for t in (give_up, settle_by) if t is not None]
+            left = max(0.0, min(deadlines) - loop.time()) if deadlines else None
             try:
                 request = _parsed(await asyncio.wait_for(requests.__anext__(), left))
             except StopAsyncIteration:
                 return seen if opening else _first(segmenter.flush()), early, True
             except TimeoutError:
+                if opening:  # no more text came to settle it: its own script decides
+                    return seen, early, False
                 raise IdleTimeout(
                     f"no text completed a sentence within {self._idle_timeout:g} s of the "
                     "config, which names neither voice nor language (the voice, and so the "
@@ -237,6 +241,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             waits = textlang.undecided(opening)
             if opening and not (waits and kind == "text" and textlang.undecided(seen)):
                 return seen if waits else opening, early, False
+            if opening and settle_by is None:
+                settle_by = loop.time() + _SETTLE_SECONDS
 
     async def _admitted(
         self,
@@ -371,6 +377,12 @@ def _misplaced(kind: str | None) -> InvalidRequest:
     if kind == "config":
         return InvalidRequest("config was already sent: send it once, as the first message")
     return InvalidRequest("empty request: set one of config, text, flush or clear")
+
+
+# How long a stream whose first segment leaves its language open ("本日、", "OK、") waits for
+# the few characters that settle it before its own script decides: a language model writes
+# them within a fraction of a second; a caller that stops there must not stall.
+_SETTLE_SECONDS = 1.0
 
 
 def _first(segments: list[str]) -> str:
