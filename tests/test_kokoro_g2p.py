@@ -320,6 +320,37 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         assert ours == ZHG2P()(text)[0]
 
 
+@pytest.mark.parametrize(
+    ("text", "word", "pinyin"),
+    [
+        ("请按时还款。", "还款", "huan2 kuan3"),
+        ("请长按图标。", "长按", "chang2 an4"),
+        ("点击重置密码。", "重置", "chong2 zhi4"),
+        ("请点击重试。", "重试", "chong2 shi4"),
+        ("重新下载。", "下载", "xia4 zai3"),
+        ("页面会弹出窗口。", "弹出", "tan2 chu1"),
+        ("把音量调高。", "调高", "tiao2 gao1"),
+        ("您得先登录。", "得", "dei3"),
+        ("时间比较长。", "长", "chang2"),
+        # and where pypinyin was right, it stays so
+        ("他得了第一名。", "得", "de2"),
+        ("他长大了。", "长大", "zhang3 da4"),
+        ("这个包裹很重。", "重", "zhong4"),
+    ],
+)
+def test_mandarin_words_with_two_readings_are_read_as_meant(
+    mandarin: MandarinG2P, text: str, word: str, pinyin: str
+) -> None:
+    """Bug: pypinyin read 还款 (repay) hái kuǎn, 长按 (long-press) zhǎng àn, 重置 (reset) zhòng
+    zhì, 下载 xià zài, 弹出 dàn chū, and 得 in 您得先登录 dé: what an app's support agent says
+    all day, heard as other words."""
+    from misaki.zh import ZHG2P
+
+    found = next(w for w in mandarin(text) if w.text == word)
+    expected = "".join(ZHG2P.py2ipa(p) for p in pinyin.split()).replace("\u032f", "")
+    assert found.phonemes == expected
+
+
 def test_latin_words_in_chinese_are_read_as_english(
     mandarin: MandarinG2P, lexicon: Lexicon
 ) -> None:

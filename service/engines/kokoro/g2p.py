@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ...errors import InvalidRequest
-from . import symbols
+from . import readings, symbols
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -120,6 +120,8 @@ class MandarinG2P:
 
         jieba.setLogLevel(logging.WARNING)  # its dictionary-cache chatter on stderr
         jieba.initialize()  # builds its prefix dictionary now (0.5 s), not on the first call
+        readings.load()
+        self._py2ipa = ZHG2P.py2ipa
         self._cut = jieba.lcut
         self._word2ipa = ZHG2P.word2ipa
         self._lexicon = lexicon
@@ -151,13 +153,16 @@ class MandarinG2P:
         with self._lock:
             for han, latin, other in _BY_SCRIPT.findall(text):
                 if han:
-                    for written in self._cut(han, cut_all=False):
+                    cut = self._cut(han, cut_all=False)
+                    for i, written in enumerate(cut):
                         if words and not words[-1].is_break and words[-1].text:
                             words.append(Word("", " "))
+                        before, after = cut[i - 1] if i else "", "".join(cut[i + 1 : i + 2])
+                        said = readings.in_context(written, before, after)
+                        ipa = self._word2ipa(written) if said is None else self._py2ipa(said)
                         # The non-syllabic mark (U+032F) is not in Kokoro's vocabulary;
                         # misaki drops it the same way.
-                        ipa = self._word2ipa(written).replace("\u032f", "")
-                        words.append(Word(written, ipa))
+                        words.append(Word(written, ipa.replace("\u032f", "")))
                 elif latin:
                     if words and words[-1].text:
                         words.append(Word("", " "))
