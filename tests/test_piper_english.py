@@ -15,6 +15,11 @@ from voxlite.service.engines.piper.english import english
         ("It costs $1,299.", "It costs 1,299 dollars."),
         ("Pay $1 or £2.50 or €0.01.", "Pay 1 dollar or 2 pounds and 50 pence or 1 cent."),
         ("That's $5 million.", "That's 5 million dollars."),
+        ("It's ¥500 or ₹200.", "It's 500 yen or 200 rupees."),
+        (
+            "Pay 100 USD, RMB 300, US$20 or $20 USD.",
+            "Pay 100 US dollars, 300 yuan, 20 US dollars or 20 dollars.",
+        ),
         ("We open at 9:00 and close at 5:05 pm.", "We open at 9 o'clock and close at 5 oh 5 PM."),
         ("Meet at 9:30am.", "Meet at 9 30 AM."),
         ("Meet at 10:00 a.m. today.", "Meet at 10 AM today."),

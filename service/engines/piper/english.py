@@ -23,7 +23,18 @@ _FRACTIONS = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "qua
     n: (name, name + "s")
     for n, name in enumerate(("fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=5)
 }
-_CURRENCIES = {"$": ("dollar", "cent"), "€": ("euro", "cent"), "£": ("pound", "penny")}
+# A currency's sign or code: its unit and its hundredth, each one and many.
+_CURRENCIES = {
+    "$": ("dollar", "dollars", "cent", "cents"), "€": ("euro", "euros", "cent", "cents"),
+    "£": ("pound", "pounds", "penny", "pence"), "¥": ("yen", "yen", "sen", "sen"),
+    "₹": ("rupee", "rupees", "paisa", "paise"),
+    "US$": ("US dollar", "US dollars", "cent", "cents"),
+    "USD": ("US dollar", "US dollars", "cent", "cents"), "EUR": ("euro", "euros", "cent", "cents"),
+    "GBP": ("pound", "pounds", "penny", "pence"), "JPY": ("yen", "yen", "sen", "sen"),
+    "CNY": ("yuan", "yuan", "fen", "fen"), "RMB": ("yuan", "yuan", "fen", "fen"),
+    "INR": ("rupee", "rupees", "paisa", "paise"),
+}  # fmt: skip
+_CODES = "USD|EUR|GBP|JPY|CNY|RMB|INR"
 _SCALES = "thousand|million|billion|trillion"
 # Written short after an amount: $5m, $2bn, $10k.
 _SHORT_SCALES = {
@@ -150,10 +161,13 @@ _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 _SHARP = re.compile(r"\b([A-G])#(?!\w)")
 
 # "$19.99", "$1,299", "€5", "$0.50", "$5 million".
+# ... and "USD 100", "100 USD", "US$20", "$20 USD" (the code once).
+_AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?"
 _MONEY = re.compile(
-    rf"([$€£])\s?(\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(\d{{1,2}}))?"
-    rf"(?:\s?({_SCALES})\b|({'|'.join(_SHORT_SCALES)})\b)?(?![\d.,]\d)"
+    rf"(US\$|[$€£¥₹]|\b(?:{_CODES})\s)\s?{_AMOUNT}"
+    rf"(?:\s?({_SCALES})\b|({'|'.join(_SHORT_SCALES)})\b)?(?![\d.,]\d)(?:\s(?:{_CODES})\b)?"
 )
+_MONEY_AFTER = re.compile(rf"(?<![\w.,]){_AMOUNT}\s?\b({_CODES})\b")
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
 _TIME = re.compile(
     r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b))?"
@@ -205,18 +219,19 @@ def _spaced(digits: str) -> str:
 
 def _money(match: re.Match[str]) -> str:
     sign, whole, cents, scale, short = match.groups()
-    scale = scale or _SHORT_SCALES.get(short or "")
-    unit, small = _CURRENCIES[sign]
+    return _amount(sign.strip(), whole, cents, scale or _SHORT_SCALES.get(short or ""))
+
+
+def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) -> str:
+    one, many, small_one, small_many = _CURRENCIES[sign]
     whole_value = int(whole.replace(",", ""))
     if scale:
-        return f"{whole}{'.' + cents if cents else ''} {scale} {unit}s"
+        return f"{whole}{'.' + cents if cents else ''} {scale} {many}"
     cents_value = int((cents or "0").ljust(2, "0"))
-    small_words = f"{cents_value} {'pence' if small == 'penny' else small + 's'}"
-    if cents_value == 1:
-        small_words = f"1 {small}"
+    small_words = f"{cents_value} {small_one if cents_value == 1 else small_many}"
     if whole_value == 0 and cents_value:
         return small_words
-    said = f"{whole} {unit}{'' if whole_value == 1 else 's'}"
+    said = f"{whole} {one if whole_value == 1 else many}"
     return f"{said} and {small_words}" if cents_value else said
 
 
@@ -305,6 +320,7 @@ def english(text: str) -> str:
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY.sub(_money, text)
+    text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
     text = _DECADE.sub(_decade, text)
     text = _HOURS_SPAN.sub(r"\1 to ", text)
     text = _TIME.sub(_time, text)
