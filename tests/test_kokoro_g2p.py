@@ -72,6 +72,7 @@ def texts(words: list[Word]) -> list[str]:
             "一百二十赫兹，五千毫安时，六十五瓦快充，延迟五十毫秒",
         ),
         ("2L水，10W+阅读", "两升水，十W+阅读"),
+        ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
@@ -257,6 +258,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("Ver.2.0とvol.3と#1です。", "バージョン2.0とボリューム3とナンバー1です。"),
         ("¥5,999〜、12,580pt、-3℃〜5℃", "5999円から、12580ポイント、マイナス3度から5度"),
         ("1,000円〜2,000円です。", "1000円から2000円です。"),
+        ("100 USDとRMB 300です。", "100米ドルと300人民元です。"),
         ("設定 > アカウントです。", "設定、アカウントです。"),
     ],
 )

@@ -37,8 +37,13 @@ from ..written import PHONE, RATIO, phone_groups
 _HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F) if chr(c) not in "，！？；：（）"}
 # "1,250" and "12,500,000": the comma groups thousands; elsewhere it separates clauses.
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
-# The sign, the amount, and a 元 written after it as well ("¥1299元"), which is not read again.
-_MONEY_BEFORE = re.compile(r"([¥￥$€£])\s?(\d+(?:\.\d+)?)(\s?元)?")
+# The sign or code, the amount, and a 元 written after it as well ("¥1299元", "RMB 300元"),
+# which is not read again; and an amount before its code ("100 USD").
+_CODES = "USD|RMB|CNY|EUR|GBP|JPY|HKD|INR"
+_MONEY_BEFORE = re.compile(
+    rf"(HK\$|US\$|[¥￥$€£₹]|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)(\s?元)?"
+)
+_MONEY_AFTER = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?)\s?({_CODES})(?![A-Za-z])")
 _DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
 _YUAN_AFTER = re.compile(r"(\d+)\.(\d{1,2})\s?元")
 # A fixed line with its area code ("010-12345678"); 7 or 8 bare digits may be an amount.
@@ -143,8 +148,16 @@ _UNIT = re.compile(
     r"(\d)\s?(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![A-Za-z+])"
 )
 
-_ZH_CURRENCY = {"¥": "元", "￥": "元", "$": "美元", "€": "欧元", "£": "英镑"}
-_JA_CURRENCY = {"¥": "円", "￥": "円", "$": "ドル", "€": "ユーロ", "£": "ポンド"}
+_ZH_CURRENCY = {
+    "¥": "元", "￥": "元", "$": "美元", "€": "欧元", "£": "英镑", "₹": "卢比", "US$": "美元",
+    "HK$": "港币", "USD": "美元", "RMB": "元", "CNY": "元", "EUR": "欧元", "GBP": "英镑",
+    "JPY": "日元", "HKD": "港币", "INR": "卢比",
+}  # fmt: skip
+_JA_CURRENCY = {
+    "¥": "円", "￥": "円", "$": "ドル", "€": "ユーロ", "£": "ポンド", "₹": "ルピー",
+    "US$": "米ドル", "HK$": "香港ドル", "USD": "米ドル", "RMB": "人民元", "CNY": "人民元",
+    "EUR": "ユーロ", "GBP": "ポンド", "JPY": "円", "HKD": "香港ドル", "INR": "ルピー",
+}  # fmt: skip
 
 
 def half_width(text: str) -> str:
@@ -175,7 +188,11 @@ def _yuan(integer: str, decimals: str) -> str:
 
 
 def _zh_money(match: re.Match[str]) -> str:
-    unit, amount = _ZH_CURRENCY[match.group(1)], match.group(2)
+    return _zh_amount(match.group(1), match.group(2))
+
+
+def _zh_amount(sign: str, amount: str) -> str:
+    unit = _ZH_CURRENCY[sign]
     if unit == "元":
         integer, _, decimals = amount.partition(".")
         return _yuan(integer, decimals) if len(decimals) <= 2 else f"{num2str(amount)}元"
@@ -245,6 +262,7 @@ def chinese(text: str) -> str:
     text = _MERIDIEM.sub(_meridiem, text)
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
     text = _MONEY_BEFORE.sub(_zh_money, text)
+    text = _MONEY_AFTER.sub(lambda m: _zh_amount(m.group(2), m.group(1)), text)
     text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
@@ -357,6 +375,7 @@ def japanese(text: str) -> str:
     degree signs, and a minus."""
     text = _ascii(text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
+    text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
     text = _JA_MONTH_DAY.sub(lambda m: f"{int(m.group(1))}月{int(m.group(2))}日", text)
     text = _JA_MERIDIEM.sub(_ja_meridiem, text)
