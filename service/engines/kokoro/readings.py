@@ -1,16 +1,15 @@
-"""Mandarin words whose reading pypinyin gets wrong in what a voice agent says, with the reading
-a listener expects: 请按时还款 was read hái kuǎn ("still money"), 长按 zhǎng àn, 重置 zhòng zhì,
-下载 xià zài, 弹出 dàn chū. pypinyin reads a word it has no entry for character by character,
-each by its first reading; these words are given whole to jieba (so that it cuts them out) and
-to pypinyin (which then reads them so)."""
+"""Mandarin words whose reading pypinyin gets wrong in what a voice agent says, with the
+reading a listener expects: 请按时还款 was read hái kuǎn ("still money"), 长按 zhǎng àn,
+重置 zhòng zhì, 弹出 dàn chū. Each is the standard reading (现代汉语词典): 下载 stays xià
+zài. pypinyin reads a word it has no entry for character by character, each by its first
+reading; these words are given whole to jieba (so that it cuts them out) and to pypinyin
+(which then reads them so)."""
 
 from __future__ import annotations
 
 READINGS = {
     # 还 huán (give back), in repaying
     "还款": "huán kuǎn",
-    # 载 zǎi (record), in downloading and loading data
-    "下载": "xià zǎi", "载入": "zǎi rù",
     # 弹 tán (spring out)
     "弹出": "tán chū", "弹窗": "tán chuāng",
     # 长 cháng (long): a long press, and after a word of degree
@@ -24,21 +23,21 @@ READINGS = {
     "重开": "chóng kāi", "重做": "chóng zuò", "重办": "chóng bàn", "重刷": "chóng shuā",
     "重设": "chóng shè", "重签": "chóng qiān", "重录": "chóng lù", "重写": "chóng xiě",
     "重排": "chóng pái", "重来": "chóng lái", "重登": "chóng dēng",
-    # 调 tiáo (adjust), toward a level
-    "调低": "tiáo dī", "调高": "tiáo gāo", "调成": "tiáo chéng", "调到": "tiáo dào",
-    "调回": "tiáo huí", "调为": "tiáo wéi", "调小": "tiáo xiǎo", "调大": "tiáo dà",
-    # 血 xuè, 露 lòu (show), 差 chā (difference)
-    "流血": "liú xuè", "出血": "chū xuè", "露出": "lòu chū", "没差": "méi chā",
+    # 调 tiáo (adjust), toward a level (调到 and 调回 are also diào: moved to a post)
+    "调低": "tiáo dī", "调高": "tiáo gāo", "调成": "tiáo chéng", "调小": "tiáo xiǎo",
+    "调大": "tiáo dà",
+    # 血 xuè, 露 lòu (show)
+    "流血": "liú xuè", "出血": "chū xuè", "露出": "lòu chū",
 }  # fmt: skip
 
 # 得 is děi (must) before these words: 您得先登录, 还得等一下 (before anything else it is de or
-# dé: 他得了第一名, 跑得快).
+# dé: 他得了第一名, 跑得快, 说得再好).
 _MUST_BEFORE = frozenset(
-    ("先", "要", "等", "去", "再", "马上", "赶紧", "赶快", "尽快", "重新", "提前", "自己", "亲自")
+    ("先", "要", "等", "去", "马上", "赶紧", "赶快", "尽快", "重新", "提前", "自己", "亲自")
 )
 # 长 standing alone is cháng (long) after a word of degree: 时间比较长, 队伍有点长.
 _DEGREE = frozenset(
-    ("比较", "非常", "特别", "有点", "有些", "这么", "那么", "相当", "真", "挺", "更", "还", "够")
+    ("比较", "非常", "特别", "有点", "有些", "这么", "那么", "相当", "真", "挺", "更", "够")
 )
 
 
