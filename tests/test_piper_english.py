@@ -76,6 +76,8 @@ from voxlite.service.engines.piper.english import english
         ("It was cut by 1/3, open 24/7/365.", "It was cut by one third, open 24 7 365."),
         ("Blood pressure: 120/80.", "Blood pressure: 120 over 80."),
         ("Go to Settings > Account > Security.", "Go to Settings, Account, Security."),
+        # "cloze" has the verb's z; the adjective keeps its s
+        ("Close the app, it is close to done.", "Cloze the app, it is close to done."),
         (
             "$1.2B (incl. tax), card ending in 4821.",
             "1.2 billion dollars (including tax), card ending in 4 8 2 1.",

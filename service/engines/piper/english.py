@@ -118,6 +118,13 @@ _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
 # "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
 _NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
+# "close" as a verb ("please close the app"), which espeak says as the adjective (an s):
+# before a word that starts its object, after a word that leads to a verb or at a sentence's
+# start. "cloze" has the verb's sound.
+_CLOSE_VERB = re.compile(
+    r"(?i)(\b(?:to|please|will|can|you|and|then|just|not|'ll)\s|(?<![\w,'] )(?<![\w']))"
+    r"(c)lose(?=\s(?:the|your|this|that|it|all|any|out|down|up)\b)"
+)
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
     r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?(?=,?\s(?:\d|[A-Z][a-z]{2}))"
@@ -314,6 +321,7 @@ def english(text: str) -> str:
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
+    text = _CLOSE_VERB.sub(r"\1\2loze", text)
     text = _MONTH_DAY.sub(
         lambda m: f"{m.group(1)}{_MONTHS[int(m.group(2)) - 1]} {_ordinal(int(m.group(3)))}", text
     )
