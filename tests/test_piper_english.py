@@ -20,6 +20,10 @@ from voxlite.service.engines.piper.english import english
             "Pay 100 USD, RMB 300, US$20 or $20 USD.",
             "Pay 100 US dollars, 300 yuan, 20 US dollars or 20 dollars.",
         ),
+        (
+            "$5-10 or $100-$200, 10%-20%.",
+            "5 dollars to 10 dollars or 100 dollars to 200 dollars, 10% to 20%.",
+        ),
         ("We open at 9:00 and close at 5:05 pm.", "We open at 9 o'clock and close at 5 oh 5 PM."),
         ("Meet at 9:30am.", "Meet at 9 30 AM."),
         ("Meet at 10:00 a.m. today.", "Meet at 10 AM today."),

@@ -81,6 +81,12 @@ _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
 # drop it between two numbers they have written out.
 _TILDE = re.compile(r"(?<=[\d%℃円元])\s?[~～〜]\s?(?=[-¥￥$€£]?\d)")
+# A hyphen between two numbers that each carry their unit or sign ("10%-20%", "20℃-25℃",
+# "3天-5天", "¥100-¥200") is a span; the G2Ps read it as a minus (十负百分之二十).
+_UNIT_SPAN = re.compile(
+    r"(?:(?<=\d[%℃元円])|(?<=\d°C)|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
+    r"\s?[-\N{EN DASH}]\s?(?=\d)|(?<=\d)\s?[-\N{EN DASH}]\s?(?=[¥￥$€£]\d)"
+)
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -257,7 +263,7 @@ def _dotted(match: re.Match[str]) -> str:
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
-    text = _TILDE.sub("到", _ascii(text))
+    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ascii(text)))
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
     text = _MERIDIEM.sub(_meridiem, text)
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
@@ -373,7 +379,7 @@ def japanese(text: str) -> str:
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
     the like (read one digit at a time, as after 番号), the few units it does not read (3L),
     degree signs, and a minus."""
-    text = _ascii(text)
+    text = _UNIT_SPAN.sub("から", _ascii(text))
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)

@@ -160,6 +160,16 @@ _TEENS = (
     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
     "eighteen", "nineteen",
 )  # fmt: skip
+# A hyphen between two amounts or percentages, each with its sign ("$100-$200", "10%-20%",
+# "20°C-25°C"): a span (espeak: a dash, or nothing).
+_SIGNED_SPAN = re.compile(
+    r"(?:(?<=\d%)|(?<=\d°[CF]))\s?[-\N{EN DASH}]\s?(?=\d)|(?<=\d)\s?[-\N{EN DASH}]\s?(?=[$€£¥₹]\d)"
+)
+# "$5-10": the sign on both ends.
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_MONEY_SPAN = re.compile(
+    rf"([$€£¥₹])({_NUMBER})\s?[-\N{{EN DASH}}]\s?(?={_NUMBER}(?![\d-]|[.,]\d))"
+)
 # "4.5/5": a rating.
 _RATING = re.compile(r"(?<![\w/.])(\d+\.\d+)/(\d+)(?![\w/]|\.\d)")
 # A tilde before a number, after no word: about (~5%).
@@ -327,6 +337,7 @@ def english(text: str) -> str:
     )
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
+    text = _MONEY_SPAN.sub(r"\1\2 to \1", _SIGNED_SPAN.sub(" to ", text))
     text = _MONEY.sub(_money, text)
     text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
     text = _DECADE.sub(_decade, text)
