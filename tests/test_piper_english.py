@@ -80,6 +80,11 @@ from voxlite.service.engines.piper.english import english
         ("It was cut by 1/3, open 24/7/365.", "It was cut by one third, open 24 7 365."),
         ("Blood pressure: 120/80.", "Blood pressure: 120 over 80."),
         ("Go to Settings > Account > Security.", "Go to Settings, Account, Security."),
+        (
+            "Ship to 12 Elm Rd., Apt. 4B, Springfield, IL 62704.",
+            "Ship to 12 Elm Road, Apartment 4B, Springfield, Illinois 6 2 7 0 4.",
+        ),
+        ("It's on 5th Ave. now, Ste. 200.", "It's on 5th Avenue now, Suite 200."),
         # "cloze" has the verb's z; the adjective keeps its s
         ("Close the app, it is close to done.", "Cloze the app, it is close to done."),
         (
@@ -114,6 +119,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "A 2x4 board.",
         "I love the Sun.",
         "A timeout of 30s.",
+        "It's OK 12345 times.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

@@ -136,7 +136,9 @@ def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
     assert segments(f"It ships on {month} 5th. Bye.") == [f"It ships on {month} 5th.", " Bye."]
 
 
-@pytest.mark.parametrize("text", ["It ships Mon. 12/7.", "Read Vol. 3 now.", "Get Ver. 2 now."])
+@pytest.mark.parametrize(
+    "text", ["It ships Mon. 12/7.", "Read Vol. 3 now.", "Get Ver. 2 now.", "Go to Elm Rd. now."]
+)
 def test_a_day_or_a_volume_before_its_number_does_not_end_a_sentence(text: str) -> None:
     assert segments(f"{text} Bye.") == [text, " Bye."]
 

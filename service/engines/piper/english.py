@@ -125,6 +125,34 @@ _CLOSE_VERB = re.compile(
     r"(?i)(\b(?:to|please|will|can|you|and|then|just|not|'ll)\s|(?<![\w,'] )(?<![\w']))"
     r"(c)lose(?=\s(?:the|your|this|that|it|all|any|out|down|up)\b)"
 )
+# An address's short forms, after the street's name or before a number ("Oak Ave.", "Elm
+# Rd.", "Apt. 4B", "Ste. 200"): espeak says "ah-vay", "R D", and "apt" with a sentence's end.
+_STREET = {
+    "Ave": "Avenue", "Rd": "Road", "Blvd": "Boulevard", "Ln": "Lane", "Hwy": "Highway",
+    "Pkwy": "Parkway", "Ct": "Court", "Apt": "Apartment", "Ste": "Suite",
+}  # fmt: skip
+_STREET_WORD = re.compile(
+    r"(?<=[a-z] )(Ave|Rd|Blvd|Ln|Hwy|Pkwy|Ct)\b(?:\.(?=,|\s+[a-z0-9]))?|\b(Apt|Ste)\.?(?=\s?#?\d)"
+)
+# A state's code before a ZIP code, after the city ("Springfield, IL 62704"): the state's
+# name, the ZIP digit by digit (espeak: "ill", "sixty two thousand ...").
+_STATES = dict(
+    pair.split("=")
+    for pair in (
+        "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado "
+        "CT=Connecticut DE=Delaware DC=D C FL=Florida GA=Georgia HI=Hawaii ID=Idaho "
+        "IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky LA=Louisiana ME=Maine "
+        "MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi MO=Missouri "
+        "MT=Montana NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico "
+        "NY=New_York NC=North_Carolina ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon "
+        "PA=Pennsylvania RI=Rhode_Island SC=South_Carolina SD=South_Dakota TN=Tennessee "
+        "TX=Texas UT=Utah VT=Vermont VA=Virginia WA=Washington WV=West_Virginia "
+        "WI=Wisconsin WY=Wyoming"
+    )
+    .replace("D C", "D_C")
+    .split()
+)
+_STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?\b")
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
     r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?(?=,?\s(?:\d|[A-Z][a-z]{2}))"
@@ -252,6 +280,12 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
     return f"{said} and {small_words}" if cents_value else said
 
 
+def _state_zip(match: re.Match[str]) -> str:
+    state, code, more = match.groups()
+    said = f"{_STATES[state].replace('_', ' ')} {_spaced(code)}"
+    return f"{said} {_spaced(more)}" if more else said
+
+
 def _decade(match: re.Match[str]) -> str:
     century, tens, before = match.group(1), match.group(2) or match.group(4), match.group(3)
     if century is None:
@@ -331,6 +365,8 @@ def english(text: str) -> str:
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
+    text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
+    text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
     text = _MONTH_DAY.sub(
         lambda m: f"{m.group(1)}{_MONTHS[int(m.group(2)) - 1]} {_ordinal(int(m.group(3)))}", text
