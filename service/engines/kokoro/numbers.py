@@ -63,8 +63,11 @@ _AFTER_CODE_WORD = re.compile(
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
 )
-# A room number, read digit by digit: 501室 is 五零幺室, 1203房间 幺二零三房间.
-_ROOM = re.compile(r"(?<![0-9.])\d{3,4}(?=室|房间|房|号房)")
+# A room number, read digit by digit: 501室 is 五零幺室, 1203房间 幺二零三房间, and so is one after
+# a building and its entrance (5号楼301, 2单元301, A座1201).
+_ROOM = re.compile(
+    rf"(?<![0-9.])\d{{3,4}}(?=室|房间|房|号房)|(?:(?<=单元)|(?<=号楼)|(?<=[座栋幢]))\d{{3,4}}(?![0-9]|\.\d|\s?(?:平|{COM_QUANTIFIERS}))"
+)
 # "100+" is a hundred and more: 一百多 (after a round number only: "5+年" is no 五多年).
 _AND_MORE = re.compile(r"(?<=\d0)\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
