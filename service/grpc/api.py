@@ -234,6 +234,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 found = segmenter.flush()
             elif kind == "clear":
                 segmenter.clear()
+                settle_by = None
             else:
                 raise _misplaced(kind)
             seen = "" if kind == "clear" else seen + request.text
