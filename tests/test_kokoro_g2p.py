@@ -336,10 +336,12 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("把音量调高。", "调高", "tiao2 gao1"),
         ("您得先登录。", "得", "dei3"),
         ("时间比较长。", "长", "chang2"),
+        ("请您认真地填写。", "地", "de5"),
         # and where pypinyin was right, it stays so
         ("他得了第一名。", "得", "de2"),
         ("他长大了。", "长大", "zhang3 da4"),
         ("这个包裹很重。", "重", "zhong4"),
+        ("这是一块地。", "地", "di4"),
     ],
 )
 def test_mandarin_words_with_two_readings_are_read_as_meant(

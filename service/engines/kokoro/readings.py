@@ -41,6 +41,11 @@ _DEGREE = frozenset(
 )
 
 
+# 地 standing alone after a word of two characters or more is the particle de that makes it an
+# adverb (认真地填写, 耐心地等待), unless that word measures land (一块地).
+_LAND_MEASURES = frozenset("块片亩")
+
+
 def in_context(word: str, before: str, after: str) -> str | None:
     """The reading (pinyin with a tone number) of a one-character word that depends on the
     words beside it, where pypinyin's own is wrong; None where it is right."""
@@ -48,6 +53,8 @@ def in_context(word: str, before: str, after: str) -> str | None:
         return "dei3"
     if word == "长" and before in _DEGREE:
         return "chang2"
+    if word == "地" and len(before) > 1 and before[-1] not in _LAND_MEASURES and after:
+        return "de5"
     return None
 
 
