@@ -73,6 +73,7 @@ def texts(words: list[Word]) -> list[str]:
         ),
         ("2L水，10W+阅读", "两升水，十W+阅读"),
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
+        ("$5美元，€10欧元", "五美元，十欧元"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
@@ -261,6 +262,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("¥5,999〜、12,580pt、-3℃〜5℃", "5999円から、12580ポイント、マイナス3度から5度"),
         ("1,000円〜2,000円です。", "1000円から2000円です。"),
         ("100 USDとRMB 300です。", "100米ドルと300人民元です。"),
+        ("¥1,000円と$5ドルです。", "1000円と5ドルです。"),
         ("設定 > アカウントです。", "設定、アカウントです。"),
     ],
 )

@@ -37,11 +37,12 @@ from ..written import PHONE, RATIO, phone_groups
 _HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F) if chr(c) not in "，！？；：（）"}
 # "1,250" and "12,500,000": the comma groups thousands; elsewhere it separates clauses.
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
-# The sign or code, the amount, and a 元 written after it as well ("¥1299元", "RMB 300元"),
-# which is not read again; and an amount before its code ("100 USD").
+# The sign or code, the amount, and the unit written after it as well ("¥1299元", "$5美元",
+# "¥1,000円"), which is not read again; and an amount before its code ("100 USD").
 _CODES = "USD|RMB|CNY|EUR|GBP|JPY|HKD|INR"
 _MONEY_BEFORE = re.compile(
-    rf"(HK\$|US\$|[¥￥$€£₹]|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)(\s?元)?"
+    rf"(HK\$|US\$|[¥￥$€£₹]|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)"
+    r"(\s?(?:元|美元|欧元|英镑|港币|日元|卢比|円|米ドル|ドル|ユーロ|ポンド|ルピー|人民元))?"
 )
 _MONEY_AFTER = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?)\s?({_CODES})(?![A-Za-z])")
 _DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
