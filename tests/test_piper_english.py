@@ -16,6 +16,7 @@ from voxlite.service.engines.piper.english import english
         ("Pay $1 or £2.50 or €0.01.", "Pay 1 dollar or 2 pounds and 50 pence or 1 cent."),
         ("That's $5 million.", "That's 5 million dollars."),
         ("It's ¥500 or ₹200.", "It's 500 yen or 200 rupees."),
+        ("It's $5 dollars or €10 euros.", "It's 5 dollars or 10 euros."),
         (
             "Pay 100 USD, RMB 300, US$20 or $20 USD.",
             "Pay 100 US dollars, 300 yuan, 20 US dollars or 20 dollars.",

@@ -206,11 +206,12 @@ _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 _SHARP = re.compile(r"\b([A-G])#(?!\w)")
 
 # "$19.99", "$1,299", "€5", "$0.50", "$5 million".
-# ... and "USD 100", "100 USD", "US$20", "$20 USD" (the code once).
+# ... and "USD 100", "100 USD", "US$20", "$20 USD" and "$5 dollars" (the unit once).
 _AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?"
 _MONEY = re.compile(
     rf"(US\$|[$€£¥₹]|\b(?:{_CODES})\s)\s?{_AMOUNT}"
-    rf"(?:\s?({_SCALES})\b|({'|'.join(_SHORT_SCALES)})\b)?(?![\d.,]\d)(?:\s(?:{_CODES})\b)?"
+    rf"(?:\s?({_SCALES})\b|({'|'.join(_SHORT_SCALES)})\b)?(?![\d.,]\d)"
+    rf"(?:\s(?:{_CODES}|(?i:dollars?|euros?|pounds?|yen|rupees?))\b)?"
 )
 _MONEY_AFTER = re.compile(rf"(?<![\w.,]){_AMOUNT}\s?\b({_CODES})\b")
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
