@@ -86,6 +86,7 @@ from voxlite.service.engines.piper.english import english
             "Ship to 12 Elm Road, Apartment 4B, Springfield, Illinois 6 2 7 0 4.",
         ),
         ("It's on 5th Ave. now, Ste. 200.", "It's on 5th Avenue now, Suite 200."),
+        ("See Dr. Lee at 1 Oak Dr., Apt. 5.", "See Dr Lee at 1 Oak Drive, Apartment 5."),
         # "cloze" has the verb's z; the adjective keeps its s
         ("Close the app, it is close to done.", "Cloze the app, it is close to done."),
         (

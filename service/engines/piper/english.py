@@ -134,6 +134,8 @@ _STREET = {
 _STREET_WORD = re.compile(
     r"(?<=[a-z] )(Ave|Rd|Blvd|Ln|Hwy|Pkwy|Ct)\b(?:\.(?=,|\s+[a-z0-9]))?|\b(Apt|Ste)\.?(?=\s?#?\d)"
 )
+# "Dr" after a street's name, with no name after it, is Drive ("Oak Dr., Apt. 5"; "Dr. Smith").
+_DRIVE = re.compile(r"\b([A-Z][a-z]+ )Dr\b(?!\.?\s+[A-Z])(?:\.(?=,|\s+[a-z0-9]))?")
 # A state's code before a ZIP code, after the city ("Springfield, IL 62704"): the state's
 # name, the ZIP digit by digit (espeak: "ill", "sixty two thousand ...").
 _STATES = dict(
@@ -367,6 +369,7 @@ def english(text: str) -> str:
     text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
+    text = _DRIVE.sub(r"\1Drive", text)
     text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
     text = _MONTH_DAY.sub(
