@@ -74,6 +74,7 @@ def texts(words: list[Word]) -> list[str]:
         ("2L水，10W+阅读", "两升水，十W+阅读"),
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
         ("$5美元，€10欧元", "五美元，十欧元"),
+        ("1/2杯，2½小时，90°角，3‰", "二分之一杯，二又二分之一小时，九十度角，千分之三"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
@@ -263,6 +264,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("1,000円〜2,000円です。", "1000円から2000円です。"),
         ("100 USDとRMB 300です。", "100米ドルと300人民元です。"),
         ("¥1,000円と$5ドルです。", "1000円と5ドルです。"),
+        ("½カップと2½時間です。", "2分の1カップと2と2分の1時間です。"),
         ("設定 > アカウントです。", "設定、アカウントです。"),
     ],
 )

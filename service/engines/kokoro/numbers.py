@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
 from misaki.zh_normalization.chronology import (
@@ -109,9 +110,9 @@ _COUNTED = (
     "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
     "斤|公斤|公里|升|毫升|米|厘米|克|元|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月"
 )
-_TWO_COUNTED = re.compile(rf"(?<![\d.第])2(?=\s?(?:{_COUNTED}))")
+_TWO_COUNTED = re.compile(rf"(?<![\d./第])2(?=\s?(?:{_COUNTED}))")
 # ... and the first of a span of them ("2-3天" is 两到三天).
-_TWO_TO = re.compile(rf"(?<![\d.第])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
+_TWO_TO = re.compile(rf"(?<![\d./第])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))")
 # A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
 _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
 # A span written with a hyphen or a tilde before a percent or a temperature: the sign (and the
@@ -138,6 +139,11 @@ _MONTH_DAY = re.compile(_SLASHED_DAY + r"(?=\s?[(（](?:周|星期|礼拜)?[一�
 # "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
 _VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
+# A degree sign alone after a number (90°, 北纬30°) is 度; the G2P drops it. ‰ is 千分之.
+_DEGREE_SIGN = re.compile(r"(?<=\d)\s?°(?![CF])")
+_PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)‰")
+# A fraction in one character (½, ¾), after a whole number or alone: 2½ is 2又二分之一.
+_VULGAR = re.compile(r"(\d*)([\u00bc-\u00be\u2150-\u215e])")
 # A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
 # basement, 负1楼 (地下1階).
 _FLOOR = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z] )(B?)(\d{1,3})F(?![A-Za-z])")
@@ -209,6 +215,14 @@ def _zh_amount(sign: str, amount: str) -> str:
     return f"{num2str(amount)}{unit}"
 
 
+def _vulgar(match: re.Match[str], joined: str, said: Callable[[str, str], str]) -> str:
+    """A fraction character (`match` of _VULGAR) as `said(top, bottom)`, after its whole
+    number and `joined` ("又", "と")."""
+    top, _, bottom = unicodedata.normalize("NFKC", match.group(2)).partition("\u2044")
+    whole = match.group(1)
+    return (whole + joined if whole else "") + said(top, bottom)
+
+
 def _number(match: re.Match[str]) -> str:
     """misaki's reading of a number, keeping the zeros that end its decimals as they are written
     (版本2.0 is 二点零, 1.50米 一点五零米: misaki drops them)."""
@@ -268,6 +282,8 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ascii(text)))
+    if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
+        text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
     text = _MERIDIEM.sub(_meridiem, text)
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
@@ -280,6 +296,7 @@ def chinese(text: str) -> str:
     text = RE_TIME.sub(_time, text)
     text = _SIGNED_SPAN.sub(lambda m: f"{m[1]}{m[3]}到{m[2]}{m[3]}", text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
+    text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = PHONE.sub(_phone, text)
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
@@ -384,6 +401,8 @@ def japanese(text: str) -> str:
     the like (read one digit at a time, as after 番号), the few units it does not read (3L),
     degree signs, and a minus."""
     text = _UNIT_SPAN.sub("から", _ascii(text))
+    if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
+        text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
