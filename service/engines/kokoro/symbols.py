@@ -44,7 +44,10 @@ _OPERATORS = {
 _OPERATOR = re.compile(r"(?<=[\dA-Za-z)）])\s*([×*÷+=\u2212><≥≤])\s*(?=[\dA-Za-z(（])")
 # A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント"):
 # a pause.
-_MENU_STEP = re.compile(r"(?<=[^\W\d]{2})\s+(?:>|\N{RIGHTWARDS ARROW})\s+(?=[^\W\d]{2})")
+_MENU_STEP = re.compile(
+    r"(?<=[^\W\d]{2})\s+>\s+(?=[^\W\d]{2})"
+    r"|(?<=\w)\s*[\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}]\s*(?=\w)"
+)
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
 # phone number.
 _MINUS = re.compile(r"(?<=\d) - (?=\d)")
@@ -103,7 +106,7 @@ def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
-    if ">" in text or "\N{RIGHTWARDS ARROW}" in text:
+    if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
     if "@" in text or "www." in text:

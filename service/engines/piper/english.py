@@ -111,8 +111,12 @@ _SHORT_FORMS = re.compile(
 _SHORT_FORM_WORDS = (
     "versus", "approximately", "without", "with", "including", "excluding", "department",
 )  # fmt: skip
-# A menu path: "Settings > Account > Security" (espeak: "greater than") is said with pauses.
-_MENU_STEP = re.compile(r"(?<=[A-Za-z]{2})\s+(?:>|\N{RIGHTWARDS ARROW})\s+(?=[A-Z])")
+# A menu path or steps: "Settings > Account > Security" (espeak: "greater than"), "Step 1 →
+# Step 2" (espeak: "right arrow") are said with pauses.
+_MENU_STEP = re.compile(
+    r"(?<=[A-Za-z]{2})\s+>\s+(?=[A-Z])"
+    r"|(?<=\w)\s+[\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}]\s+(?=\w)"
+)
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
