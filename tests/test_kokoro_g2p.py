@@ -233,6 +233,10 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("重5㎏，时速10km/h。", "重五公斤，时速十公里每小时。"),
         ("邮箱bob@qq.com。", "邮箱bob艾特qq点com。"),
         ("请访问www.qq.com。", "请访问www点qq点com。"),
+        (
+            "写信给kf-2@163.com或访问abc.cn/help。",
+            "写信给kf杠二艾特幺六三点com或访问abc点cn斜杠help。",
+        ),
         ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
         ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
         ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),

@@ -82,6 +82,7 @@ from voxlite.service.engines.piper.english import english
         ("Blood pressure: 120/80.", "Blood pressure: 120 over 80."),
         ("Go to Settings > Account > Security.", "Go to Settings, Account, Security."),
         ("Step 1 → Step 2.", "Step 1, Step 2."),
+        ("Mail kf-2@163.com.", "Mail kf dash 2 @ 1 6 3 .com."),
         (
             "Ship to 12 Elm Rd., Apt. 4B, Springfield, IL 62704.",
             "Ship to 12 Elm Road, Apartment 4B, Springfield, Illinois 6 2 7 0 4.",

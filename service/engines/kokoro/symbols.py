@@ -51,10 +51,28 @@ _MENU_STEP = re.compile(
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
 # phone number.
 _MINUS = re.compile(r"(?<=\d) - (?=\d)")
-# An e-mail or a web address: its @ and the dots between its names (bob@qq.com, www.qq.com).
-_AT = re.compile(r"(?<=[A-Za-z0-9])@(?=[A-Za-z0-9])")
-_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=[A-Za-z])")
-_ADDRESS_SIGNS = {"@": ("艾特", "アット"), ".": ("点", "ドット")}
+# An e-mail or a web address (bob@qq.com, www.qq.com, abc-123.cn/help): its signs by name and
+# its digits one by one, as an address is read out (163.com is 幺六三点com, not 一百六十三).
+_TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de"
+_ADDRESS = re.compile(
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    rf"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+(?:{_TLD})\b(?:/[A-Za-z0-9._/-]*)?",
+    re.ASCII,
+)
+_ADDRESS_SIGNS = {
+    "@": ("艾特", "アット"), ".": ("点", "ドット"), "-": ("杠", "ハイフン"),
+    "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
+}  # fmt: skip
+_DIGIT_NAMES = (
+    dict(zip("0123456789", "零幺二三四五六七八九", strict=True)),
+    dict(
+        zip(
+            "0123456789",
+            ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー"),
+            strict=True,
+        )
+    ),
+)
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans({"\u2126": "Ω", "\u00b5": "μ"})
 # Latin letters that do not decompose into a letter and an accent.
@@ -102,16 +120,26 @@ def _unit(unit: str, language: int) -> str:
     return ("" if unit.startswith("/") else " ") + _UNITS[unit][language]
 
 
+def _address(address: str, language: int) -> str:
+    """An address's signs by their names and its digits one by one, its letters as they are
+    (a trailing slash, or dot, is the sentence's)."""
+    address, end = (address[:-1], address[-1]) if address[-1] in "./" else (address, "")
+    said = "".join(
+        _ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else _DIGIT_NAMES[language].get(c, c)
+        for c in address
+    )
+    return said + end
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    if "@" in text or "." in text:
+        text = _ADDRESS.sub(lambda m: _address(m.group(0), language), text)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
-    if "@" in text or "www." in text:
-        text = _AT.sub(_ADDRESS_SIGNS["@"][language], text)
-        text = _DOT.sub(_ADDRESS_SIGNS["."][language], text)
     if text.isascii():
         return text
     return "".join(ch if ch.isascii() else _readable_character(ch, language) for ch in text)

@@ -159,6 +159,15 @@ _STATES = dict(
     .split()
 )
 _STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?\b")
+# An e-mail or a web address: its digits one by one and its hyphens and underscores by name
+# (espeak reads "163.com" as one hundred sixty-three, and leaves out the hyphen).
+_WEB_ADDRESS = re.compile(
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    r"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+"
+    r"(?:com|net|org|edu|gov|io|co|me|ai|app|dev|info|us|uk|cn|jp)\b(?:/[A-Za-z0-9._/-]*)?",
+    re.ASCII,
+)
+_ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
     r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?(?=,?\s(?:\d|[A-Z][a-z]{2}))"
@@ -287,6 +296,14 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
     return f"{said} and {small_words}" if cents_value else said
 
 
+def _web_address(match: re.Match[str]) -> str:
+    address = match.group(0)
+    if not any(c.isdigit() or c in _ADDRESS_WORDS for c in address):
+        return address
+    said = re.sub(r"\d+", lambda m: f" {_spaced(m.group(0))} ", address)
+    return "".join(_ADDRESS_WORDS.get(c, c) for c in said).replace("  ", " ").strip()
+
+
 def _state_zip(match: re.Match[str]) -> str:
     state, code, more = match.groups()
     said = f"{_STATES[state].replace('_', ' ')} {_spaced(code)}"
@@ -363,6 +380,8 @@ def _unit(match: re.Match[str]) -> str:
 
 def english(text: str) -> str:
     """`text` with what espeak-ng misreads written out as it is said."""
+    if "@" in text or "." in text:
+        text = _WEB_ADDRESS.sub(_web_address, text)
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
