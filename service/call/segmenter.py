@@ -64,7 +64,7 @@ _ABBREVIATIONS = frozenset(
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
 # A list item's mark at a line's start: a bullet ("- ", "* ", "• ", "・", "①"), or the mark
 # after its number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends
-# none: cut after "2.", a list was read "open settings, two. tap account, three."
+# none: cut after "2.", a list reads "open settings, two. tap account, three."
 _BULLETS = frozenset(
     "-*+\N{BULLET}\N{KATAKANA MIDDLE DOT}\N{BLACK CIRCLE}\N{BLACK SQUARE}\N{BLACK DIAMOND}"
     + "".join(map(chr, range(0x2460, 0x2474)))  # circled numbers: ① to ⑳

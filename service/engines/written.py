@@ -1,6 +1,7 @@
-"""Written forms of numbers that every language reads the same way, whatever its words: a phone
-number's digit groups and a ratio. Each language's rules (kokoro/numbers.py for Mandarin and
-Japanese, piper/english.py for English) say them in its own words."""
+"""Written forms that every language reads the same way, whatever its words: a phone number's
+digit groups, a ratio, an e-mail or web address. Each language's rules (kokoro/numbers.py and
+kokoro/symbols.py for Mandarin and Japanese, piper/english.py for English) say them in its own
+words."""
 
 from __future__ import annotations
 
@@ -15,6 +16,14 @@ PHONE = re.compile(
 )
 # Fewer digits are an amount or a span, not a phone number.
 _PHONE_DIGITS = 7
+# An e-mail or a web address with a top-level domain every reader knows (bob@qq.com, www.qq.com,
+# abc-123.cn/help), read with its signs by name and its digits one by one.
+_TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de"
+ADDRESS = re.compile(
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    rf"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+(?:{_TLD})\b(?:/[A-Za-z0-9._/-]*)?",
+    re.ASCII,
+)
 # A colon between two numbers; a time (two-digit minutes) is read before it.
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 

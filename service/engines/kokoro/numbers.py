@@ -116,8 +116,8 @@ _TWO_TO = re.compile(rf"(?<![\d./第])2\s?[-~到至]\s?(?=\d+\s?(?:{_COUNTED}))"
 # A number that starts with two thousands or more: 两千, 两万, 两亿 (2000 is 两千 as it is said).
 _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿两点第])二(?=[千万亿])")
 # A span written with a hyphen or a tilde before a percent or a temperature: the sign (and the
-# unit) said on both ends, 百分之十到百分之二十, 二十度到二十五度. Left to the single-number rules,
-# "20-25℃" was 二十零下二十五度 and "10-20%" 十负百分之二十: the hyphen read as the second's minus.
+# unit) said on both ends, 百分之十到百分之二十, 二十度到二十五度: misaki's single-number rules
+# read the hyphen as the second number's minus (二十零下二十五度).
 _SIGNED_SPAN = re.compile(
     r"(?<![\d.:/-])(-?\d+(?:\.\d+)?)\s?[-~到至]\s?(-?\d+(?:\.\d+)?)\s?(%|℃|°C|摄氏度|度)"
 )

@@ -1,9 +1,9 @@
-"""Mandarin words whose reading pypinyin gets wrong in what a voice agent says, with the
-reading a listener expects: 请按时还款 was read hái kuǎn ("still money"), 长按 zhǎng àn,
-重置 zhòng zhì, 弹出 dàn chū. Each is the standard reading (现代汉语词典): 下载 stays xià
-zài. pypinyin reads a word it has no entry for character by character, each by its first
-reading; these words are given whole to jieba (so that it cuts them out) and to pypinyin
-(which then reads them so)."""
+"""Mandarin words whose reading pypinyin gets wrong in what a voice agent says, and the
+dictionary's reading (现代汉语词典) a listener expects: pypinyin reads 还款 hái kuǎn ("still
+money"), 长按 zhǎng àn, 重置 zhòng zhì, 弹出 dàn chū. It reads a word it has no entry for
+character by character, each by its first reading; these words are given whole to jieba (so
+that it cuts them out) and to pypinyin (which then reads them so). Words it reads right (下载
+xià zài) are not here."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..written import ADDRESS
+
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
 _GREEK = {
@@ -51,14 +53,7 @@ _MENU_STEP = re.compile(
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
 # phone number.
 _MINUS = re.compile(r"(?<=\d) - (?=\d)")
-# An e-mail or a web address (bob@qq.com, www.qq.com, abc-123.cn/help): its signs by name and
-# its digits one by one, as an address is read out (163.com is 幺六三点com, not 一百六十三).
-_TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de"
-_ADDRESS = re.compile(
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
-    rf"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+(?:{_TLD})\b(?:/[A-Za-z0-9._/-]*)?",
-    re.ASCII,
-)
+# An address's signs by name and its digits one by one (163.com is 幺六三点com, not 一百六十三).
 _ADDRESS_SIGNS = {
     "@": ("艾特", "アット"), ".": ("点", "ドット"), "-": ("杠", "ハイフン"),
     "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
@@ -134,7 +129,7 @@ def _address(address: str, language: int) -> str:
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     if "@" in text or "." in text:
-        text = _ADDRESS.sub(lambda m: _address(m.group(0), language), text)
+        text = ADDRESS.sub(lambda m: _address(m.group(0), language), text)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):

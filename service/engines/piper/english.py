@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import PHONE, RATIO, phone_groups
+from ..written import ADDRESS, PHONE, RATIO, phone_groups
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -161,12 +161,6 @@ _STATES = dict(
 _STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?\b")
 # An e-mail or a web address: its digits one by one and its hyphens and underscores by name
 # (espeak reads "163.com" as one hundred sixty-three, and leaves out the hyphen).
-_WEB_ADDRESS = re.compile(
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
-    r"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+"
-    r"(?:com|net|org|edu|gov|io|co|me|ai|app|dev|info|us|uk|cn|jp)\b(?:/[A-Za-z0-9._/-]*)?",
-    re.ASCII,
-)
 _ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
@@ -381,7 +375,7 @@ def _unit(match: re.Match[str]) -> str:
 def english(text: str) -> str:
     """`text` with what espeak-ng misreads written out as it is said."""
     if "@" in text or "." in text:
-        text = _WEB_ADDRESS.sub(_web_address, text)
+        text = ADDRESS.sub(_web_address, text)
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
