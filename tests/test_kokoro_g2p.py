@@ -345,11 +345,26 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("您得先登录。", "得", "dei3"),
         ("时间比较长。", "长", "chang2"),
         ("请您认真地填写。", "地", "de5"),
+        ("他跑得很快。", "得", "de5"),
+        ("您说得对。", "说得对", "shuo1 de5 dui4"),
+        ("天气变得越来越冷了。", "变得", "bian4 de5"),
+        ("您都得排队。", "得", "dei3"),
+        ("你得多喝水。", "得", "dei3"),
+        ("请把音量调到最大。", "调", "tiao2"),
+        ("请把头发吹干。", "吹干", "chui1 gan1"),
+        ("用毛巾把手机擦干。", "干", "gan1"),
+        ("请系好安全带。", "系好", "ji4 hao3"),
+        ("晚上睡不着。", "睡不着", "shui4 bu5 zhao2"),
         # and where pypinyin was right, it stays so
         ("他得了第一名。", "得", "de2"),
         ("他长大了。", "长大", "zhang3 da4"),
         ("这个包裹很重。", "重", "zhong4"),
         ("这是一块地。", "地", "di4"),
+        ("你得多少分？", "得", "de2"),
+        ("考试得一百分。", "得", "de2"),
+        ("他获得很高的评价。", "获得", "huo4 de2"),
+        ("他被调到北京工作。", "调到", "diao4 dao4"),
+        ("这活我来干。", "干", "gan4"),
     ],
 )
 def test_mandarin_words_with_two_readings_are_read_as_meant(
@@ -357,7 +372,8 @@ def test_mandarin_words_with_two_readings_are_read_as_meant(
 ) -> None:
     """Bug: pypinyin read 还款 (repay) hái kuǎn, 长按 (long-press) zhǎng àn, 重置 (reset) zhòng
     zhì, 弹出 dàn chū, and 得 in 您得先登录 dé: what an app's support agent says all day, heard
-    as other words."""
+    as other words. And 得 was dé wherever it joins a verb to its result (您说得对, 跑得很快),
+    调到最大 diào, 吹干 gàn, 系好 xì (jieba cut 请系|好), 睡不着 zhe."""
     from misaki.zh import ZHG2P
 
     found = next(w for w in mandarin(text) if w.text == word)

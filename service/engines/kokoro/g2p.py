@@ -157,9 +157,13 @@ class MandarinG2P:
                     for i, written in enumerate(cut):
                         if words and not words[-1].is_break and words[-1].text:
                             words.append(Word("", " "))
-                        before, after = cut[i - 1] if i else "", "".join(cut[i + 1 : i + 2])
-                        said = readings.in_context(written, before, after)
-                        ipa = self._word2ipa(written) if said is None else self._py2ipa(said)
+                        before = cut[i - 1] if i else ""
+                        after, then = [*cut[i + 1 : i + 3], "", ""][:2]
+                        said = readings.in_context(written, before, after, then)
+                        if said is None:
+                            ipa = self._word2ipa(written)
+                        else:
+                            ipa = "".join(self._py2ipa(p) for p in said.split())
                         # The non-syllabic mark (U+032F) is not in Kokoro's vocabulary;
                         # misaki drops it the same way.
                         words.append(Word(written, ipa.replace("\u032f", "")))

@@ -7,6 +7,8 @@ xià zài) are not here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 READINGS = {
     # 还 huán (give back), in repaying
     "还款": "huán kuǎn",
@@ -28,13 +30,18 @@ READINGS = {
     "调大": "tiáo dà",
     # 血 xuè, 露 lòu (show)
     "流血": "liú xuè", "出血": "chū xuè", "露出": "lòu chū",
+    # 干 gān (dry), made dry
+    "晒干": "shài gān", "擦干": "cā gān", "吹干": "chuī gān", "拧干": "nǐng gān",
+    # 系 jì (tie, fasten); pypinyin has 系好 but jieba cut 请系|好
+    "系好": "jì hǎo", "系上": "jì shàng",
+    # 着 zháo (reach a result)
+    "睡不着": "shuì bu zháo", "找不着": "zhǎo bu zháo", "用不着": "yòng bu zháo",
+    "用得着": "yòng de zháo",
+    # 得 de, the particle of a verb's result: pypinyin reads these words dé
+    "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
+    "巴不得": "bā bu de", "顾不得": "gù bu de",
 }  # fmt: skip
 
-# 得 is děi (must) before these words: 您得先登录, 还得等一下 (before anything else it is de or
-# dé: 他得了第一名, 跑得快, 说得再好).
-_MUST_BEFORE = frozenset(
-    ("先", "要", "等", "去", "马上", "赶紧", "赶快", "尽快", "重新", "提前", "自己", "亲自")
-)
 # 长 standing alone is cháng (long) after a word of degree: 时间比较长, 队伍有点长.
 _DEGREE = frozenset(
     ("比较", "非常", "特别", "有点", "有些", "这么", "那么", "相当", "真", "挺", "更", "够")
@@ -46,23 +53,85 @@ _DEGREE = frozenset(
 _LAND_MEASURES = frozenset("块片亩")
 
 
-def in_context(word: str, before: str, after: str) -> str | None:
-    """The reading (pinyin with a tone number) of a one-character word that depends on the
-    words beside it, where pypinyin's own is wrong; None where it is right."""
-    if word == "得" and after in _MUST_BEFORE:
-        return "dei3"
+# A lone 得 has three readings; pypinyin gives it dé (get) everywhere.
+# - děi (must) before these words: 您得先登录, 还得等一下;
+_MUST_BEFORE = frozenset(
+    ("先", "要", "等", "去", "马上", "赶紧", "赶快", "尽快", "重新", "提前", "自己", "亲自")
+)
+# - dé where it gets something: before these words or a number (他得了第一名, 每人得一份);
+_GOT_BEFORE = frozenset(("了", "过", "着", "到", "的"))
+_NUMERALS = frozenset("一二两三四五六七八九十百千万零几第")
+# - děi again after an adverb or a time (都得排队, 还得多少天, 明天得早点出发), and after a
+#   person (您得找人工客服) unless it asks how much was got (你得多少分);
+_MUST_AFTER = frozenset(
+    ("还", "就", "都", "也", "又", "可", "总", "那就", "一定", "肯定", "必须", "还是",
+     "现在", "今天", "明天", "后天", "今晚", "明早", "晚上", "早上", "上午", "下午", "以后",
+     "之后", "然后", "回头", "待会儿", "一会儿", "马上")
+)  # fmt: skip
+_PERSONS = frozenset(
+    ("我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家")
+)
+# - de, the particle that joins a verb to its result or degree, before a word that starts
+#   one: 跑得很快, 写得太小, 做得不错, 来得早, 打扫得干净.
+_RESULT_START = frozenset(
+    "很太非特真挺好不更越十有比这那多最怎蛮相极还快慢早晚对清干高低远近大小满乱漂明仔舒热冷累饱够准稳精完"
+)
+# A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
+_DRYING = frozenset("擦晒吹拧烘晾烤抹沥")
+# 调 before 到 and a level is tiáo (turn to): 调到二十六度, 调到最大; 调到北京 is diào.
+_LEVEL_START = _NUMERALS | frozenset("最百")
+
+
+def in_context(word: str, before: str, after: str, then: str = "") -> str | None:
+    """The reading (pinyin with a tone number) of a word that depends on the words beside it
+    (`then` comes after `after`), where pypinyin's own is wrong; None where it is right."""
+    if word == "得":
+        return _lone_de(before, after)
+    if len(word) > 1 and "得" in word[1:] and word not in _phrases:
+        # A word jieba cuts as verb + 得 (+ result) that pypinyin has no entry for, so it
+        # reads the character's first reading, dé: 拍得, 变得, 过得, 说得对, 看得见.
+        return " ".join("de5" if c == "得" else p for c, p in zip(word, _pinyin(word), strict=True))
     if word == "长" and before in _DEGREE:
         return "chang2"
     if word == "地" and len(before) > 1 and before[-1] not in _LAND_MEASURES and after:
         return "de5"
+    if word == "干" and before[-1:] in _DRYING:
+        return "gan1"
+    if word == "调" and after == "到" and then[:1] in _LEVEL_START:
+        return "tiao2"
     return None
+
+
+def _lone_de(before: str, after: str) -> str | None:
+    if after in _MUST_BEFORE:
+        return "dei3"
+    if not after or after in _GOT_BEFORE or after[0] in _NUMERALS:
+        return None
+    if before in _PERSONS:
+        return None if after == "多少" else "dei3"
+    if before in _MUST_AFTER:
+        return "dei3"
+    if before and after[0] in _RESULT_START:
+        return "de5"
+    return None
+
+
+# pypinyin's phrase table and reader, set by load() (an English-only install has no pypinyin).
+_phrases: dict[str, list[list[str]]] = {}
+_pinyin: Callable[[str], list[str]] = lambda word: []  # noqa: E731
 
 
 def load() -> None:
     """Gives the words to jieba and pypinyin (both keep them process-wide)."""
+    global _phrases, _pinyin
     import jieba
-    from pypinyin import load_phrases_dict
+    from pypinyin import Style, lazy_pinyin, load_phrases_dict
+    from pypinyin.constants import PHRASES_DICT
 
     for word in READINGS:
         jieba.add_word(word)
     load_phrases_dict({word: [[s] for s in said.split()] for word, said in READINGS.items()})
+    _phrases = PHRASES_DICT
+
+    def _pinyin(word: str) -> list[str]:
+        return lazy_pinyin(word, style=Style.TONE3, neutral_tone_with_five=True)
