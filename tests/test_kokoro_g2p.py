@@ -75,6 +75,8 @@ def texts(words: list[Word]) -> list[str]:
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
         ("$5美元，€10欧元", "五美元，十欧元"),
         ("1/2杯，2½小时，90°角，3‰", "二分之一杯，二又二分之一小时，九十度角，千分之三"),
+        # a hyphen between a letter and a digit is no minus sign
+        ("COVID-19疫苗，A-1栋，京A-12345", "COVID十九疫苗，A一栋，京A幺二三四五"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
@@ -355,6 +357,12 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("用毛巾把手机擦干。", "干", "gan1"),
         ("请系好安全带。", "系好", "ji4 hao3"),
         ("晚上睡不着。", "睡不着", "shui4 bu5 zhao2"),
+        ("请切换到英文。", "切换", "qie1 huan4"),
+        ("老师教我们唱歌。", "教", "jiao1"),
+        ("衣服脏了，地板也脏。", "脏", "zang1"),
+        ("这只猫很可爱。", "只", "zhi1"),
+        ("请看第二行。", "第二行", "di4 er4 hang2"),
+        ("这是一行代码。", "一行", "yi1 hang2"),
         # and where pypinyin was right, it stays so
         ("他得了第一名。", "得", "de2"),
         ("他长大了。", "长大", "zhang3 da4"),
@@ -365,6 +373,10 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("他获得很高的评价。", "获得", "huo4 de2"),
         ("他被调到北京工作。", "调到", "diao4 dao4"),
         ("这活我来干。", "干", "gan4"),
+        ("这只是建议。", "只是", "zhi3 shi4"),
+        ("一行人到了。", "一行", "yi1 xing2"),
+        ("他的心脏很好。", "心脏", "xin1 zang4"),
+        ("请您一切放心。", "一切", "yi1 qie4"),
     ],
 )
 def test_mandarin_words_with_two_readings_are_read_as_meant(
@@ -373,7 +385,8 @@ def test_mandarin_words_with_two_readings_are_read_as_meant(
     """Bug: pypinyin read 还款 (repay) hái kuǎn, 长按 (long-press) zhǎng àn, 重置 (reset) zhòng
     zhì, 弹出 dàn chū, and 得 in 您得先登录 dé: what an app's support agent says all day, heard
     as other words. And 得 was dé wherever it joins a verb to its result (您说得对, 跑得很快),
-    调到最大 diào, 吹干 gàn, 系好 xì (jieba cut 请系|好), 睡不着 zhe."""
+    调到最大 diào, 吹干 gàn, 系好 xì (jieba cut 请系|好), 睡不着 zhe, 切换 (switch) qiè, 教 (teach)
+    jiào, 脏 (dirty) zàng, 这只猫 zhǐ, 第二行 xíng."""
     from misaki.zh import ZHG2P
 
     found = next(w for w in mandarin(text) if w.text == word)

@@ -95,6 +95,8 @@ from voxlite.service.engines.piper.english import english
             "$1.2B (incl. tax), card ending in 4821.",
             "1.2 billion dollars (including tax), card ending in 4 8 2 1.",
         ),
+        ("Press A or B, then call ext. 89.", "Press Eigh or B, then call extension 8 9."),
+        ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -104,7 +106,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "5kg" as "five K G", left out ">" and "~", said "1990s" as "nineteen hundred ninety z",
     "°C" as "degrees C", "2-3pm" with "dash", "17:30" as "seventeen thirty", "v2.0" as "vee
     two", "Vol." and "Mon." as "vol" and "mon" with a sentence's end, "10x" as "ten ex" and
-    "1.5M" as "one point five em"."""
+    "1.5M" as "one point five em", the letter A in "option A" as the article "uh" and "ext." as
+    "ekst"."""
     assert english(text) == written
 
 
@@ -124,6 +127,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "I love the Sun.",
         "A timeout of 30s.",
         "It's OK 12345 times.",
+        "A lot of people came. Take A's seat.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

@@ -75,6 +75,9 @@ _AND_MORE = re.compile(r"(?<=\d0)\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
+# A hyphen between a letter and a digit joins a name and its number (COVID-19, A-1栋, 京A-12345),
+# never a minus: it goes, and the rule above reads the digits.
+_LETTER_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 # A leading zero ("0371", "000000"), or ten digits and more with no measure word: no one counts
 # those. Before a date's or a time's unit ("05月") the zero is the writer's padding.
 _NOT_COUNTED = re.compile(
@@ -302,7 +305,7 @@ def chinese(text: str) -> str:
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
     text = _DOTTED.sub(_dotted, text)
-    text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), text)
+    text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), _LETTER_HYPHEN.sub("", text))
     text = _ROOM.sub(lambda m: _digits(m.group(0)), text)
     text = _AND_MORE.sub("多", text)
     text = _NOT_COUNTED.sub(lambda m: _digits(m.group(0)), text)

@@ -37,6 +37,9 @@ READINGS = {
     # 着 zháo (reach a result)
     "睡不着": "shuì bu zháo", "找不着": "zhǎo bu zháo", "用不着": "yòng bu zháo",
     "用得着": "yòng de zháo",
+    # 切 qiē (cut; switch), 杠 gàng (bar), 教 jiāo (teach)
+    "切换": "qiē huàn", "切开": "qiē kāi", "切成": "qiē chéng", "切块": "qiē kuài",
+    "切碎": "qiē suì", "斜杠": "xié gàng", "教得": "jiāo de",
     # 得 de, the particle of a verb's result: pypinyin reads these words dé
     "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
     "巴不得": "bā bu de", "顾不得": "gù bu de",
@@ -76,6 +79,17 @@ _PERSONS = frozenset(
 _RESULT_START = frozenset(
     "很太非特真挺好不更越十有比这那多最怎蛮相极还快慢早晚对清干高低远近大小满乱漂明仔舒热冷累饱够准稳精完"
 )
+# A character standing alone whose first reading in pypinyin is the one only its compounds
+# have (亲切 qiè, 教育 jiào, 心脏 zàng): alone, or after a person, it is the verb or adjective.
+_ALONE = {"切": "qie1", "教": "jiao1", "脏": "zang1", "杠": "gang4"}
+_PERSONS_HEAD = frozenset(p for p in ("我", "你", "您", "他", "她"))
+# 只 and 行 counted are measure words, zhī (a cat) and háng (a line of text): after a
+# number, 第, 每 and (for 只) a demonstrative. 一行 is also yì xíng (a party of people: 一行人,
+# 一行三人, 代表团一行).
+_MEASURES = {"只": "zhi1", "行": "hang2"}
+_COUNTING = {"只": frozenset("一二两三四五六七八九十百千几第每这那哪"),
+             "行": frozenset("一二两三四五六七八九十百千几第每")}  # fmt: skip
+_LINE_AFTER = frozenset("后每上下第")
 # A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
 _DRYING = frozenset("擦晒吹拧烘晾烤抹沥")
 # 调 before 到 and a level is tiáo (turn to): 调到二十六度, 调到最大; 调到北京 is diào.
@@ -99,7 +113,29 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return "gan1"
     if word == "调" and after == "到" and then[:1] in _LEVEL_START:
         return "tiao2"
+    if word in _ALONE:
+        return _ALONE[word]
+    if len(word) == 2 and word[1] in _ALONE and word[0] in _PERSONS_HEAD:
+        return _pinyin(word[0])[0] + " " + _ALONE[word[1]]  # jieba's 他教|我
+    if any(c in _MEASURES for c in word):
+        return _counted(word, before, after)
     return None
+
+
+def _counted(word: str, before: str, after: str) -> str | None:
+    people = not after or after[0] == "人" or after[0] in _NUMERALS  # 一行人, 代表团一行
+    if word == "一行" and before[-1:] not in _LINE_AFTER and people:
+        return None
+    # The character before each one: inside the word, or the word before for a lone measure
+    # word (这|只是 is not counted).
+    preceding = [
+        word[i - 1] if i else (before[-1:] if len(word) == 1 else "") for i in range(len(word))
+    ]
+    measured = [c in _MEASURES and p in _COUNTING[c] for c, p in zip(word, preceding, strict=True)]
+    if not any(measured):
+        return None
+    said = zip(word, _pinyin(word), measured, strict=True)
+    return " ".join(_MEASURES[c] if m else p for c, p, m in said)
 
 
 def _lone_de(before: str, after: str) -> str | None:

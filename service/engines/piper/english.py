@@ -237,7 +237,12 @@ _CODE = re.compile(
 # "#12345": a number sign before digits is "number".
 _NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
 # "#A1B2C3": a number sign before a code of letters and digits.
-_CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9]*\d[A-Za-z0-9]*\b)")
+_CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9-]*\d[A-Za-z0-9]*\b)")
+# The letter A inside a sentence ("option A", "Press A", "zone A 12"), which espeak reads as
+# the article "uh"; "Eigh" is its name to espeak.
+_LETTER_A = re.compile(r"(?<=[a-z0-9,] )A\b(?!['\u2019-])")
+# A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine").
+_EXTENSION = re.compile(r"(?i)\b(?:ext\.?|extension)\s?(\d{1,6})\b")
 # Blood pressure: "120/80" is "120 over 80".
 _PRESSURE = re.compile(r"(?i)\b(blood pressure|BP)(\D{0,20}?)(\d{2,3})/(\d{2,3})\b")
 # A run of three or more numbers with slashes that is no date ("24/7/365"): one after another.
@@ -249,7 +254,7 @@ _MONTH_DAY = re.compile(
     rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
 )
 # Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
-_AFTER_LETTERS = re.compile(r"(?<=[A-Z])\d{3,}\b")
+_AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,})\b")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
 _US_DATE = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/(\d{4})(?![\d/])")
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\d-])")
@@ -403,6 +408,7 @@ def english(text: str) -> str:
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
+    text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
     text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _CODE_SIGN.sub("number ", text)
@@ -410,10 +416,11 @@ def english(text: str) -> str:
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
     text = PHONE.sub(_phone, text)
     text = _DOTTED.sub(_dotted, text)
-    text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(0)), text)
+    text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", text))
     text = _UNIT.sub(_unit, text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
     text = _SHARP.sub(r"\1 sharp", text)
-    return _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
+    text = _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
+    return _LETTER_A.sub("Eigh", text)
