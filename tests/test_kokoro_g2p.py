@@ -242,6 +242,7 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
         ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
         ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),
+        ("周一-周五，星期一~星期五营业。", "周一到周五，星期一到星期五营业。"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
@@ -272,6 +273,8 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("¥1,000円と$5ドルです。", "1000円と5ドルです。"),
         ("½カップと2½時間です。", "2分の1カップと2と2分の1時間です。"),
         ("設定 > アカウントです。", "設定、アカウントです。"),
+        ("月〜金の14時〜16時", "月曜から金曜の14時から16時"),
+        ("月曜日～金曜日、東京〜大阪、ね〜", "月曜日から金曜日、東京から大阪、ね〜"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(

@@ -96,6 +96,9 @@ from voxlite.service.engines.piper.english import english
             "1.2 billion dollars (including tax), card ending in 4 8 2 1.",
         ),
         ("Press A or B, then call ext. 89.", "Press Eigh or B, then call extension 8 9."),
+        ("Open Mon\N{EN DASH}Fri, 9:00\N{EN DASH}17:00.", "Open Monday to Friday, 9 AM to 5 PM."),
+        ("Open Monday - Friday, 9:30-11:00.", "Open Monday to Friday, 9 30 to 11."),
+        ("From 22:00-02:00.", "From 10 PM to 2 AM."),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
     ],
 )
@@ -107,7 +110,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "°C" as "degrees C", "2-3pm" with "dash", "17:30" as "seventeen thirty", "v2.0" as "vee
     two", "Vol." and "Mon." as "vol" and "mon" with a sentence's end, "10x" as "ten ex" and
     "1.5M" as "one point five em", the letter A in "option A" as the article "uh" and "ext." as
-    "ekst"."""
+    "ekst", "9:00-17:00" as "nine o'clock five PM" and "Monday - Friday" without the "to"."""
     assert english(text) == written
 
 

@@ -86,15 +86,30 @@ _NOT_COUNTED = re.compile(
 # Three or more numbers joined by dots: a version or an IP address, its parts read with 点.
 _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
-# A tilde between numbers, percentages or amounts is a span ("10%~20%", "¥50~100"): the G2Ps
-# drop it between two numbers they have written out.
-_TILDE = re.compile(r"(?<=[\d%℃円元])\s?[~～〜]\s?(?=[-¥￥$€£]?\d)")
+# A tilde between numbers, percentages, amounts or counted things is a span ("10%~20%",
+# "¥50~100", "14時〜16時"): the G2Ps drop it between two numbers they have written out.
+_TILDE = re.compile(
+    r"(?:(?<=[\d%℃円元])|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
+    r"\s?[~～〜]\s?(?=[-¥￥$€£]?\d)"
+)
 # A hyphen between two numbers that each carry their unit or sign ("10%-20%", "20℃-25℃",
 # "3天-5天", "¥100-¥200") is a span; the G2Ps read it as a minus (十负百分之二十).
 _UNIT_SPAN = re.compile(
     r"(?:(?<=\d[%℃元円])|(?<=\d°C)|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
     r"\s?[-\N{EN DASH}]\s?(?=\d)|(?<=\d)\s?[-\N{EN DASH}]\s?(?=[¥￥$€£]\d)"
 )
+# A span of weekdays ("周一-周五", "星期一~星期五", "月〜金", "月曜日～金曜日"): the G2Ps drop
+# the sign or pause at it, and OpenJTalk reads a lone 月 as ツキ.
+_ZH_WEEKDAYS = re.compile(
+    r"((?:周|星期|礼拜)[一二三四五六日天])\s?[-~～〜\N{EN DASH}\N{EM DASH}]\s?"
+    r"(?=(?:周|星期|礼拜)?[一二三四五六日天])"
+)
+_JA_WEEKDAYS = re.compile(
+    r"(?<!\d)([月火水木金土日])(曜日?)?\s?[-~～〜]\s?([月火水木金土日])(曜日?|(?![\u4e00-\u9fff]))"
+)
+# A tilde between two kanji is a span too: 東京〜大阪, 今月〜来月 (after kana it draws out the
+# word: よろしくね〜; in Chinese it softens one: 好的~我知道了).
+_JA_WORD_TILDE = re.compile(r"(?<=[\u4e00-\u9fff])\s?[~～〜]\s?(?=[\u4e00-\u9fff])")
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -284,7 +299,7 @@ def _dotted(match: re.Match[str]) -> str:
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
-    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ascii(text)))
+    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
@@ -396,6 +411,11 @@ def _ja_dotted(match: re.Match[str]) -> str:
     )
 
 
+def _ja_weekdays(match: re.Match[str]) -> str:
+    first, first_day, last, last_day = match.groups()
+    return f"{first}{first_day or '曜'}から{last}{last_day or '曜'}"
+
+
 def japanese(text: str) -> str:
     """What pyopenjtalk would misread in Japanese text: thousands separators (it reads "2,500"
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
@@ -403,7 +423,7 @@ def japanese(text: str) -> str:
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
     the like (read one digit at a time, as after 番号), the few units it does not read (3L),
     degree signs, and a minus."""
-    text = _UNIT_SPAN.sub("から", _ascii(text))
+    text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, _ascii(text)))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
@@ -420,7 +440,7 @@ def japanese(text: str) -> str:
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
-    text = _JA_FROM.sub("から", _TILDE.sub("から", text))
+    text = _JA_FROM.sub("から", _TILDE.sub("から", _JA_WORD_TILDE.sub("から", text)))
     text = _JA_DEGREES.sub("度", text)
     text = _JA_MINUS.sub("マイナス", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)

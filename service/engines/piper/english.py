@@ -172,7 +172,11 @@ _DAYS = {
     "Thu": "Thursday", "Thur": "Thursday", "Thurs": "Thursday", "Fri": "Friday",
     "Sat": "Saturday", "Sun": "Sunday",
 }  # fmt: skip
-_DAY_SPAN = re.compile(rf"\b({'|'.join(_DAYS)})\.?\s?[-\N{{EN DASH}}]\s?({'|'.join(_DAYS)})\b\.?")
+_DAY_NAMES = "|".join([*_DAYS, *sorted(set(_DAYS.values()))])
+# The period after a short name goes ("Mon.-Fri. 9-5"), not one that ends a sentence.
+_DAY_SPAN = re.compile(
+    rf"\b({_DAY_NAMES})\.?\s?[-\N{{EN DASH}}]\s?({_DAY_NAMES})\b(?:\.(?=\s?[a-z0-9]))?"
+)
 # A span of clock times with AM or PM ("9am-5pm", "9:00 AM - 5:00 PM").
 _TIME_SPAN = re.compile(r"(?<=\d)\s?([ap]\.?m\.?|[AP]\.?M\.?)\s?[-\N{EN DASH}]\s?(?=\d)")
 # A span of hours before AM or PM ("2-3pm", "10:30-11:30 AM").
@@ -224,6 +228,11 @@ _MONEY = re.compile(
 )
 _MONEY_AFTER = re.compile(rf"(?<![\w.,]){_AMOUNT}\s?\b({_CODES})\b")
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
+# Two of them joined by a dash or an en dash ("9:00-17:00", "9:30-11:00").
+_CLOCK_SPAN = re.compile(
+    r"(?<![\d:])((?:[01]?\d|2[0-3]):[0-5]\d)\s?[-\N{EN DASH}~]\s?((?:[01]?\d|2[0-3]):[0-5]\d)"
+    r"(?![\d:]|\s?(?:[ap]\.?m\b|[AP]\.?M\b))"
+)
 _TIME = re.compile(
     r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b))?"
 )
@@ -321,15 +330,36 @@ def _decade(match: re.Match[str]) -> str:
     return f"{said} {decade}"
 
 
+def _day(written: str) -> str:
+    return _DAYS.get(written, written)
+
+
+def _clock_span(match: re.Match[str]) -> str:
+    """Two clock times joined by a dash: "9:00-17:00" is 9 AM to 5 PM (a 24-hour span gives
+    both ends their half of the day), "9:30-11:00" 9 30 to 11."""
+    (h1, m1), (h2, m2) = match.group(1).split(":"), match.group(2).split(":")
+    if max(int(h1), int(h2)) > 12 or 0 in (int(h1), int(h2)):
+        return f"{_clock(*_twelve(h1), m1)} to {_clock(*_twelve(h2), m2)}"
+    return f"{_clock(h1, None, m1, bare=True)} to {_clock(h2, None, m2, bare=True)}"
+
+
+def _twelve(hours: str) -> tuple[str, str]:
+    """A 24-hour clock's hour as a 12-hour one and its half of the day."""
+    return str(int(hours) % 12 or 12), " PM" if int(hours) >= 12 else " AM"
+
+
 def _time(match: re.Match[str]) -> str:
-    hours, minutes, meridiem = match.group(1), match.group(2), match.group(3)
+    return _clock(match.group(1), match.group(3), match.group(2))
+
+
+def _clock(hours: str, meridiem: str | None, minutes: str, bare: bool = False) -> str:
     if not meridiem and (int(hours) > 12 or int(hours) == 0):
         # A 24-hour time as an English speaker says it: 17:30 is 5 30 PM, 00:15 12 15 AM.
         meridiem = " PM" if int(hours) > 12 else " AM"
         hours = str(int(hours) - 12 if int(hours) > 12 else 12)
     said = str(int(hours))
     if minutes == "00":
-        said += "" if meridiem else " o'clock"
+        said += "" if meridiem or bare else " o'clock"
     elif minutes[0] == "0":
         said += f" oh {minutes[1]}"
     else:
@@ -388,7 +418,7 @@ def english(text: str) -> str:
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
     text = _TITLES.sub(r"\1", text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
-    text = _DAY_SPAN.sub(lambda m: f"{_DAYS[m.group(1)]} to {_DAYS[m.group(2)]}", text)
+    text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
     text = _DRIVE.sub(r"\1Drive", text)
@@ -404,7 +434,7 @@ def english(text: str) -> str:
     text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
     text = _DECADE.sub(_decade, text)
     text = _HOURS_SPAN.sub(r"\1 to ", text)
-    text = _TIME.sub(_time, text)
+    text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
