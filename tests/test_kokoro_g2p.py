@@ -415,6 +415,42 @@ def test_unknown_acronyms_are_spelled(lexicon: Lexicon) -> None:
     assert lexicon.phonemes("ChatGPT") == "ʧˈæt ʤˈipˈitˈi"
 
 
+def test_plurals_and_names_the_lexicon_lacks_are_read_not_spelled(lexicon: Lexicon) -> None:
+    """Bug: "apps", "tickets", "emails" (only their singulars are in the lexicon) and names it
+    lacks (Samsung, Kevin, Spotify) were spelled letter by letter in Chinese text."""
+    from voxlite.service.engines.kokoro.tokens import load_vocab
+
+    assert lexicon.phonemes("apps") == lexicon.phonemes("app") + "s"
+    assert lexicon.phonemes("emails") == lexicon.phonemes("email") + "z"
+    assert lexicon.phonemes("boxes") == lexicon.phonemes("box") + "ᵻz"
+    vocab = load_vocab()
+    for name in ("Samsung", "Kevin", "Spotify", "Starbucks"):
+        said = lexicon.phonemes(name)
+        assert said != lexicon.spell(name)
+        assert set(said) <= set(vocab), name
+    assert lexicon.phonemes("Samsung") == "sˈæmsʌŋ"
+    # a word in capitals that no dictionary has is still spelled: KFC, ZTE
+    assert lexicon.phonemes("KFC") == lexicon.spell("KFC")
+
+
+def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
+    mandarin: MandarinG2P, japanese: JapaneseG2P
+) -> None:
+    """Bug: "HUAWEI Mate 60" spelled H-U-A-W-E-I; Xiaomi was キシャミ in Japanese."""
+    assert said(mandarin, "HUAWEI Mate 60和Xiaomi 14，用Alipay支付") == said(
+        mandarin, "华为 Mate 60和小米 14，用支付宝支付"
+    )
+    assert next(w for w in mandarin("华为") if w.text == "华为").phonemes == said(mandarin, "滑围")
+    assert said(japanese, "Xiaomiのスマホ") == said(japanese, "シャオミのスマホ")
+
+
+def test_a_web_address_is_read_without_its_scheme(mandarin: MandarinG2P) -> None:
+    """Bug: "https://" was spelled and its slashes said (艾其题题皮艾斯 斜杠斜杠)."""
+    assert said(mandarin, "访问 https://help.example.com/refund") == said(
+        mandarin, "访问 help.example.com/refund"
+    )
+
+
 def test_a_word_in_capitals_the_lexicon_reads_as_a_name_is_spelled(lexicon: Lexicon) -> None:
     """Bug: "IT部门" was read "it", "ID" as "id"; OK, NASA and SIM stay words."""
     assert lexicon.phonemes("IT") == lexicon.spell("IT")

@@ -99,6 +99,7 @@ from voxlite.service.engines.piper.english import english
         ("Open Mon\N{EN DASH}Fri, 9:00\N{EN DASH}17:00.", "Open Monday to Friday, 9 AM to 5 PM."),
         ("Open Monday - Friday, 9:30-11:00.", "Open Monday to Friday, 9 30 to 11."),
         ("From 22:00-02:00.", "From 10 PM to 2 AM."),
+        ("See https://help.example.com/refund.", "See help.example.com/refund."),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
     ],
 )
@@ -110,7 +111,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "°C" as "degrees C", "2-3pm" with "dash", "17:30" as "seventeen thirty", "v2.0" as "vee
     two", "Vol." and "Mon." as "vol" and "mon" with a sentence's end, "10x" as "ten ex" and
     "1.5M" as "one point five em", the letter A in "option A" as the article "uh" and "ext." as
-    "ekst", "9:00-17:00" as "nine o'clock five PM" and "Monday - Friday" without the "to"."""
+    "ekst", "9:00-17:00" as "nine o'clock five PM", "Monday - Friday" without the "to", and
+    "https://" as "H T T P S colon slash slash"."""
     assert english(text) == written
 
 

@@ -17,13 +17,22 @@ PHONE = re.compile(
 # Fewer digits are an amount or a span, not a phone number.
 _PHONE_DIGITS = 7
 # An e-mail or a web address with a top-level domain every reader knows (bob@qq.com, www.qq.com,
-# abc-123.cn/help), read with its signs by name and its digits one by one.
+# abc-123.cn/help), read with its signs by name and its digits one by one; its scheme
+# (https://), which no one reads out, is group 1.
 _TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de"
 ADDRESS = re.compile(
     r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
-    rf"|(?<![\w@.])(?:www\.)?(?:[A-Za-z0-9-]+\.)+(?:{_TLD})\b(?:/[A-Za-z0-9._/-]*)?",
+    r"|(?<![\w@.])((?i:https?)://)?"
+    rf"(?:www\.)?(?:[A-Za-z0-9-]+\.)+(?:{_TLD})\b(?:/[A-Za-z0-9._/-]*)?",
     re.ASCII,
 )
+
+
+def address_of(match: re.Match[str]) -> str:
+    """The address ADDRESS found, without its scheme."""
+    return match.group(0)[len(match.group(1) or "") :]
+
+
 # A colon between two numbers; a time (two-digit minutes) is read before it.
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 

@@ -7,6 +7,8 @@ import re
 from importlib import resources
 from typing import Any
 
+from ..espeak import misaki_phonemes
+
 # "WiFi" -> Wi, Fi; "iPhone" -> i, Phone; "USB3" -> USB, 3: the parts of a word written in
 # camel case, each looked up on its own when the whole word is not in the lexicon.
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -14,8 +16,9 @@ _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 class Lexicon:
     """misaki's gold and silver US dictionaries (the phoneme set Kokoro v1.0 was trained on):
-    a word, else its camel-case parts (joined by a hyphen, then each alone), else its letters
-    spelled out, as a listener hears an unknown acronym."""
+    a word or its singular, else its camel-case parts (joined by a hyphen, then each alone),
+    else espeak's reading of it; a word in capitals or of two letters that no dictionary has
+    is spelled out, as a listener hears an unknown acronym."""
 
     def __init__(self) -> None:
         data = resources.files("misaki") / "data"
@@ -47,6 +50,25 @@ class Lexicon:
                 return False
         return False
 
+    def _plural(self, word: str) -> str | None:
+        """A plural the lexicon has only the singular of ("apps", "tickets", "emails", "boxes",
+        "replies"), with the ending English gives after the stem's last sound: s after a
+        voiceless one, ᵻz after a hissing one, z after the rest."""
+        if len(word) < 3 or not word.endswith("s") or word.endswith("ss"):
+            return None
+        stems = [word[:-1]]
+        if word.endswith("ies"):
+            stems.append(word[:-3] + "y")
+        elif word.endswith("es"):
+            stems.append(word[:-2])
+        for stem in stems:
+            said = self._lookup(stem)
+            if said:
+                if said[-1] in "ptkfθ":
+                    return said + "s"
+                return said + ("ᵻz" if said[-1] in "szʃʒʧʤ" else "z")
+        return None
+
     def spell(self, word: str) -> str:
         return "".join(self._letters.get(c, "") for c in word.upper())
 
@@ -55,6 +77,8 @@ class Lexicon:
         if len(word) > 1 and word.isupper() and self._acronym(word):
             return self.spell(word)
         found = self._lookup(word)
+        if found is None and not word.isupper():
+            found = self._plural(word)
         if found is not None:
             return found
         parts = [p for p in _PARTS.findall(word) if not p.isdigit()]
@@ -68,4 +92,8 @@ class Lexicon:
         (part,) = parts
         if part != word:
             return self.phonemes(part)
-        return self.spell(word)
+        if word.isupper() or len(word) < 3:
+            return self.spell(word)
+        # A name the lexicon lacks (Samsung, Kevin, Spotify): espeak's reading, as misaki's
+        # own English reader falls back to it; spelled letter by letter, no one knew it.
+        return misaki_phonemes(word) or self.spell(word)

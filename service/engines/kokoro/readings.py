@@ -40,6 +40,8 @@ READINGS = {
     # 切 qiē (cut; switch), 杠 gàng (bar), 教 jiāo (teach)
     "切换": "qiē huàn", "切开": "qiē kāi", "切成": "qiē chéng", "切块": "qiē kuài",
     "切碎": "qiē suì", "斜杠": "xié gàng", "教得": "jiāo de",
+    # names: 华为 (symbols.py writes HUAWEI so) is Huáwéi
+    "华为": "huá wéi",
     # 得 de, the particle of a verb's result: pypinyin reads these words dé
     "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
     "巴不得": "bā bu de", "顾不得": "gù bu de",

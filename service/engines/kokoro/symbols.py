@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS
+from ..written import ADDRESS, address_of
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -24,6 +24,20 @@ _GREEK = {
     "PHI": ("斐", "ファイ"), "CHI": ("希", "カイ"), "PSI": ("普西", "プサイ"),
     "OMEGA": ("欧米伽", "オメガ"),
 }  # fmt: skip
+# Chinese brands written in pinyin or their own Latin name, by the name a Chinese or Japanese
+# listener knows them by (the lexicon has none of them: "HUAWEI" was spelled H-U-A-W-E-I,
+# OpenJTalk's e2k said Xiaomi as キシャミ); "" keeps the Latin word.
+_BRANDS = {
+    "huawei": ("华为", "ファーウェイ"), "xiaomi": ("小米", "シャオミ"),
+    "taobao": ("淘宝", "タオバオ"), "tmall": ("天猫", ""), "alipay": ("支付宝", ""),
+    "wechat": ("微信", ""), "weixin": ("微信", ""), "douyin": ("抖音", ""), "meituan": ("美团", ""),
+    "baidu": ("百度", "バイドゥ"), "weibo": ("微博", "ウェイボー"), "zhihu": ("知乎", ""),
+    "pinduoduo": ("拼多多", ""), "jingdong": ("京东", ""), "alibaba": ("阿里巴巴", "アリババ"),
+    "tencent": ("腾讯", "テンセント"), "haier": ("海尔", "ハイアール"),
+    "lenovo": ("联想", "レノボ"), "ctrip": ("携程", ""), "xiaohongshu": ("小红书", ""),
+    "bilibili": ("哔哩哔哩", "ビリビリ"), "didi": ("滴滴", ""),
+}  # fmt: skip
+_BRAND = re.compile(rf"(?<![A-Za-z])(?i:{'|'.join(_BRANDS)})(?![A-Za-z])")
 # Units written with a Greek letter, right after a number: 5Ω is five ohms, not five omegas.
 _UNITS = {
     "Ω": ("欧姆", "オーム"), "μm": ("微米", "マイクロメートル"), "μs": ("微秒", "マイクロ秒"),
@@ -126,10 +140,15 @@ def _address(address: str, language: int) -> str:
     return said + end
 
 
+def _brand(written: str, language: int) -> str:
+    return _BRANDS[written.lower()][language] or written
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
     if "@" in text or "." in text:
-        text = ADDRESS.sub(lambda m: _address(m.group(0), language), text)
+        text = ADDRESS.sub(lambda m: _address(address_of(m), language), text)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS, PHONE, RATIO, phone_groups
+from ..written import ADDRESS, PHONE, RATIO, address_of, phone_groups
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -305,7 +305,7 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
 
 
 def _web_address(match: re.Match[str]) -> str:
-    address = match.group(0)
+    address = address_of(match)
     if not any(c.isdigit() or c in _ADDRESS_WORDS for c in address):
         return address
     said = re.sub(r"\d+", lambda m: f" {_spaced(m.group(0))} ", address)

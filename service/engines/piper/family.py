@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
+from .. import espeak
 from ..engine import VoiceSource
 from ..runtime import OrtSettings
 from .config import FAMILY, read_voice_info
@@ -38,9 +38,6 @@ class PiperFamily:
         self._cache = cache
         self.default_voices: dict[str, str] = {}
         """None to suggest: the server's default voice is a Piper voice."""
-        # espeak-ng keeps global state in the process and is not thread-safe: every voice
-        # phonemizes under this one lock.
-        self._espeak_lock = threading.Lock()
 
     def sources(self, folder: Path | None) -> list[VoiceSource]:
         """The embedded voice, then the folder's; a voice in the folder with the embedded
@@ -54,4 +51,4 @@ class PiperFamily:
     def load(self, source: VoiceSource) -> PiperVoice:
         model, config = source.files
         info, raw = read_voice_info(model, config)
-        return PiperVoice.load(info, raw, self._cache, self._ort, self._espeak_lock)
+        return PiperVoice.load(info, raw, self._cache, self._ort, espeak.LOCK)
