@@ -65,6 +65,7 @@ _UNITS = {
     "lb": ("pound", "pounds"),
     "lbs": ("pound", "pounds"),
     "oz": ("ounce", "ounces"),
+    "pts": ("point", "points"),
     "ft": ("foot", "feet"),
     "TB": ("terabyte", "terabytes"),
     "GB": ("gigabyte", "gigabytes"),
@@ -133,11 +134,17 @@ _CLOSE_VERB = re.compile(
 # Rd.", "Apt. 4B", "Ste. 200"): espeak says "ah-vay", "R D", and "apt" with a sentence's end.
 _STREET = {
     "Ave": "Avenue", "Rd": "Road", "Blvd": "Boulevard", "Ln": "Lane", "Hwy": "Highway",
-    "Pkwy": "Parkway", "Ct": "Court", "Apt": "Apartment", "Ste": "Suite",
+    "Pkwy": "Parkway", "Ct": "Court", "Apt": "Apartment", "Ste": "Suite", "St": "Street",
 }  # fmt: skip
+# St. after a street's name is Street ("221B Baker St., London"), before a name Saint.
 _STREET_WORD = re.compile(
-    r"(?<=[a-z] )(Ave|Rd|Blvd|Ln|Hwy|Pkwy|Ct)\b(?:\.(?=,|\s+[a-z0-9]))?|\b(Apt|Ste)\.?(?=\s?#?\d)"
+    r"(?<=[a-z] )(Ave|Rd|Blvd|Ln|Hwy|Pkwy|Ct|St(?!\.?\s+[A-Z]))\b(?:\.(?=,|\s+[a-z0-9]))?"
+    r"|\b(Apt|Ste)\.?(?=\s?#?\d)"
 )
+# A compass point between a house number and a street's name ("10 W 42nd St", "500 N Michigan
+# Ave"): espeak says "double-u".
+_POINTS = {"N": "North", "S": "South", "E": "East", "W": "West"}
+_COMPASS = re.compile(r"(?<=\d )([NSEW])\.?(?= (?:\d+(?:st|nd|rd|th)|[A-Z][a-z]+) )")
 # "Dr" after a street's name, with no name after it, is Drive ("Oak Dr., Apt. 5"; "Dr. Smith").
 _DRIVE = re.compile(r"\b([A-Z][a-z]+ )Dr\b(?!\.?\s+[A-Z])(?:\.(?=,|\s+[a-z0-9]))?")
 # A state's code before a ZIP code, after the city ("Springfield, IL 62704"): the state's
@@ -250,6 +257,14 @@ _CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9-]*\d[A-Za-z0-9]*\b)")
 # The letter A inside a sentence ("option A", "Press A", "zone A 12"), which espeak reads as
 # the article "uh"; "Eigh" is its name to espeak.
 _LETTER_A = re.compile(r"(?<=[a-z0-9,] )A\b(?!['\u2019-])")
+# A month's name before a day's number: espeak says "January 14" as "January fourteen".
+_MONTH_NAMED_DAY = re.compile(
+    rf"\b({'|'.join(_MONTHS)})\s(0?[1-9]|[12]\d|3[01])\b(?!st|nd|rd|th|[\d:%]|[.,]\d)"
+)
+# A number masked but for its last digits ("***-***-4821", "card ****1234"): those digits.
+_MASKED = re.compile(r"(?:[*\N{BULLET}]{2,}[-\s.]?)+(\d{2,})\b")
+# The keys of a phone's keypad, as a phone menu names them: "press * then #".
+_KEYS = re.compile(r"(?i)\b(press|dial|hit|tap|then|or)\s([*#])(?=[\s,.;!?]|$)")
 # A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine").
 _EXTENSION = re.compile(r"(?i)\b(?:ext\.?|extension)\s?(\d{1,6})\b")
 # Blood pressure: "120/80" is "120 over 80".
@@ -416,12 +431,13 @@ def english(text: str) -> str:
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
+    text = _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
     text = _TITLES.sub(r"\1", text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
-    text = _DRIVE.sub(r"\1Drive", text)
+    text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
     text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
     text = _MONTH_DAY.sub(
@@ -439,6 +455,8 @@ def english(text: str) -> str:
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
+    text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
+    text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
     text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _CODE_SIGN.sub("number ", text)
