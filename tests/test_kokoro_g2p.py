@@ -77,6 +77,7 @@ def texts(words: list[Word]) -> list[str]:
         ("1/2杯，2½小时，90°角，3‰", "二分之一杯，二又二分之一小时，九十度角，千分之三"),
         # a hyphen between a letter and a digit is no minus sign
         ("COVID-19疫苗，A-1栋，京A-12345", "COVID十九疫苗，A一栋，京A幺二三四五"),
+        ("比分是3-2，湖人以110-98击败勇士", "比分是三比二，湖人以一百一十比九十八击败勇士"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:
@@ -274,6 +275,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("½カップと2½時間です。", "2分の1カップと2と2分の1時間です。"),
         ("設定 > アカウントです。", "設定、アカウントです。"),
         ("月〜金の14時〜16時", "月曜から金曜の14時から16時"),
+        ("3-2で勝ちました。", "3対2で勝ちました。"),
         ("月曜日～金曜日、東京〜大阪、ね〜", "月曜日から金曜日、東京から大阪、ね〜"),
     ],
 )

@@ -110,6 +110,16 @@ _JA_WEEKDAYS = re.compile(
 # A tilde between two kanji is a span too: 東京〜大阪, 今月〜来月 (after kana it draws out the
 # word: よろしくね〜; in Chinese it softens one: 好的~我知道了).
 _JA_WORD_TILDE = re.compile(r"(?<=[\u4e00-\u9fff])\s?[~～〜]\s?(?=[\u4e00-\u9fff])")
+# A game's score with a hyphen ("比分3-2", "以3-2击败", "3-2で勝利"): said with 比 or 対, not as
+# a span (三到二) or two numbers.
+_SCORE = r"(\d{1,3})\s?[-\N{EN DASH}]\s?(\d{1,3})(?![\d.])"
+_ZH_SCORE = re.compile(
+    rf"(?<=比分){_SCORE}|(?<=比分[是为]){_SCORE}"
+    rf"|{_SCORE}(?=\s?(?:击败|战胜|获胜|取胜|赢|胜|负|输|落败|告负|的比分))"
+)
+_JA_SCORE = re.compile(
+    rf"(?<=スコア[はがで]){_SCORE}|{_SCORE}(?=\s?(?:で(?:勝|負|敗|引き分け)|の(?:勝利|敗北|引き分け)))"
+)
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -336,6 +346,7 @@ def chinese(text: str) -> str:
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
+    text = _ZH_SCORE.sub(lambda m: "比".join(num2str(g) for g in m.groups() if g), text)
     text = RE_RANGE.sub(replace_range, text)
     spoken: str = RE_NUMBER.sub(_number, text)
     return _TWO_LEADING.sub("两", spoken)
@@ -434,6 +445,7 @@ def japanese(text: str) -> str:
     text = _JA_TIMES.sub(_ja_times, text)
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
+    text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
     text = _DOTTED.sub(_ja_dotted, text)
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
