@@ -446,6 +446,24 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
     assert said(japanese, "Xiaomiのスマホ") == said(japanese, "シャオミのスマホ")
 
 
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("担当の方にお繋ぎします。", "担当のかたにお繋ぎします。"),
+        ("初めての方、ご予約の方はこちら。", "初めてのかた、ご予約のかたはこちら。"),
+        ("こちらの方が安いです。", "こちらのほうが安いです。"),
+        ("このカレーは辛いですか。", "このカレーはからいですか。"),
+        ("仕事が辛いです。", "仕事がつらいです。"),
+    ],
+)
+def test_japanese_words_are_read_in_the_sense_meant(
+    japanese: JapaneseG2P, text: str, meant: str
+) -> None:
+    """Bug: 担当の方 (the person in charge) was タントーノホー (the side), カレーは辛い
+    ツライ (painful)."""
+    assert said(japanese, text) == said(japanese, meant)
+
+
 def test_a_web_address_is_read_without_its_scheme(mandarin: MandarinG2P) -> None:
     """Bug: "https://" was spelled and its slashes said (艾其题题皮艾斯 斜杠斜杠)."""
     assert said(mandarin, "访问 https://help.example.com/refund") == said(

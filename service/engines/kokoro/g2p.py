@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ...errors import InvalidRequest
-from . import readings, symbols
+from . import readings, symbols, yomi
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -216,7 +216,7 @@ class JapaneseG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
-        text = self._numbers(symbols.japanese(_spoken(text)))
+        text = yomi.japanese(self._numbers(symbols.japanese(_spoken(text))))
         with self._lock:
             text = self._katakana(text)
             try:

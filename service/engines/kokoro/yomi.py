@@ -1,0 +1,33 @@
+"""Japanese words OpenJTalk reads in the wrong sense, written in kana before it reads them:
+方 after a word for people is かた (the person: 担当の方, ご家族の方, 初めての方), where
+OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food is からい (hot), not つらい
+(painful). What a shop's or an office's voice says all day."""
+
+from __future__ import annotations
+
+import re
+
+# Words for people, or for what they do, before の方: the person(s) who.
+_PEOPLE = (
+    "担当", "家族", "係", "関係者", "責任者", "保護者", "代表者", "連れ", "同伴", "初めて",
+    "該当", "一般", "年配", "会員", "利用", "予約", "購入", "来場", "参加", "応募", "申込",
+    "申し込み", "契約", "加入", "希望", "お持ち", "お困り", "外国", "地元", "近所", "以上",
+    "以下", "未満", "学生", "大人", "子供", "女性", "男性", "高齢", "障がい", "妊娠中",
+)  # fmt: skip
+_PERSON = re.compile(rf"({'|'.join(_PEOPLE)})の方")
+# Food, or how hot it is, before 辛い (辛く, 辛すぎ, 辛さ): からい.
+# (After a word of degree alone it may be either: とても辛かった.)
+_FOOD = (
+    "カレー", "ラーメン", "料理", "味", "スープ", "ソース", "キムチ", "麻婆豆腐", "担々麺",
+    "唐辛子", "わさび", "メニュー", "食べ物", "タレ", "お鍋", "鍋",
+)  # fmt: skip
+_HOT = re.compile(rf"({'|'.join(_FOOD)})([はがもの]?)辛([いくさすかそめ])")
+
+
+def japanese(text: str) -> str:
+    """`text` with the words above in the kana of the sense meant."""
+    if "方" in text:
+        text = _PERSON.sub(r"\1のかた", text)
+    if "辛" in text:
+        text = _HOT.sub(r"\1\2から\3", text)
+    return text
