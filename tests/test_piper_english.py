@@ -103,6 +103,8 @@ from voxlite.service.engines.piper.english import english
         ("Go to 10 W 42nd St., St. Louis.", "Go to 10 West 42nd Street, St Louis."),
         ("Due Jan 14 or May 5, 2026: 15 pts.", "Due January 14th or May 5th, 2026: 15 points."),
         ("Press * then #, card ****1234.", "Press star then pound, card ending in 1 2 3 4."),
+        ("King Jr. Day: call 911, M-F.", "King Junior Day: call 9 1 1, Monday to Friday."),
+        ("He's 6'2\" and has 1.2k followers.", "He's 6 foot 2 and has 1.2 thousand followers."),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
     ],
 )
@@ -117,7 +119,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "ekst", "9:00-17:00" as "nine o'clock five PM", "Monday - Friday" without the "to", and
     "https://" as "H T T P S colon slash slash", "Jan 14" as "January fourteen", "St." after a
     street as "Saint", "W" in an address as "double-u", "*" and "#" in a phone menu as "asterisk"
-    and "hash"."""
+    and "hash", "Jr." as "J R" and a sentence's end, "911" as "nine hundred eleven", 6'2" as
+    "six two" and "1.2k" as "one point two kay"."""
     assert english(text) == written
 
 
@@ -133,6 +136,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "A 5G network.",
         "A 3-day trip.",
         "A 2x4 board.",
+        "A 5k run.",
         "I love the Sun.",
         "A timeout of 30s.",
         "It's OK 12345 times.",

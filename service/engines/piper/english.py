@@ -107,10 +107,13 @@ _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
 # ("approx" and a sentence's end), "w/" ("W slash").
 _SHORT_FORMS = re.compile(
-    r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.)", re.IGNORECASE
+    r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.|(?<=[A-Z][a-z] )"
+    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9]))",
+    re.IGNORECASE,
 )
 _SHORT_FORM_WORDS = (
     "versus", "approximately", "without", "with", "including", "excluding", "department",
+    "Junior", "Senior",
 )  # fmt: skip
 # A menu path or steps: "Settings > Account > Security" (espeak: "greater than"), "Step 1 →
 # Step 2" (espeak: "right arrow") are said with pauses.
@@ -121,6 +124,12 @@ _MENU_STEP = re.compile(
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
+# "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
+_THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\s[a-z]+s\b)")
+# A height in feet and inches: 6'2" (espeak: "six two").
+_FEET = re.compile(r"(?<![\w'])(\d)'\s?(\d{1,2})(?:\"|''|\N{DOUBLE PRIME})")
+# Emergency numbers are said digit by digit: "call 911" is nine one one.
+_EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
 # "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
 _NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
 # "close" as a verb ("please close the app"), which espeak says as the adjective (an s):
@@ -180,6 +189,8 @@ _DAYS = {
     "Sat": "Saturday", "Sun": "Sunday",
 }  # fmt: skip
 _DAY_NAMES = "|".join([*_DAYS, *sorted(set(_DAYS.values()))])
+# "M-F" (with a hyphen or an en dash): the working week.
+_WEEKDAYS = re.compile(r"\bM\s?[-\N{EN DASH}]\s?F\b")
 # The period after a short name goes ("Mon.-Fri. 9-5"), not one that ends a sentence.
 _DAY_SPAN = re.compile(
     rf"\b({_DAY_NAMES})\.?\s?[-\N{{EN DASH}}]\s?({_DAY_NAMES})\b(?:\.(?=\s?[a-z0-9]))?"
@@ -435,6 +446,7 @@ def english(text: str) -> str:
     text = _TITLES.sub(r"\1", text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
+    text = _WEEKDAYS.sub("Monday to Friday", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
@@ -454,6 +466,7 @@ def english(text: str) -> str:
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
+    text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
@@ -467,6 +480,7 @@ def english(text: str) -> str:
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", text))
+    text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
     text = _UNIT.sub(_unit, text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
     text = _SHARP.sub(r"\1 sharp", text)
