@@ -137,7 +137,14 @@ def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["It ships Mon. 12/7.", "Read Vol. 3 now.", "Get Ver. 2 now.", "Go to Elm Rd. now."]
+    "text",
+    [
+        "It ships Mon. 12/7.",
+        "Read Vol. 3 now.",
+        "Get Ver. 2 now.",
+        "Go to Elm Rd. now.",
+        "Call ext. 89 now.",
+    ],
 )
 def test_a_day_or_a_volume_before_its_number_does_not_end_a_sentence(text: str) -> None:
     assert segments(f"{text} Bye.") == [text, " Bye."]

@@ -57,8 +57,8 @@ _ABBREVIATIONS = frozenset(
         # days before a date ("Mon. 12/7"; "sat", "sun" and "wed" are words too), numbered
         # things ("Vol. 3", "Ver. 2"), and "incl. tax"
         "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",
-        # an address's parts ("Elm Rd. now", "Apt. 4B")
-        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy",
+        # an address's parts ("Elm Rd. now", "Apt. 4B"), a phone's extension ("ext. 89")
+        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
