@@ -454,13 +454,14 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         ("こちらの方が安いです。", "こちらのほうが安いです。"),
         ("このカレーは辛いですか。", "このカレーはからいですか。"),
         ("仕事が辛いです。", "仕事がつらいです。"),
+        ("お手数ですが、ご確認ください。", "おてすうですが、ご確認ください。"),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(
     japanese: JapaneseG2P, text: str, meant: str
 ) -> None:
     """Bug: 担当の方 (the person in charge) was タントーノホー (the side), カレーは辛い
-    ツライ (painful)."""
+    ツライ (painful), お手数ですが オテカズ."""
     assert said(japanese, text) == said(japanese, meant)
 
 

@@ -1,7 +1,8 @@
 """Japanese words OpenJTalk reads in the wrong sense, written in kana before it reads them:
 方 after a word for people is かた (the person: 担当の方, ご家族の方, 初めての方), where
 OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food is からい (hot), not つらい
-(painful). What a shop's or an office's voice says all day."""
+(painful); お手数 (the trouble asked of someone) is おてすう, not おてかず (a count of moves).
+What a shop's or an office's voice says all day."""
 
 from __future__ import annotations
 
@@ -30,4 +31,4 @@ def japanese(text: str) -> str:
         text = _PERSON.sub(r"\1のかた", text)
     if "辛" in text:
         text = _HOT.sub(r"\1\2から\3", text)
-    return text
+    return text.replace("お手数", "おてすう")
