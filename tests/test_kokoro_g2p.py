@@ -244,6 +244,10 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
         ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),
         ("周一-周五，星期一~星期五营业。", "周一到周五，星期一到星期五营业。"),
+        (
+            "【重要】苹果/香蕉，A&B、第1名&第2名，满300-50",
+            "“重要”苹果、香蕉，A and B、第一名和第二名，满三百减五十",
+        ),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
@@ -276,6 +280,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("設定 > アカウントです。", "設定、アカウントです。"),
         ("月〜金の14時〜16時", "月曜から金曜の14時から16時"),
         ("3-2で勝ちました。", "3対2で勝ちました。"),
+        ("月/水/金に営業", "月曜、水曜、金曜に営業"),
         ("月曜日～金曜日、東京〜大阪、ね〜", "月曜日から金曜日、東京から大阪、ね〜"),
     ],
 )

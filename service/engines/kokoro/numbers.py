@@ -104,6 +104,10 @@ _ZH_WEEKDAYS = re.compile(
     r"((?:周|星期|礼拜)[一二三四五六日天])\s?[-~～〜\N{EN DASH}\N{EM DASH}]\s?"
     r"(?=(?:周|星期|礼拜)?[一二三四五六日天])"
 )
+# Weekdays listed by their first kanji ("月/水/金", "月・水・金曜日"): each with its 曜.
+_JA_WEEKDAY_LIST = re.compile(
+    r"(?<![\d\u4e00-\u9fff])([月火水木金土日](?:[/・、][月火水木金土日])+)(曜日?)?(?![\u4e00-\u9fff])"
+)
 _JA_WEEKDAYS = re.compile(
     r"(?<!\d)([月火水木金土日])(曜日?)?\s?[-~～〜]\s?([月火水木金土日])(曜日?|(?![\u4e00-\u9fff]))"
 )
@@ -120,6 +124,8 @@ _ZH_SCORE = re.compile(
 _JA_SCORE = re.compile(
     rf"(?<=スコア[はがで]){_SCORE}|{_SCORE}(?=\s?(?:で(?:勝|負|敗|引き分け)|の(?:勝利|敗北|引き分け)))"
 )
+# "满300-50" in a shop's offer: spend 300, take 50 off (满三百减五十), no span.
+_OFFER = re.compile(r"(?<=满)(\d+)\s?[-\N{EN DASH}]\s?(?=\d)")
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -310,6 +316,7 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
+    text = _OFFER.sub(r"\1减", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
@@ -422,6 +429,11 @@ def _ja_dotted(match: re.Match[str]) -> str:
     )
 
 
+def _ja_weekday_list(match: re.Match[str]) -> str:
+    days, day = match.group(1)[::2], match.group(2) or "曜"
+    return "、".join(d + day for d in days)
+
+
 def _ja_weekdays(match: re.Match[str]) -> str:
     first, first_day, last, last_day = match.groups()
     return f"{first}{first_day or '曜'}から{last}{last_day or '曜'}"
@@ -434,7 +446,8 @@ def japanese(text: str) -> str:
     scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
     the like (read one digit at a time, as after 番号), the few units it does not read (3L),
     degree signs, and a minus."""
-    text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, _ascii(text)))
+    text = _JA_WEEKDAY_LIST.sub(_ja_weekday_list, _ascii(text))
+    text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)

@@ -140,6 +140,14 @@ def _address(address: str, language: int) -> str:
     return said + end
 
 
+# A slash between two words written in Han or kana is a pause, as 、 ("苹果/香蕉", "月/水/金");
+# an ampersand is "and": between Latin letters in English (Q&A), else 和 (OpenJTalk says
+# アンド itself).
+_CJK = "\u3041-\u30ff\u4e00-\u9fff"
+_WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
+_LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
+
+
 def _brand(written: str, language: int) -> str:
     return _BRANDS[written.lower()][language] or written
 
@@ -147,6 +155,10 @@ def _brand(written: str, language: int) -> str:
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
+    if "/" in text:
+        text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
+    if "&" in text and language == 0:
+        text = _LATIN_AND.sub(" and ", text).replace("&", "和")
     if "@" in text or "." in text:
         text = ADDRESS.sub(lambda m: _address(address_of(m), language), text)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
