@@ -126,6 +126,16 @@ _JA_SCORE = re.compile(
 )
 # "满300-50" in a shop's offer: spend 300, take 50 off (满三百减五十), no span.
 _OFFER = re.compile(r"(?<=满)(\d+)\s?[-\N{EN DASH}]\s?(?=\d)")
+# A shopping festival named by its date: 618 (六一八), 818, 1111 (双11 reads itself).
+_FESTIVAL = re.compile(
+    r"(?<![\d.])(618|818|1111|1212)(?=\s?(?:大促|购物节|活动|狂欢节|年中大促|期间|当天))"
+)
+# A month and day with a dot after a word that sets a deadline or a start ("截止到12.31",
+# "有效期至6.30"): the date, not a decimal.
+_DOTTED_DATE = re.compile(
+    r"((?:截止|截至|有效期|至|到|从|于)\s?)(1[0-2]|0?[1-9])\.(0[1-9]|[12]\d|3[01])"
+    r"(?![\d.%]|\s?(?:元|块|万|亿|倍|米|公里|斤|克|千克|度|版))"
+)
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -317,6 +327,8 @@ def chinese(text: str) -> str:
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
     text = _OFFER.sub(r"\1减", text)
+    text = _FESTIVAL.sub(lambda m: verbalize_digit(m[1]), text)
+    text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
