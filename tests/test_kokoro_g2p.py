@@ -79,6 +79,7 @@ def texts(words: list[Word]) -> list[str]:
         ("COVID-19疫苗，A-1栋，京A-12345", "COVID十九疫苗，A一栋，京A幺二三四五"),
         ("比分是3-2，湖人以110-98击败勇士", "比分是三比二，湖人以一百一十比九十八击败勇士"),
         ("618大促，截止到12.31，12.31元", "六一八大促，截止到十二月三十一日，十二元三角一分"),
+        ("220V，500mA，打2成，走2步", "二百二十伏，五百毫安，打两成，走两步"),
     ],
 )
 def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) -> None:

@@ -152,7 +152,8 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
 # before a measure word that counts: 2月 (February), 2号, 2楼 and 2年级 keep 二.
 _COUNTED = (
     "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
-    "斤|公斤|公里|升|毫升|米|厘米|克|元|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月"
+    "斤|公斤|公里|升|毫升|米|厘米|克|元|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月|"
+    "成|步|片|口|声|句"
 )
 _TWO_COUNTED = re.compile(rf"(?<![\d./第])2(?=\s?(?:{_COUNTED}))")
 # ... and the first of a span of them ("2-3天" is 两到三天).
@@ -201,7 +202,7 @@ _UNITS = {
     "GB": "GB", "MB": "MB", "TB": "TB", "m": "米", "g": "克", "s": "秒", "h": "小时",
     "ms": "毫秒", "min": "分钟", "Hz": "赫兹", "kHz": "千赫", "MHz": "兆赫", "GHz": "G赫兹",
     "mAh": "毫安时", "kW": "千瓦", "kWh": "千瓦时", "mmHg": "毫米汞柱", "mmol/L": "毫摩尔每升",
-    "mL": "毫升", "L": "升", "W": "瓦",
+    "mL": "毫升", "L": "升", "W": "瓦", "V": "伏", "kV": "千伏", "mV": "毫伏", "mA": "毫安",
 }  # fmt: skip
 # Not before "+": "10W+" is internet writing for 十万多.
 _UNIT = re.compile(
