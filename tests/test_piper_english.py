@@ -141,6 +141,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "A timeout of 30s.",
         "It's OK 12345 times.",
         "A lot of people came. Take A's seat.",
+        # a run of marks with no digits after it: the masked-number rule must not try every
+        # way of splitting it (pytest-timeout ends a run that would)
+        "*" * 60 + " stars, " + "*-" * 60 + " and more.",
     ],
 )
 def test_what_espeak_reads_well_is_left_alone(text: str) -> None:

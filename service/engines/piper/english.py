@@ -273,7 +273,10 @@ _MONTH_NAMED_DAY = re.compile(
     rf"\b({'|'.join(_MONTHS)})\s(0?[1-9]|[12]\d|3[01])\b(?!st|nd|rd|th|[\d:%]|[.,]\d)"
 )
 # A number masked but for its last digits ("***-***-4821", "card ****1234"): those digits.
-_MASKED = re.compile(r"(?:[*\N{BULLET}]{2,}[-\s.]?)+(\d{2,})\b")
+# (It starts only where a run of marks starts, and each run after the first starts with its
+# separator: a long run of marks with no digits after it costs one linear scan.)
+_MASK = "*\N{BULLET}"
+_MASKED = re.compile(rf"(?<![{_MASK}])[{_MASK}]{{2,}}(?:[-\s.][{_MASK}]+)*[-\s.]?(\d{{2,}})\b")
 # The keys of a phone's keypad, as a phone menu names them: "press * then #".
 _KEYS = re.compile(r"(?i)\b(press|dial|hit|tap|then|or)\s([*#])(?=[\s,.;!?]|$)")
 # A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine").
