@@ -369,6 +369,8 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("用毛巾把手机擦干。", "干", "gan1"),
         ("请系好安全带。", "系好", "ji4 hao3"),
         ("晚上睡不着。", "睡不着", "shui4 bu5 zhao2"),
+        ("包裹已到达漯河，下一站长治。", "漯河", "luo4 he2"),
+        ("包裹已到达漯河，下一站长治。", "长治", "chang2 zhi4"),
         ("请切换到英文。", "切换", "qie1 huan4"),
         ("老师教我们唱歌。", "教", "jiao1"),
         ("衣服脏了，地板也脏。", "脏", "zang1"),

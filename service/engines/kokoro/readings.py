@@ -40,8 +40,11 @@ READINGS = {
     # 切 qiē (cut; switch), 杠 gàng (bar), 教 jiāo (teach)
     "切换": "qiē huàn", "切开": "qiē kāi", "切成": "qiē chéng", "切块": "qiē kuài",
     "切碎": "qiē suì", "斜杠": "xié gàng", "教得": "jiāo de",
-    # names: 华为 (symbols.py writes HUAWEI so) is Huáwéi
-    "华为": "huá wéi",
+    # names: 华为 (symbols.py writes HUAWEI so) is Huáwéi; places a parcel goes to, by the
+    # reading their people give them (长治 Chángzhì, 漯河 Luòhé: pypinyin said Zhǎngzhì, Tàhé)
+    "华为": "huá wéi", "长治": "cháng zhì", "漯河": "luò hé", "珲春": "hún chūn",
+    "涡阳": "guō yáng", "阆中": "làng zhōng", "华阴": "huà yīn", "单县": "shàn xiàn",
+    "浚县": "xùn xiàn", "洪洞": "hóng tóng", "会稽": "kuài jī", "解州": "xiè zhōu",
     # 得 de, the particle of a verb's result: pypinyin reads these words dé
     "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
     "巴不得": "bā bu de", "顾不得": "gù bu de",
