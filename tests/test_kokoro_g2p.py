@@ -371,6 +371,10 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("晚上睡不着。", "睡不着", "shui4 bu5 zhao2"),
         ("包裹已到达漯河，下一站长治。", "漯河", "luo4 he2"),
         ("包裹已到达漯河，下一站长治。", "长治", "chang2 zhi4"),
+        ("曾先生您好，单女士请稍等。", "曾", "zeng1"),
+        ("曾先生您好，单女士请稍等。", "单", "shan4"),
+        ("仇先生您好。", "仇先生", "qiu2 xian1 sheng1"),
+        ("我姓单。", "单", "shan4"),
         ("请切换到英文。", "切换", "qie1 huan4"),
         ("老师教我们唱歌。", "教", "jiao1"),
         ("衣服脏了，地板也脏。", "脏", "zang1"),
@@ -391,6 +395,8 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("一行人到了。", "一行", "yi1 xing2"),
         ("他的心脏很好。", "心脏", "xin1 zang4"),
         ("请您一切放心。", "一切", "yi1 qie4"),
+        ("我曾经去过。", "曾经", "ceng2 jing1"),
+        ("请下单，单价五元。", "单价", "dan1 jia4"),
     ],
 )
 def test_mandarin_words_with_two_readings_are_read_as_meant(

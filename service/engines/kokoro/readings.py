@@ -95,6 +95,20 @@ _MEASURES = {"只": "zhi1", "行": "hang2"}
 _COUNTING = {"只": frozenset("一二两三四五六七八九十百千几第每这那哪"),
              "行": frozenset("一二两三四五六七八九十百千几第每")}  # fmt: skip
 _LINE_AFTER = frozenset("后每上下第")
+# A surname's reading, which is not the character's first: 曾先生 Zēng, 单女士 Shàn, 解先生
+# Xiè, 查老师 Zhā, 朴女士 Piáo (pypinyin said céng, dān, jiě, chá, pǔ). A surname is a lone
+# character before a title or after 姓 (我姓单), 老 or 小.
+_SURNAMES = {
+    "曾": "zeng1", "单": "shan4", "华": "hua4", "乐": "yue4", "解": "xie4", "查": "zha1",
+    "区": "ou1", "仇": "qiu2", "朴": "piao2", "盖": "ge3", "翟": "zhai2", "缪": "miao4",
+    "覃": "qin2", "纪": "ji3", "任": "ren2", "种": "chong2", "召": "shao4", "宓": "fu2",
+    "繁": "po2", "员": "yun4", "燕": "yan1",
+}  # fmt: skip
+_TITLES = frozenset(
+    ("先生", "女士", "小姐", "老师", "总", "经理", "医生", "大夫", "师傅", "同学", "阿姨",
+     "叔叔", "老板", "主任", "律师", "教授", "太太", "总监", "警官", "工", "姐", "哥")
+)  # fmt: skip
+_SURNAME_BEFORE = frozenset(("姓", "老", "小"))
 # A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
 _DRYING = frozenset("擦晒吹拧烘晾烤抹沥")
 # 调 before 到 and a level is tiáo (turn to): 调到二十六度, 调到最大; 调到北京 is diào.
@@ -118,6 +132,12 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return "gan1"
     if word == "调" and after == "到" and then[:1] in _LEVEL_START:
         return "tiao2"
+    if word in _SURNAMES and (
+        after in _TITLES or before in _SURNAME_BEFORE or before.endswith("姓")
+    ):
+        return _SURNAMES[word]
+    if word[:1] in _SURNAMES and word[1:] in _TITLES:  # jieba's 仇先生
+        return " ".join([_SURNAMES[word[0]], *_pinyin(word[1:])])
     if word in _ALONE:
         return _ALONE[word]
     if len(word) == 2 and word[1] in _ALONE and word[0] in _PERSONS_HEAD:
