@@ -37,6 +37,8 @@ READINGS = {
     # 着 zháo (reach a result)
     "睡不着": "shuì bu zháo", "找不着": "zhǎo bu zháo", "用不着": "yòng bu zháo",
     "用得着": "yòng de zháo",
+    # 数 shǔ (count)
+    "数一下": "shǔ yī xià", "数一数": "shǔ yī shǔ",
     # 切 qiē (cut; switch), 杠 gàng (bar), 教 jiāo (teach)
     "切换": "qiē huàn", "切开": "qiē kāi", "切成": "qiē chéng", "切块": "qiē kuài",
     "切碎": "qiē suì", "斜杠": "xié gàng", "教得": "jiāo de",
@@ -132,6 +134,10 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return "gan1"
     if word == "调" and after == "到" and then[:1] in _LEVEL_START:
         return "tiao2"
+    if word == "空" and after in ("出来", "出", "下来", "着"):
+        return "kong4"  # 把位置空出来: left free
+    if word == "盛" and (after[:1] in _NUMERALS or after[:1] in "饭汤粥菜"):
+        return "cheng2"  # 盛一碗饭: ladle out
     if word in _SURNAMES and (
         after in _TITLES or before in _SURNAME_BEFORE or before.endswith("姓")
     ):
