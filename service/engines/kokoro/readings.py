@@ -3,7 +3,8 @@ dictionary's reading (现代汉语词典) a listener expects: pypinyin reads 还
 money"), 长按 zhǎng àn, 重置 zhòng zhì, 弹出 dàn chū. It reads a word it has no entry for
 character by character, each by its first reading; these words are given whole to jieba (so
 that it cuts them out) and to pypinyin (which then reads them so). Words it reads right (下载
-xià zài) are not here."""
+xià zài) are not here. A character whose reading depends on the words beside it (得 in 跑得快
+and 您得先登录, 只 in 这只猫, a surname in 曾先生) is read by in_context."""
 
 from __future__ import annotations
 
