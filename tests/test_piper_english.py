@@ -105,6 +105,11 @@ from voxlite.service.engines.piper.english import english
         ("Press * then #, card ****1234.", "Press star then pound, card ending in 1 2 3 4."),
         ("King Jr. Day: call 911, M-F.", "King Junior Day: call 9 1 1, Monday to Friday."),
         ("He's 6'2\" and has 1.2k followers.", "He's 6 foot 2 and has 1.2 thousand followers."),
+        (
+            "$1,500/yr, 4g/day, 72 bpm, a 24-hr line, a 401(k) that ends in 7788.",
+            "1,500 dollars per year, 4 grams per day, 72 beats per minute, a 24-hour line, "
+            "a 4 oh 1 K that ends in 7 7 8 8.",
+        ),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
     ],
 )
@@ -120,7 +125,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "https://" as "H T T P S colon slash slash", "Jan 14" as "January fourteen", "St." after a
     street as "Saint", "W" in an address as "double-u", "*" and "#" in a phone menu as "asterisk"
     and "hash", "Jr." as "J R" and a sentence's end, "911" as "nine hundred eleven", 6'2" as
-    "six two" and "1.2k" as "one point two kay"."""
+    "six two", "1.2k" as "one point two kay", "/yr" as "slash er", "24-hr" as "twenty-four H R"
+    and "401(k)" as "four hundred one K"."""
     assert english(text) == written
 
 

@@ -87,6 +87,7 @@ _UNITS = {
     "hr": ("hour", "hours"),
     "hrs": ("hour", "hours"),
     "h": ("hour", "hours"),
+    "bpm": ("beat per minute", "beats per minute"),
     "°C": ("degree Celsius", "degrees Celsius"),
     "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
 }
@@ -258,7 +259,7 @@ _TIME = re.compile(
 _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
     r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
-    r"number|no\.|ending\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)(#?\d{3,})"
+    r"number|no\.|ending\sin|ends\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)(#?\d{3,})"
     r"(?![\d.,]\d|\d)"
 )
 # "#12345": a number sign before digits is "number".
@@ -277,6 +278,18 @@ _MONTH_NAMED_DAY = re.compile(
 # separator: a long run of marks with no digits after it costs one linear scan.)
 _MASK = "*\N{BULLET}"
 _MASKED = re.compile(rf"(?<![{_MASK}])[{_MASK}]{{2,}}(?:[-\s.][{_MASK}]+)*[-\s.]?(\d{{2,}})\b")
+# A rate's period after a slash ("$1,500/yr", "4g/day"): per year, per day.
+_PERIODS = {
+    "yr": "year", "year": "year", "mo": "month", "month": "month", "wk": "week",
+    "week": "week", "day": "day", "night": "night", "hr": "hour", "hour": "hour",
+    "person": "person",
+}  # fmt: skip
+_PER = re.compile(rf"(?<=[\w$€£%])\s?/\s?({'|'.join(_PERIODS)})\b")
+# A span of time as a word before a noun ("a 24-hr line", "a 5-min wait"): the unit's name.
+_TIME_WORDS = {"hr": "hour", "min": "minute", "sec": "second", "yr": "year", "mo": "month"}
+_TIME_ADJECTIVE = re.compile(rf"(?<=\d)-({'|'.join(_TIME_WORDS)})\b")
+# A US retirement plan: 401(k) is "four oh one K" (espeak: "four hundred one").
+_PLAN = re.compile(r"\b(4)0(1|3)\((k|b)\)")
 # The keys of a phone's keypad, as a phone menu names them: "press * then #".
 _KEYS = re.compile(r"(?i)\b(press|dial|hit|tap|then|or)\s([*#])(?=[\s,.;!?]|$)")
 # A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine").
@@ -470,6 +483,9 @@ def english(text: str) -> str:
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
+    text = _PER.sub(lambda m: " per " + _PERIODS[m.group(1)], text)
+    text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
+    text = _PLAN.sub(lambda m: f"{m.group(1)} oh {m.group(2)} {m.group(3).upper()}", text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
