@@ -106,8 +106,9 @@ from voxlite.service.engines.piper.english import english
         ("King Jr. Day: call 911, M-F.", "King Junior Day: call 9 1 1, Monday to Friday."),
         ("He's 6'2\" and has 1.2k followers.", "He's 6 foot 2 and has 1.2 thousand followers."),
         (
-            "$1,500/yr, 4g/day, 72 bpm, a 24-hr line, a 401(k) that ends in 7788.",
-            "1,500 dollars per year, 4 grams per day, 72 beats per minute, a 24-hour line, "
+            "$1,500/yr, $25/visit, 4g/day, 72 bpm, a 24-hr line, a 401(k) that ends in 7788.",
+            "1,500 dollars per year, 25 dollars per visit, 4 grams per day, 72 beats per minute, "
+            "a 24-hour line, "
             "a 4 oh 1 K that ends in 7 7 8 8.",
         ),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),

@@ -284,7 +284,11 @@ _PERIODS = {
     "week": "week", "day": "day", "night": "night", "hr": "hour", "hour": "hour",
     "person": "person",
 }  # fmt: skip
-_PER = re.compile(rf"(?<=[\w$€£%])\s?/\s?({'|'.join(_PERIODS)})\b")
+_PER = re.compile(
+    rf"(?<=[\w$€£%])\s?/\s?({'|'.join(_PERIODS)})\b"
+    # and any word after an amount: "$25/visit", "10%/year"
+    r"|(?:(?<=\d)|(?<=%)|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents)|(?<=yen))\s?/\s?([a-z]+)\b"
+)
 # A span of time as a word before a noun ("a 24-hr line", "a 5-min wait"): the unit's name.
 _TIME_WORDS = {"hr": "hour", "min": "minute", "sec": "second", "yr": "year", "mo": "month"}
 _TIME_ADJECTIVE = re.compile(rf"(?<=\d)-({'|'.join(_TIME_WORDS)})\b")
@@ -483,7 +487,7 @@ def english(text: str) -> str:
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
-    text = _PER.sub(lambda m: " per " + _PERIODS[m.group(1)], text)
+    text = _PER.sub(lambda m: " per " + _PERIODS.get(m.group(1) or m.group(2), m.group(2)), text)
     text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
     text = _PLAN.sub(lambda m: f"{m.group(1)} oh {m.group(2)} {m.group(3).upper()}", text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
