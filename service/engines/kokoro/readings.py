@@ -90,7 +90,7 @@ _RESULT_START = frozenset(
 # A character standing alone whose first reading in pypinyin is the one only its compounds
 # have (亲切 qiè, 教育 jiào, 心脏 zàng): alone, or after a person, it is the verb or adjective.
 _ALONE = {"切": "qie1", "教": "jiao1", "脏": "zang1", "杠": "gang4"}
-_PERSONS_HEAD = frozenset(p for p in ("我", "你", "您", "他", "她"))
+_PERSONS_HEAD = frozenset("我你您他她")
 # 只 and 行 counted are measure words, zhī (a cat) and háng (a line of text): after a
 # number, 第, 每 and (for 只) a demonstrative. 一行 is also yì xíng (a party of people: 一行人,
 # 一行三人, 代表团一行).
@@ -112,6 +112,8 @@ _TITLES = frozenset(
      "叔叔", "老板", "主任", "律师", "教授", "太太", "总监", "警官", "工", "姐", "哥")
 )  # fmt: skip
 _SURNAME_BEFORE = frozenset(("姓", "老", "小"))
+# What 盛 (chéng) ladles out: a number of bowls, or the food (盛一碗饭, 盛饭).
+_LADLED = _NUMERALS | frozenset("饭汤粥菜")
 # A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
 _DRYING = frozenset("擦晒吹拧烘晾烤抹沥")
 # 调 before 到 and a level is tiáo (turn to): 调到二十六度, 调到最大; 调到北京 is diào.
@@ -137,7 +139,7 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return "tiao2"
     if word == "空" and after in ("出来", "出", "下来", "着"):
         return "kong4"  # 把位置空出来: left free
-    if word == "盛" and (after[:1] in _NUMERALS or after[:1] in "饭汤粥菜"):
+    if word == "盛" and after[:1] in _LADLED:
         return "cheng2"  # 盛一碗饭: ladle out
     if word in _SURNAMES and (
         after in _TITLES or before in _SURNAME_BEFORE or before.endswith("姓")
