@@ -99,6 +99,7 @@ from voxlite.service.engines.piper.english import english
         ("Open Mon\N{EN DASH}Fri, 9:00\N{EN DASH}17:00.", "Open Monday to Friday, 9 AM to 5 PM."),
         ("Open Monday - Friday, 9:30-11:00.", "Open Monday to Friday, 9 30 to 11."),
         ("From 22:00-02:00.", "From 10 PM to 2 AM."),
+        ("Take it 2x/week at 5km/h.", "Take it 2 times per week at 5 kilometers per hour."),
         ("See https://help.example.com/refund.", "See help.example.com/refund."),
         ("Go to 10 W 42nd St., St. Louis.", "Go to 10 West 42nd Street, St Louis."),
         ("Due Jan 14 or May 5, 2026: 15 pts.", "Due January 14th or May 5th, 2026: 15 points."),
@@ -148,6 +149,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         "A timeout of 30s.",
         "It's OK 12345 times.",
         "A lot of people came. Take A's seat.",
+        "Go to example.com/day or abc.com/help/week.",
         # a run of marks with no digits after it: the masked-number rule must not try every
         # way of splitting it (pytest-timeout ends a run that would)
         "*" * 60 + " stars, " + "*-" * 60 + " and more.",

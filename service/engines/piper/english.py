@@ -278,16 +278,11 @@ _MONTH_NAMED_DAY = re.compile(
 # separator: a long run of marks with no digits after it costs one linear scan.)
 _MASK = "*\N{BULLET}"
 _MASKED = re.compile(rf"(?<![{_MASK}])[{_MASK}]{{2,}}(?:[-\s.][{_MASK}]+)*[-\s.]?(\d{{2,}})\b")
-# A rate's period after a slash ("$1,500/yr", "4g/day"): per year, per day.
-_PERIODS = {
-    "yr": "year", "year": "year", "mo": "month", "month": "month", "wk": "week",
-    "week": "week", "day": "day", "night": "night", "hr": "hour", "hour": "hour",
-    "person": "person",
-}  # fmt: skip
+# A word after an amount and a slash ("$1,500/yr", "$25/visit", "4g/day", "10%/year"): per
+# it. Not a unit's one letter (km/h, m/s: the units' own names) nor a web address's path.
+_PERIODS = {"yr": "year", "mo": "month", "wk": "week", "hr": "hour"}
 _PER = re.compile(
-    rf"(?<=[\w$€£%])\s?/\s?({'|'.join(_PERIODS)})\b"
-    # and any word after an amount: "$25/visit", "10%/year"
-    r"|(?:(?<=\d)|(?<=%)|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents)|(?<=yen))\s?/\s?([a-z]+)\b"
+    r"(\d[A-Za-z]{0,3}|%|dollars|euros|pounds|cents|yen)\s?/\s?([a-z]{2,})\b(?!/|\.\w)"
 )
 # A span of time as a word before a noun ("a 24-hr line", "a 5-min wait"): the unit's name.
 _TIME_WORDS = {"hr": "hour", "min": "minute", "sec": "second", "yr": "year", "mo": "month"}
@@ -487,7 +482,7 @@ def english(text: str) -> str:
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
-    text = _PER.sub(lambda m: " per " + _PERIODS.get(m.group(1) or m.group(2), m.group(2)), text)
+    text = _PER.sub(lambda m: f"{m.group(1)} per {_PERIODS.get(m.group(2), m.group(2))}", text)
     text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
     text = _PLAN.sub(lambda m: f"{m.group(1)} oh {m.group(2)} {m.group(3).upper()}", text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
