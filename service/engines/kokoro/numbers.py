@@ -136,6 +136,8 @@ _DOTTED_DATE = re.compile(
     r"((?:截止|截至|有效期|至|到|从|于)\s?)(1[0-2]|0?[1-9])\.(0[1-9]|[12]\d|3[01])"
     r"(?![\d.%]|\s?(?:元|块|万|亿|倍|米|公里|斤|克|千克|度|版))"
 )
+# Minutes written with their zero after 点 ("3点05分"): 零五分, as a clock's 3:05 is read.
+_ZERO_MINUTE = re.compile(r"(?<=\d点)0(?=\d分)")
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
 _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
@@ -327,7 +329,7 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
-    text = _OFFER.sub(r"\1减", text)
+    text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
     text = _FESTIVAL.sub(lambda m: verbalize_digit(m[1]), text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
