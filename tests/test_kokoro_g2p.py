@@ -365,6 +365,7 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("天气变得越来越冷了。", "变得", "bian4 de5"),
         ("您都得排队。", "得", "dei3"),
         ("你得多喝水。", "得", "dei3"),
+        ("这个得多少钱？", "得", "dei3"),
         ("请把音量调到最大。", "调", "tiao2"),
         ("请把头发吹干。", "吹干", "chui1 gan1"),
         ("用毛巾把手机擦干。", "干", "gan1"),

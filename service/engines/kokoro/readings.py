@@ -72,8 +72,9 @@ _MUST_BEFORE = frozenset(
 # - dé where it gets something: before these words or a number (他得了第一名, 每人得一份);
 _GOT_BEFORE = frozenset(("了", "过", "着", "到", "的"))
 _NUMERALS = frozenset("一二两三四五六七八九十百千万零几第")
-# - děi again after an adverb or a time (都得排队, 还得多少天, 明天得早点出发), and after a
-#   person (您得找人工客服) unless it asks how much was got (你得多少分);
+# - děi again after an adverb or a time (都得排队, 还得多少天, 明天得早点出发), after a person
+#   (您得找人工客服), and before 多少 (这个得多少钱) unless a person asks how much was got
+#   (你得多少分);
 _MUST_AFTER = frozenset(
     ("还", "就", "都", "也", "又", "可", "总", "那就", "一定", "肯定", "必须", "还是",
      "现在", "今天", "明天", "后天", "今晚", "明早", "晚上", "早上", "上午", "下午", "以后",
@@ -82,6 +83,8 @@ _MUST_AFTER = frozenset(
 _PERSONS = frozenset(
     ("我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家")
 )
+# What a thing takes, after 得多少: money or time.
+_COSTS = frozenset(("钱", "天", "时间", "小时", "分钟", "年", "个月", "周", "块", "元"))
 # - de, the particle that joins a verb to its result or degree, before a word that starts
 #   one: 跑得很快, 写得太小, 做得不错, 来得早, 打扫得干净.
 _RESULT_START = frozenset(
@@ -124,7 +127,7 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
     """The reading (pinyin with a tone number) of a word that depends on the words beside it
     (`then` comes after `after`), where pypinyin's own is wrong; None where it is right."""
     if word == "得":
-        return _lone_de(before, after)
+        return _lone_de(before, after, then)
     if len(word) > 1 and "得" in word[1:] and word not in _phrases:
         # A word jieba cuts as verb + 得 (+ result) that pypinyin has no entry for, so it
         # reads the character's first reading, dé: 拍得, 变得, 过得, 说得对, 看得见.
@@ -172,13 +175,15 @@ def _counted(word: str, before: str, after: str) -> str | None:
     return " ".join(_MEASURES[c] if m else p for c, p, m in said)
 
 
-def _lone_de(before: str, after: str) -> str | None:
+def _lone_de(before: str, after: str, then: str) -> str | None:
     if after in _MUST_BEFORE:
         return "dei3"
     if not after or after in _GOT_BEFORE or after[0] in _NUMERALS:
         return None
+    if after == "多少":  # 这个得多少钱: děi (it takes); 你得多少分: dé (you got)
+        return "dei3" if then in _COSTS or before not in _PERSONS else None
     if before in _PERSONS:
-        return None if after == "多少" else "dei3"
+        return "dei3"
     if before in _MUST_AFTER:
         return "dei3"
     if before and after[0] in _RESULT_START:
