@@ -164,7 +164,7 @@ def split_voice(settings: OrtSettings, **split_options: bool) -> PiperVoice:
     model_path, config_path = embedded_voice_files()
     info, config = read_voice_info(model_path, config_path)
     split = split_graph(model_path.read_bytes(), model_path, **split_options)
-    model = PiperModel(info, config, split, settings, threading.Lock())
+    model = PiperModel(info, config, split, settings)
     return PiperVoice(model, calibrate(model, "Sure, I can help with that."))
 
 

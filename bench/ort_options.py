@@ -141,7 +141,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     model, config_path = embedded_voice_files()
     info, config = read_voice_info(model, config_path)
     split = SplitCache(_common.cache_dir()).load(model)
-    lock = threading.Lock()
     default = OrtSettings()
     if args.quick:
         settings = [
@@ -158,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ]
     candidates = []
     for s in settings:
-        voice = PiperModel(info, config, split, s, lock)
+        voice = PiperModel(info, config, split, s)
         candidates.append(Candidate(s, voice, workloads(voice)))
     latency(candidates, reps, warmup)
 
@@ -201,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     window_audio = FULL_WINDOW * base.voice.hop / info.native_rate
     thr: dict[tuple[int, int], float] = {}
     for intra in (1, 2):
-        voice = PiperModel(info, config, split, OrtSettings(intra_op_threads=intra), lock)
+        voice = PiperModel(info, config, split, OrtSettings(intra_op_threads=intra))
         full_window = workloads(voice).runs[-1]
         for jobs in (1, 2):
             thr[(jobs, intra)] = throughput(full_window, jobs, seconds)

@@ -4,7 +4,6 @@ context, timestamps, parameters."""
 from __future__ import annotations
 
 import itertools
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -148,7 +147,7 @@ def test_a_flow_and_vocoder_that_cannot_be_cut_run_whole_and_exact(
     model_path, config_path = voice_files()
     whole = split_graph(model_path.read_bytes(), model_path, stages=False)
     info, config = read_voice_info(model_path, config_path)
-    model = PiperModel(info, config, whole, OrtSettings(), threading.Lock())
+    model = PiperModel(info, config, whole, OrtSettings())
     voice = PiperVoice(model, calibrate(model, "Sure, I can help with that."))
     assert model.stages.stride == 0
     for text in TEXTS[:3]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import espeak
 from ..engine import VoiceSource
 from ..runtime import OrtSettings
 from .config import FAMILY, read_voice_info
@@ -51,4 +50,4 @@ class PiperFamily:
     def load(self, source: VoiceSource) -> PiperVoice:
         model, config = source.files
         info, raw = read_voice_info(model, config)
-        return PiperVoice.load(info, raw, self._cache, self._ort, espeak.LOCK)
+        return PiperVoice.load(info, raw, self._cache, self._ort)

@@ -3,7 +3,6 @@ staged flow and vocoder (what a voice, its calibration and its segments all run)
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidRequest, ModelError
+from .. import espeak
 from ..engine import VoiceInfo, VoiceRequest
 from ..runtime import OrtSettings
 from .english import english
@@ -33,8 +33,8 @@ class PiperParams:
 
 
 class PiperModel:
-    """A Piper graph loaded for streaming. Thread-safe: espeak-ng runs under the lock it is
-    given (it keeps global state), the sessions run concurrently."""
+    """A Piper graph loaded for streaming. Thread-safe: espeak-ng runs under the process's one
+    espeak lock (it keeps global state), the sessions run concurrently."""
 
     def __init__(
         self,
@@ -42,13 +42,11 @@ class PiperModel:
         config: dict[str, Any],
         split: SplitGraph,
         ort_settings: OrtSettings,
-        espeak_lock: threading.Lock,
     ) -> None:
         from piper import PiperVoice
         from piper.config import PiperConfig
 
         self.info = info
-        self._espeak_lock = espeak_lock
         try:
             self._config = PiperConfig.from_dict(config)
         except (KeyError, TypeError, ValueError) as exc:
@@ -107,7 +105,7 @@ class PiperModel:
         text = text.translate(_CONTROL_TO_SPACE)
         if self._written_out:
             text = self._written_out(text)
-        with self._espeak_lock:
+        with espeak.LOCK:
             return [s for s in self._phonemizer.phonemize(text) if s]
 
     def sentences(self, text: str) -> list[list[str]]:

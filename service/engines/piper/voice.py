@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from typing import Any
 
@@ -39,10 +38,9 @@ class PiperVoice(Calibrated):
         config: dict[str, Any],
         cache: SplitCache,
         ort_settings: OrtSettings,
-        espeak_lock: threading.Lock,
     ) -> PiperVoice:
         """Split (or read the split from the cache), load and calibrate; blocking, seconds."""
-        model = PiperModel(info, config, cache.load(info.files[0]), ort_settings, espeak_lock)
+        model = PiperModel(info, config, cache.load(info.files[0]), ort_settings)
         return cls(model, calibrate(model))
 
     @property
