@@ -418,6 +418,14 @@ def _ja_digits(digits: str) -> str:
     return "".join(_JA_DIGITS[d] for d in digits)
 
 
+def digits_one_by_one(text: str, language: int) -> str:
+    """Each run of digits in `text` said digit by digit, as a phone number is: in Mandarin
+    (`language` 0, 1 as 幺) or Japanese (1)."""
+    if language == 0:
+        return _digits(text)
+    return re.sub(r"\d+", lambda m: _ja_digits(m.group(0)), text)
+
+
 def _ja_time(time: str) -> str:
     hours, minutes, *seconds = (int(part) for part in time.split(":"))
     said = f"{hours}時" + (f"{minutes}分" if minutes else "")

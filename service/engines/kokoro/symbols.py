@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from ..written import ADDRESS, address_of
+from .numbers import digits_one_by_one
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -25,8 +26,8 @@ _GREEK = {
     "OMEGA": ("欧米伽", "オメガ"),
 }  # fmt: skip
 # Chinese brands written in pinyin or their own Latin name, by the name a Chinese or Japanese
-# listener knows them by (the lexicon has none of them: "HUAWEI" was spelled H-U-A-W-E-I,
-# OpenJTalk's e2k said Xiaomi as キシャミ); "" keeps the Latin word.
+# listener knows them by (the English lexicon has none of them and would spell HUAWEI letter by
+# letter; e2k makes Xiaomi キシャミ); "" keeps the Latin word.
 _BRANDS = {
     "huawei": ("华为", "ファーウェイ"), "xiaomi": ("小米", "シャオミ"),
     "taobao": ("淘宝", "タオバオ"), "tmall": ("天猫", ""), "alipay": ("支付宝", ""),
@@ -72,16 +73,6 @@ _ADDRESS_SIGNS = {
     "@": ("艾特", "アット"), ".": ("点", "ドット"), "-": ("杠", "ハイフン"),
     "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
 }  # fmt: skip
-_DIGIT_NAMES = (
-    dict(zip("0123456789", "零幺二三四五六七八九", strict=True)),
-    dict(
-        zip(
-            "0123456789",
-            ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー"),
-            strict=True,
-        )
-    ),
-)
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans({"\u2126": "Ω", "\u00b5": "μ"})
 # Latin letters that do not decompose into a letter and an accent.
@@ -133,11 +124,8 @@ def _address(address: str, language: int) -> str:
     """An address's signs by their names and its digits one by one, its letters as they are
     (a trailing slash, or dot, is the sentence's)."""
     address, end = (address[:-1], address[-1]) if address[-1] in "./" else (address, "")
-    said = "".join(
-        _ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else _DIGIT_NAMES[language].get(c, c)
-        for c in address
-    )
-    return said + end
+    said = "".join(_ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else c for c in address)
+    return digits_one_by_one(said, language) + end
 
 
 # A slash between two words written in Han or kana is a pause, as 、 ("苹果/香蕉", "月/水/金");
