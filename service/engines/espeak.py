@@ -26,7 +26,7 @@ def _phonemizer() -> Any:
     return EspeakPhonemizer()
 
 
-@functools.lru_cache(maxsize=4096)  # a reply's names repeat; one espeak call costs about 1 ms
+@functools.lru_cache(maxsize=4096)  # a reply's names repeat
 def misaki_phonemes(word: str) -> str:
     """espeak's US English reading of a word no lexicon has ("Samsung", "Kevin"), in misaki's
     phonemes."""

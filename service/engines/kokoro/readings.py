@@ -44,7 +44,7 @@ READINGS = {
     "切换": "qiē huàn", "切开": "qiē kāi", "切成": "qiē chéng", "切块": "qiē kuài",
     "切碎": "qiē suì", "斜杠": "xié gàng", "教得": "jiāo de",
     # names: 华为 (symbols.py writes HUAWEI so) is Huáwéi; places a parcel goes to, by the
-    # reading their people give them (长治 Chángzhì, 漯河 Luòhé: pypinyin said Zhǎngzhì, Tàhé)
+    # reading their people give them (长治 Chángzhì, 漯河 Luòhé: pypinyin reads Zhǎngzhì, Tàhé)
     "华为": "huá wéi", "长治": "cháng zhì", "漯河": "luò hé", "珲春": "hún chūn",
     "涡阳": "guō yáng", "阆中": "làng zhōng", "华阴": "huà yīn", "单县": "shàn xiàn",
     "浚县": "xùn xiàn", "洪洞": "hóng tóng", "会稽": "kuài jī", "解州": "xiè zhōu",
@@ -102,7 +102,7 @@ _COUNTING = {"只": frozenset("一二两三四五六七八九十百千几第每�
              "行": frozenset("一二两三四五六七八九十百千几第每")}  # fmt: skip
 _LINE_AFTER = frozenset("后每上下第")
 # A surname's reading, which is not the character's first: 曾先生 Zēng, 单女士 Shàn, 解先生
-# Xiè, 查老师 Zhā, 朴女士 Piáo (pypinyin said céng, dān, jiě, chá, pǔ). A surname is a lone
+# Xiè, 查老师 Zhā, 朴女士 Piáo (pypinyin reads céng, dān, jiě, chá, pǔ). A surname is a lone
 # character before a title or after 姓 (我姓单), 老 or 小.
 _SURNAMES = {
     "曾": "zeng1", "单": "shan4", "华": "hua4", "乐": "yue4", "解": "xie4", "查": "zha1",

@@ -278,14 +278,16 @@ _MONTH_NAMED_DAY = re.compile(
 # separator: a long run of marks with no digits after it costs one linear scan.)
 _MASK = "*\N{BULLET}"
 _MASKED = re.compile(rf"(?<![{_MASK}])[{_MASK}]{{2,}}(?:[-\s.][{_MASK}]+)*[-\s.]?(\d{{2,}})\b")
+# Short names of spans of time, after a slash ("$1,500/yr") or before a noun ("24-hr").
+_TIME_WORDS = {
+    "hr": "hour", "min": "minute", "sec": "second", "yr": "year", "mo": "month", "wk": "week",
+}  # fmt: skip
 # A word after an amount and a slash ("$1,500/yr", "$25/visit", "4g/day", "10%/year"): per
 # it. Not a unit's one letter (km/h, m/s: the units' own names) nor a web address's path.
-_PERIODS = {"yr": "year", "mo": "month", "wk": "week", "hr": "hour"}
 _PER = re.compile(
     r"(\d[A-Za-z]{0,3}|%|dollars|euros|pounds|cents|yen)\s?/\s?([a-z]{2,})\b(?!/|\.\w)"
 )
 # A span of time as a word before a noun ("a 24-hr line", "a 5-min wait"): the unit's name.
-_TIME_WORDS = {"hr": "hour", "min": "minute", "sec": "second", "yr": "year", "mo": "month"}
 _TIME_ADJECTIVE = re.compile(rf"(?<=\d)-({'|'.join(_TIME_WORDS)})\b")
 # A US retirement plan: 401(k) is "four oh one K" (espeak: "four hundred one").
 _PLAN = re.compile(r"\b(4)0(1|3)\((k|b)\)")
@@ -482,7 +484,7 @@ def english(text: str) -> str:
     text = RATIO.sub(r"\1 to \2", text)
     text = _RATING.sub(r"\1 out of \2", text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
-    text = _PER.sub(lambda m: f"{m.group(1)} per {_PERIODS.get(m.group(2), m.group(2))}", text)
+    text = _PER.sub(lambda m: f"{m.group(1)} per {_TIME_WORDS.get(m.group(2), m.group(2))}", text)
     text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
     text = _PLAN.sub(lambda m: f"{m.group(1)} oh {m.group(2)} {m.group(3).upper()}", text)
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
