@@ -150,6 +150,21 @@ def test_a_day_or_a_volume_before_its_number_does_not_end_a_sentence(text: str) 
     assert segments(f"{text} Bye.") == [text, " Bye."]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "La Sra. Pérez llamó.",
+        "Mme. Martin est là.",
+        "Il dott. Rossi arriva.",
+        "Fica na Av. Paulista.",
+        "Vea la pág. 3 ahora.",
+        "Llame al tel. 912 345 678.",
+    ],
+)
+def test_titles_and_the_like_in_other_languages_do_not_end_a_sentence(text: str) -> None:
+    assert segments(f"{text} Adiós.") == [text, " Adiós."]
+
+
 @pytest.mark.parametrize("title", ["DR.", "dr.", "mR.", "PROF."])
 def test_abbreviations_are_case_insensitive(title: str) -> None:
     assert segments(f"Ask {title} Jones now. Ok.") == [f"Ask {title} Jones now.", " Ok."]
@@ -191,6 +206,20 @@ def test_an_abbreviation_dot_followed_by_more_marks_cuts() -> None:
 
 def test_first_segment_cuts_at_a_clause_mark_of_any_length() -> None:
     assert segments("Sure, I can help.") == ["Sure,", " I can help."]
+
+
+def test_a_voice_may_need_a_longer_first_clause() -> None:
+    """Voice.first_clause_chars: a Spanish voice says "Hola," alone poorly, so a first clause
+    shorter than its minimum runs on to the next mark; a longer one is cut as usual."""
+    segmenter = Segmenter(first_clause_chars=8)
+    text = "Hola, su pedido ya ha salido, y llegará mañana."
+    assert segmenter.push(text) + segmenter.flush() == [
+        "Hola, su pedido ya ha salido,",
+        " y llegará mañana.",
+    ]
+    segmenter = Segmenter(first_clause_chars=8)
+    text = "Buenos días, su pedido ya ha salido."
+    assert segmenter.push(text) + segmenter.flush() == ["Buenos días,", " su pedido ya ha salido."]
 
 
 def test_later_clause_shorter_than_minimum_does_not_cut() -> None:

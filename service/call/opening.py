@@ -111,6 +111,8 @@ class SessionOpener:
         server's setting), and needs none when the phrase cache holds every segment (no model
         work)."""
         settings = self.settings(config, caller, first)
+        if segments is not None and settings.voice.first_clause_chars:
+            segments = segments_of("".join(segments), settings.voice.first_clause_chars)
         # Only streams with long jobs are budgeted: the others are weighed by the load.
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
@@ -200,10 +202,11 @@ def check_readable(voice: Voice, text: str, registry: VoiceRegistry, by_text: bo
         )
 
 
-def segments_of(text: str) -> list[str]:
-    """`text` cut as a session cuts it, less the blank segments it skips (a whole text's
-    first segment picks its voice when the call names none)."""
-    segmenter = Segmenter()
+def segments_of(text: str, first_clause_chars: int = 0) -> list[str]:
+    """`text` cut as a session of a voice with `first_clause_chars` (Voice.first_clause_chars)
+    cuts it, less the blank segments it skips (a whole text's first segment picks its voice
+    when the call names none)."""
+    segmenter = Segmenter(first_clause_chars=first_clause_chars)
     return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
 
 

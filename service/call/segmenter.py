@@ -59,6 +59,10 @@ _ABBREVIATIONS = frozenset(
         "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",
         # an address's parts ("Elm Rd. now", "Apt. 4B"), a phone's extension ("ext. 89")
         "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext",
+        # titles and the like in Spanish, French, Italian and Portuguese ("la Sra. Pérez",
+        # "Mme. Martin", "il dott. Rossi", "Av. Paulista", "pág. 3", "tel. 912...")
+        "sra", "srta", "ud", "uds", "dña", "mme", "mlle", "sig", "dott", "av", "avda", "pág",
+        "núm", "tel",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
@@ -88,12 +92,17 @@ class Segmenter:
     Every returned segment is an exact slice of the input, and none is longer than max_chars.
     """
 
-    def __init__(self, *, clause_min_chars: int = 40, max_chars: int = 300) -> None:
+    def __init__(
+        self, *, clause_min_chars: int = 40, max_chars: int = 300, first_clause_chars: int = 0
+    ) -> None:
+        """`first_clause_chars`: the fewest a reply's first clause needs to end a segment (a
+        voice's Voice.first_clause_chars); later ones need `clause_min_chars`."""
         if max_chars < 1:
             raise ValueError(f"max_chars must be >= 1, got {max_chars}")
-        if clause_min_chars < 0:
-            raise ValueError(f"clause_min_chars must be >= 0, got {clause_min_chars}")
+        if min(clause_min_chars, first_clause_chars) < 0:
+            raise ValueError("clause_min_chars and first_clause_chars must be >= 0")
         self._clause_min = clause_min_chars
+        self._first_min = first_clause_chars
         self._max = max_chars
         # Pending text: the current segment starts at index 0. It is cut from the front as
         # segments complete, so it never grows past max_chars and appends stay cheap.
@@ -222,7 +231,7 @@ class Segmenter:
         spoken = i - self._first_visible
         if self._cjk:
             spoken *= _WIDE_WEIGHT
-        return ok and (self._first or spoken >= self._clause_min)
+        return ok and spoken >= (self._first_min if self._first else self._clause_min)
 
     def _scan_char(self, ch: str, i: int) -> None:
         if ch.isspace():

@@ -113,7 +113,9 @@ class Session:
         self._step: asyncio.Future[Any] | None = None
         self._pacer = Pacer(runner, settings.voice.info.native_rate, self.policy.pacing)
         self._limits = limits or SessionLimits()
-        self._segmenter = segmenter or Segmenter()
+        self._segmenter = segmenter or Segmenter(
+            first_clause_chars=settings.voice.first_clause_chars
+        )
         self._generation = 0
         self._work: deque[_Work] = deque()
         self._queued_chars = 0

@@ -124,6 +124,10 @@ class CachedVoice:
     def long_jobs(self) -> bool:
         return self.voice.long_jobs
 
+    @property
+    def first_clause_chars(self) -> int:
+        return self.voice.first_clause_chars
+
     def params(self, request: VoiceRequest) -> Hashable:
         return self.voice.params(request)
 

@@ -191,6 +191,12 @@ class Voice(Protocol):
         admission budgets its streams (AdmissionPolicy.heavy_share); Piper's windows are short."""
         ...
 
+    @property
+    def first_clause_chars(self) -> int:
+        """The fewest characters a reply's first clause needs to be spoken on its own, for the
+        sooner first audio; a shorter one goes on with the next clause (call.Segmenter)."""
+        ...
+
     def params(self, request: VoiceRequest) -> Hashable:
         """The request's settings resolved against this voice (frozen: a phrase-cache key);
         raises InvalidRequest naming the field at fault."""

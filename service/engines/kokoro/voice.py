@@ -61,6 +61,11 @@ SOFT_PIECES = 8
 # characters at a time (docs/kokoro.md#g2p-of-long-text): the first step of a long segment runs
 # its G2P whole, and must count as the long job it is.
 G2P_SECONDS_PER_CHARACTER = 0.00015
+# The Spanish, French, Italian and Portuguese voices say a short word poorly on its own and
+# well in its sentence ("Hola," alone is heard as "Polar", "Olá," as "pula": Whisper base,
+# test_kokoro_server.py's Spanish reply): a reply's first clause shorter than this goes on with
+# the next (whose segment's first piece budgets() still keeps short).
+FIRST_CLAUSE_CHARS = {"es": 8, "fr": 8, "it": 8, "pt": 8}
 # The encoder's share of a piece's work (docs/kokoro.md#streaming): what encoding the pieces
 # after the first (for their word timestamps) adds to a segment's first step.
 ENCODER_SHARE = 0.08
@@ -110,6 +115,10 @@ class KokoroVoice(Calibrated):
     @property
     def long_jobs(self) -> bool:
         return True
+
+    @property
+    def first_clause_chars(self) -> int:
+        return FIRST_CLAUSE_CHARS.get(self.info.language.split("-")[0], 0)
 
     def no_reading(self, text: str) -> str | None:
         return self._g2p.no_reading(text)

@@ -52,6 +52,10 @@ class PiperVoice(Calibrated):
         return False
 
     @property
+    def first_clause_chars(self) -> int:
+        return 0  # "Sure," alone is as clear as in its sentence
+
+    @property
     def hop(self) -> int:
         return self.model.hop
 
