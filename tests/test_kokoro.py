@@ -1,4 +1,4 @@
-"""The Kokoro engine family on its real model: Mandarin and Japanese judged by Whisper base,
+"""The Kokoro engine family on its real model: each language's default voice judged by Whisper base,
 pieces bounded by the token budget, word timestamps, params, chunked decoding, install states."""
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ pytestmark = pytest.mark.skipif(
 
 MANDARIN = "今天天气很好，我们一起去公园散步吧。"
 JAPANESE = "お電話ありがとうございます。ご用件をお伺いします。"
+# Kokoro's voices read by espeak-ng (g2p.EspeakG2P), one reply each.
+ESPEAK_LANGUAGES = {
+    "ef_dora": ("es", "De acuerdo, he cambiado la reunión a mañana por la tarde."),
+    "ff_siwis": ("fr", "Très bien, j'ai déplacé la réunion à demain après-midi."),
+    "if_sara": ("it", "D'accordo, ho spostato la riunione a domani pomeriggio."),
+    "pf_dora": ("pt", "Tudo bem, mudei a reunião para amanhã à tarde."),
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +67,8 @@ def family(cache_dir: Path) -> KokoroFamily:
 @pytest.fixture(scope="module")
 def voices(family: KokoroFamily) -> dict[str, KokoroVoice]:
     sources = {s.name: s for s in family.sources(None)}
-    return {name: family.load(sources[name]) for name in ("zf_xiaoxiao", "jf_alpha")}
+    names = ("zf_xiaoxiao", "jf_alpha", *ESPEAK_LANGUAGES)
+    return {name: family.load(sources[name]) for name in names}
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +128,16 @@ def test_the_family_implements_the_engine_interface(
 
 def test_the_family_lists_every_shipped_voice(family: KokoroFamily) -> None:
     names = {s.name for s in family.sources(None)}
-    assert {"zf_xiaoxiao", "zm_yunxi", "jf_alpha", "jm_kumo"} <= names
+    assert {"zf_xiaoxiao", "zm_yunxi", "jf_alpha", "jm_kumo", "em_alex", "pm_santa"} <= names
     assert all(s.family == "kokoro" for s in family.sources(None))
-    assert family.default_voices == {"zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+    assert family.default_voices == {
+        "zh-CN": "zf_xiaoxiao",
+        "ja-JP": "jf_alpha",
+        "es-ES": "ef_dora",
+        "fr-FR": "ff_siwis",
+        "it-IT": "if_sara",
+        "pt-BR": "pf_dora",
+    }
 
 
 def test_voice_info(mandarin: KokoroVoice, japanese: KokoroVoice) -> None:
@@ -139,6 +154,7 @@ def test_voice_info(mandarin: KokoroVoice, japanese: KokoroVoice) -> None:
 @pytest.mark.parametrize(("voice_name", "language", "text"), [
     ("zf_xiaoxiao", "zh", MANDARIN),
     ("jf_alpha", "ja", JAPANESE),
+    *((name, language, text) for name, (language, text) in ESPEAK_LANGUAGES.items()),
 ])  # fmt: skip
 def test_speech_is_intelligible(
     voices: dict[str, KokoroVoice], voice_name: str, language: str, text: str

@@ -1,4 +1,4 @@
-"""Kokoro voices through the real server: Mandarin and Japanese by language (the CLI's too) and by
+"""Kokoro voices through the real server: each language by language (the CLI's too) and by
 name, decoded by libsndfile, judged by Whisper base; routing and its errors; a clear that stops."""
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ def stub(kokoro_server: ServerThread) -> Iterator[tts_pb2_grpc.TextToSpeechServi
 
 MANDARIN = "今天天气很好，我们一起去公园散步吧。"
 JAPANESE = "お電話ありがとうございます。ご用件をお伺いします。"
+# "Hola," alone as the first segment was heard as "Polar" or not at all (Voice.first_clause_chars).
+SPANISH = "Hola, su pedido ya ha salido y llegará pasado mañana."
+FRENCH = "Bonjour, votre commande a été expédiée et arrivera après-demain."
+ITALIAN = "Buongiorno, il suo ordine è stato spedito e arriverà dopodomani."
+PORTUGUESE = "Olá, o seu pedido já foi enviado e deve chegar depois de amanhã."
 
 
 def by_language(language: str) -> pb.SynthesisConfig:
@@ -50,6 +55,10 @@ def ogg_of(responses: list[Any]) -> tuple[np.ndarray, int]:
     ("zh-CN", "zf_xiaoxiao", MANDARIN, "zh"),
     ("zh", "zf_xiaoxiao", MANDARIN, "zh"),  # README's spelling: zh-CN's default, not zf_xiaobei
     ("ja-JP", "jf_alpha", JAPANESE, "ja"),
+    ("es", "ef_dora", SPANISH, "es"),
+    ("fr", "ff_siwis", FRENCH, "fr"),
+    ("it-IT", "if_sara", ITALIAN, "it"),
+    ("pt", "pf_dora", PORTUGUESE, "pt"),
 ])  # fmt: skip
 def test_synthesize_by_language(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, language: str, voice: str, text: str, whisper: str
@@ -65,6 +74,7 @@ def test_synthesize_by_language(
 @pytest.mark.parametrize(("voice", "text", "whisper"), [
     ("zf_xiaoxiao", MANDARIN, "zh"),
     ("jf_alpha", JAPANESE, "ja"),
+    ("ef_dora", SPANISH, "es"),
 ])  # fmt: skip
 def test_streaming_synthesize(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: str, text: str, whisper: str
@@ -76,6 +86,18 @@ def test_streaming_synthesize(
     assert responses[0].format.voice == voice
     audio, rate = ogg_of(responses)
     assert judge().cer(audio, rate, whisper, text) <= 0.10
+
+
+def test_a_spanish_price_is_said_as_people_say_it(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """espeak-ng alone says 25,50 € as "veinticinco, cincuenta euro"; the reply says
+    "veinticinco euros con cincuenta", which Whisper writes back with its "con"."""
+    text = "El total es de 25,50 €."
+    responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=by_language("es"))))
+    audio, rate = ogg_of(responses)
+    heard = judge().transcribe(audio, rate, "es").casefold()
+    assert "euros con 50" in heard or "euros con cincuenta" in heard, heard
 
 
 def test_the_cli_speaks_the_language_asked_for(kokoro_server: ServerThread, tmp_path: Path) -> None:
@@ -105,7 +127,15 @@ def test_voices_say_each_languages_default_and_which_is_not_recommended(
     language_default, zf_xiaoni alone carries not_recommended, and the table shows both."""
     voices = {v.name: v for v in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices}
     defaults = {v.language: v.name for v in voices.values() if v.language_default}
-    assert defaults == {"en-US": "en_US-joe-medium", "zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+    assert defaults == {
+        "en-US": "en_US-joe-medium",
+        "zh-CN": "zf_xiaoxiao",
+        "ja-JP": "jf_alpha",
+        "es-ES": "ef_dora",
+        "fr-FR": "ff_siwis",
+        "it-IT": "if_sara",
+        "pt-BR": "pf_dora",
+    }
     assert [v.name for v in voices.values() if v.not_recommended] == ["zf_xiaoni"]
     assert "hard to understand" in voices["zf_xiaoni"].not_recommended
     result = voxlite("voices", "--language", "zh", "--server", kokoro_server.address)

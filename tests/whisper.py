@@ -48,7 +48,7 @@ class Judge:
         )
 
     def transcribe(self, pcm: np.ndarray, rate: int, language: str) -> str:
-        """`language`: "zh" or "ja"."""
+        """`language`: Whisper's code ("zh", "ja", "es")."""
         import soxr
 
         audio = soxr.resample(np.asarray(pcm, dtype=np.float32), rate, 16000)
@@ -73,7 +73,7 @@ def judge() -> Judge:
 
 
 def _comparable(text: str, language: str) -> str:
-    """Mandarin: simplified characters without punctuation or spaces. Japanese: the kana
+    """Without punctuation, spaces or case. Mandarin: simplified characters. Japanese: the kana
     reading, since Whisper may write a word in kanji or kana either way."""
     text = unicodedata.normalize("NFKC", text)
     if language == "zh":
@@ -85,7 +85,7 @@ def _comparable(text: str, language: str) -> str:
 
         # OpenJTalk alone: pyopenjtalk-plus's corrections may ask Sudachi, not installed.
         text = str(pyopenjtalk.g2p(text, kana=True, use_vanilla=True))
-    return "".join(c for c in text if c.isalnum() and not re.match(r"\s", c))
+    return "".join(c for c in text.casefold() if c.isalnum() and not re.match(r"\s", c))
 
 
 def cer(reference: str, hypothesis: str, language: str) -> float:

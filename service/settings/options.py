@@ -218,7 +218,8 @@ OPTIONS: tuple[Option, ...] = (
         "language-voices",
         _language_voices,
         "each language's voice for requests that name none, replacing those of its languages "
-        "(default zh-CN=zf_xiaoxiao,ja-JP=jf_alpha), e.g. zh=zm_yunxi",
+        "(default: the clearest voice of each, zh-CN=zf_xiaoxiao, ja-JP=jf_alpha, es-ES=ef_dora, "
+        "fr-FR=ff_siwis, it-IT=if_sara, pt-BR=pf_dora), e.g. zh=zm_yunxi",
         metavar="LANG=VOICE,...",
     ),
     Option("max-streams", _integer(1, 10000), "synthesis calls at once (default 32)"),

