@@ -1,5 +1,5 @@
 # voxlite-server in a container: CPU only, runs as an unprivileged user, the default English voice
-# and the Mandarin and Japanese voices (Kokoro-82M) included, the split graphs of the voices loaded
+# and the Kokoro-82M voices (Mandarin, Japanese and four more) included, the split graphs of the voices loaded
 # before SERVING already cached, so a container start does not split a model. Build and
 # smoke-test it with scripts/container (podman; Docker's BuildKit reads the same file, untried
 # here).

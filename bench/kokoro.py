@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnxruntime as ort
-from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.call.opening import segments_of
 from voxlite.service.engines.engine import VoiceSource
-from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro import DEFAULT_VOICES, KokoroFamily
 from voxlite.service.engines.kokoro.convs import convs_as_matmuls
 from voxlite.service.engines.kokoro.decode import SAMPLE_RATE, WINDOWS, Encoded
 from voxlite.service.engines.kokoro.fused import library as fused_library
@@ -29,12 +29,16 @@ from voxlite.service.engines.runtime import OrtSettings
 
 from . import _common
 from .kokoro_chunks import speak
-from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .kokoro_corpus import REPLIES_BY_LANGUAGE, REPLIES_JA, REPLIES_ZH
 from .kokoro_float import dequantized
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
 VOICES = {"zh-CN": ("zf_xiaoxiao", REPLIES_ZH), "ja-JP": ("jf_alpha", REPLIES_JA)}
+# The pauses are measured in every Kokoro language, each with its default voice.
+PAUSE_VOICES = {
+    language: (name, REPLIES_BY_LANGUAGE[language[:2]]) for language, name in DEFAULT_VOICES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -58,10 +62,7 @@ def voxlite_engine(name: str, voice: KokoroVoice, *, wide: bool = False) -> Engi
         start = time.perf_counter()
         first: float | None = None
         samples = 0
-        segmenter = Segmenter()
-        for segment in [*segmenter.push(text), *segmenter.flush()]:
-            if not segment.strip():
-                continue
+        for segment in segments_of(text, voice.first_clause_chars):
             synth = voice.segment(segment.strip(), KokoroParams(1.0), word_timestamps=False)
             while (window := synth.next_window(0.0, wide=wide)) is not None:
                 first = time.perf_counter() if first is None else first
@@ -91,7 +92,18 @@ def one_shot_mandarin(voice: KokoroVoice) -> Engine:
     graph with onnxruntime's default threads (all cores), as kokoro-onnx does."""
     from misaki.zh import ZHG2P
 
-    g2p = ZHG2P()
+    return _one_shot(voice, ZHG2P(), "misaki ZHG2P + whole graph (all cores)")
+
+
+def one_shot_espeak(voice: KokoroVoice, language: str) -> Engine:
+    """Kokoro's own way for Spanish, French, Italian and Portuguese: misaki's EspeakG2P
+    (`language`: espeak-ng's name, "es") on the whole reply, one run of the whole graph."""
+    from misaki.espeak import EspeakG2P
+
+    return _one_shot(voice, EspeakG2P(language), "misaki EspeakG2P + whole graph (all cores)")
+
+
+def _one_shot(voice: KokoroVoice, g2p: Callable[[str], tuple[str, object]], name: str) -> Engine:
     vocab = voice.vocab
     session = ort.InferenceSession(model_bytes(), providers=["CPUExecutionProvider"])
 
@@ -109,7 +121,7 @@ def one_shot_mandarin(voice: KokoroVoice) -> Engine:
         total = time.perf_counter() - start
         return Run(total, total, np.asarray(audio).size / SAMPLE_RATE)
 
-    return Engine("misaki ZHG2P + whole graph (all cores)", speak)
+    return Engine(name, speak)
 
 
 def measure(engines: Sequence[Engine], texts: Sequence[str], rounds: int) -> None:
@@ -331,7 +343,7 @@ import json, resource, sys, time, warnings
 warnings.filterwarnings("ignore")
 from pathlib import Path
 started = time.perf_counter()
-from voxlite.service.engines.kokoro import KokoroFamily
+from voxlite.service.engines.kokoro import DEFAULT_VOICES, KokoroFamily
 family = KokoroFamily(cache_dir=Path(sys.argv[1]))
 names = sys.argv[2].split(",")
 sources = [s for s in family.sources(None) if names == ["all"] or s.name in names]
@@ -422,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     gaps = {
         language: pause_rows(family.load(sources[name]), replies)
-        for language, (name, replies) in VOICES.items()
+        for language, (name, replies) in PAUSE_VOICES.items()
     }
     print(
         _common.table(

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import soxr
-from voxlite.service.call.segmenter import Segmenter
+from voxlite.service.call.opening import segments_of
 from voxlite.service.engines.kokoro import KokoroFamily
 from voxlite.service.engines.kokoro.decode import HOP, SAMPLE_RATE, WINDOWS, ChunkSchedule
 from voxlite.service.engines.kokoro.voice import KokoroParams, KokoroVoice
@@ -58,10 +58,9 @@ class Spoken:
     """Thread seconds for all of it."""
 
 
-def segments(text: str) -> list[str]:
-    """`text` cut as the server cuts it (the first clause alone, then sentences)."""
-    segmenter = Segmenter()
-    return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
+def segments(text: str, voice: KokoroVoice) -> list[str]:
+    """`text` cut as the server cuts it for `voice` (the first clause alone, then sentences)."""
+    return segments_of(text, voice.first_clause_chars)
 
 
 def speak(voice: KokoroVoice, text: str) -> Spoken:
@@ -73,7 +72,7 @@ def speak(voice: KokoroVoice, text: str) -> Spoken:
     parts: list[np.ndarray] = []
     joins: list[int] = []
     made = spent = 0.0
-    for text_segment in segments(text):
+    for text_segment in segments(text, voice):
         segment = voice.segment(text_segment, KokoroParams(1.0), word_timestamps=False)
         done = sum(p.size for p in parts)
         # wide: as an idle server runs it, where a piece late for its listener goes in windows.
@@ -91,7 +90,7 @@ def reference(voice: KokoroVoice, text: str) -> Spoken:
     """Each segment's pieces as the model gives them, pads whole, each decoded whole."""
     started = time.thread_time()
     parts, first = [], None
-    for text_segment in segments(text):
+    for text_segment in segments(text, voice):
         for piece in voice.pieces(text_segment):
             ids, style = piece.ids, voice.style(len(piece.ids))
             parts.append(voice.decode(voice.model.encode(ids, style, 1.0, lead=1 << 20)))

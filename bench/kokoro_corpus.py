@@ -1,4 +1,4 @@
-"""Agent replies in Mandarin and Japanese, the texts the Kokoro benchmarks speak."""
+"""Agent replies in each Kokoro language, the texts the Kokoro benchmarks speak."""
 
 from __future__ import annotations
 
@@ -25,3 +25,58 @@ REPLIES_JA: tuple[str, ...] = (
     "承知しました。牛乳と卵とパンを買い物リストに追加しました。",
     "少々お待ちください。担当者におつなぎします。",
 )
+
+REPLIES_ES: tuple[str, ...] = (
+    "Hola, gracias por llamar al servicio de atención al cliente. ¿En qué puedo ayudarle?",
+    "De acuerdo, he cambiado la reunión a mañana por la tarde.",
+    "Su pedido ya ha salido del almacén y llegará pasado mañana.",
+    "Perdone, no le he entendido bien. ¿Puede repetir el nombre del contacto?",
+    "Hoy en Madrid hace sol y buen tiempo. No hace falta llevar paraguas.",
+    "He encontrado varios restaurantes cerca de usted. El más cercano está a pocos minutos a pie.",
+    "La factura del mes pasado ya se ha cobrado de su cuenta.",
+    "Muy bien, he añadido leche, huevos y pan a su lista de la compra.",
+)
+"""Spanish replies, the Mandarin ones' counterparts without numbers (Whisper writes a number
+in these languages in digits, which a character error rate against words would count)."""
+
+REPLIES_FR: tuple[str, ...] = (
+    "Bonjour, merci d'avoir appelé le service client. Comment puis-je vous aider ?",
+    "Très bien, j'ai déplacé la réunion à demain après-midi.",
+    "Votre commande a été expédiée et arrivera après-demain.",
+    "Pardon, je n'ai pas bien compris. Pouvez-vous répéter le nom du contact ?",
+    "Aujourd'hui à Paris, il fait beau et doux. Pas besoin de parapluie.",
+    "J'ai trouvé plusieurs restaurants près de chez vous. Le plus proche est tout près.",
+    "La facture du mois dernier a déjà été prélevée sur votre compte.",
+    "C'est noté, j'ai ajouté du lait, des œufs et du pain à votre liste de courses.",
+)
+"""French replies, the Mandarin ones' counterparts."""
+
+REPLIES_IT: tuple[str, ...] = (
+    "Buongiorno, grazie per aver chiamato il servizio clienti. Come posso aiutarla?",
+    "D'accordo, ho spostato la riunione a domani pomeriggio.",
+    "Il suo ordine è stato spedito e arriverà dopodomani.",
+    "Mi scusi, non ho capito bene. Può ripetere il nome del contatto?",
+    "Oggi a Roma c'è il sole e fa caldo. Non serve l'ombrello.",
+    "Ho trovato alcuni ristoranti vicino a lei. Il più vicino è a pochi minuti a piedi.",
+    "La bolletta del mese scorso è già stata addebitata sul suo conto.",
+    "Perfetto, ho aggiunto latte, uova e pane alla sua lista della spesa.",
+)
+"""Italian replies, the Mandarin ones' counterparts."""
+
+REPLIES_PT: tuple[str, ...] = (
+    "Olá, obrigado por ligar para o atendimento ao cliente. Como posso ajudar?",
+    "Tudo bem, mudei a reunião para amanhã à tarde.",
+    "O seu pedido já foi enviado e deve chegar depois de amanhã.",
+    "Desculpe, não entendi bem. Pode repetir o nome do contato?",
+    "Hoje em São Paulo faz sol e calor. Não precisa de guarda-chuva.",
+    "Encontrei alguns restaurantes perto de você. O mais próximo fica a poucos minutos a pé.",
+    "A fatura do mês passado já foi debitada da sua conta.",
+    "Certo, coloquei leite, ovos e pão na sua lista de compras.",
+)
+"""Brazilian Portuguese replies, the Mandarin ones' counterparts."""
+
+REPLIES_BY_LANGUAGE: dict[str, tuple[str, ...]] = {
+    "zh": REPLIES_ZH, "ja": REPLIES_JA, "es": REPLIES_ES, "fr": REPLIES_FR, "it": REPLIES_IT,
+    "pt": REPLIES_PT,
+}  # fmt: skip
+"""Each Kokoro language's replies, by its primary subtag."""

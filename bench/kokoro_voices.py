@@ -13,13 +13,14 @@ from tests.whisper import judge
 
 from . import _common
 from .kokoro_chunks import speak
-from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .kokoro_corpus import REPLIES_BY_LANGUAGE
 
 warnings.filterwarnings("ignore", "open_text is deprecated", DeprecationWarning)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = _common.parser(__doc__ or "", quick_help="three replies a voice instead of eight")
+    p.add_argument("--voices", nargs="*", help="only these voices (default: every one)")
     args = p.parse_args(argv)
     count = 3 if args.quick else 8
     family = KokoroFamily(cache_dir=_common.cache_dir())
@@ -27,9 +28,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows: list[list[object]] = []
     figures: dict[str, dict[str, float]] = {}
     for source in family.sources(None):
+        if args.voices and source.name not in args.voices:
+            continue
         voice = family.load(source)
         language = voice.info.language[:2]
-        texts = (REPLIES_ZH if language == "zh" else REPLIES_JA)[:count]
+        texts = REPLIES_BY_LANGUAGE[language][:count]
         cers = []
         for text in texts:
             audio = speak(voice, text).audio * voice.gain

@@ -19,7 +19,7 @@ from ._servers import START_TIMEOUT, free_port, spawn, voxlite_argv, wait_servin
 from .corpus import REPLIES
 from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
 
-# The goals: English only, SERVING under 2 s in 300 MB; with Mandarin and Japanese, SERVING
+# The goals: English only, SERVING under 2 s in 300 MB; with the Kokoro languages, SERVING
 # (every language's default voice loaded) under 5 s and 800 MB.
 TARGETS = {"piper": (2.0, 300.0), "piper,kokoro": (5.0, 800.0)}
 CALLS = 20

