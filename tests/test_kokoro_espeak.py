@@ -7,15 +7,16 @@ import functools
 
 import pytest
 from voxlite.service.engines.kokoro.amounts import spoken
+from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
-
-ESPEAK = {"es": "es", "fr": "fr-fr", "it": "it", "pt": "pt-br"}
 
 
 @functools.cache
 def g2p(language: str) -> EspeakG2P:
-    return EspeakG2P(ESPEAK[language])
+    """The G2P of the voices of `language`'s primary subtag ("es")."""
+    tag = next(t for t in ESPEAK_LANGUAGES if t.startswith(f"{language}-"))
+    return EspeakG2P(ESPEAK_LANGUAGES[tag])
 
 
 def said(language: str, text: str) -> str:

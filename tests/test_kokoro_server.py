@@ -16,6 +16,7 @@ import grpc
 import numpy as np
 import pytest
 import soundfile
+from voxlite.service.engines.kokoro import DEFAULT_VOICES
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
@@ -127,15 +128,7 @@ def test_voices_say_each_languages_default_and_which_is_not_recommended(
     language_default, zf_xiaoni alone carries not_recommended, and the table shows both."""
     voices = {v.name: v for v in stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices}
     defaults = {v.language: v.name for v in voices.values() if v.language_default}
-    assert defaults == {
-        "en-US": "en_US-joe-medium",
-        "zh-CN": "zf_xiaoxiao",
-        "ja-JP": "jf_alpha",
-        "es-ES": "ef_dora",
-        "fr-FR": "ff_siwis",
-        "it-IT": "if_sara",
-        "pt-BR": "pf_dora",
-    }
+    assert defaults == {"en-US": "en_US-joe-medium", **DEFAULT_VOICES}
     assert [v.name for v in voices.values() if v.not_recommended] == ["zf_xiaoni"]
     assert "hard to understand" in voices["zf_xiaoni"].not_recommended
     result = voxlite("voices", "--language", "zh", "--server", kokoro_server.address)

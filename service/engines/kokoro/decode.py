@@ -62,10 +62,9 @@ PAUSES_BY_LANGUAGE = {
     "pt": Pauses(sentence=14, clause=2),
 }
 """Mandarin: Kokoro's whole text pauses briefly at a 。 and often not at all at a ，. French,
-Italian and Portuguese: with Japanese's, pauses ran up to 240, 310 and 140 ms past Kokoro's own
-in its whole text (bench.kokoro --pauses: Italian often runs one sentence into the next, and
-Portuguese a short first clause into the rest); these are the longest of those tried (sentence
-and clause frames 14/6, 8/2, 8/0, 4/0, 2/0; 14/2) that keep every pause within 100 ms of it."""
+Italian and Portuguese pause less than Japanese (Kokoro often runs an Italian sentence into the
+next, and a Portuguese first clause into the rest): the longest that keep every pause within
+100 ms of Kokoro's own in its whole text (bench.kokoro --pauses; docs/kokoro.md)."""
 
 
 def pauses_of(language: str) -> Pauses:
