@@ -1,15 +1,17 @@
 """Spanish, French, Italian and Portuguese text to Kokoro phonemes: misaki's espeak-ng G2P, and
-the prices and numbers it would misread written first as people say them (amounts.py)."""
+the prices, numbers, units, dates and times it would misread written first as people say them
+(amounts.py, clock.py)."""
 
 from __future__ import annotations
 
 import functools
 
 import pytest
-from voxlite.service.engines.kokoro.amounts import spoken
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
+from voxlite.service.engines.romance import clock
+from voxlite.service.engines.romance.amounts import spoken
 
 
 @functools.cache
@@ -36,6 +38,23 @@ def said(language: str, text: str) -> str:
     ("es", "Son 1.250 personas.", "Son 1250 personas."),
     ("es", "Ha subido un 3,5 %.", "Ha subido un 3 coma 5 %."),
     ("it", "Pesa 2,5 chili.", "Pesa 2 virgola 5 chili."),
+    # A unit said as its word, not its letters (cinco ka eme); one of it with the article.
+    ("es", "Hay 5 km y 1 kg.", "Hay 5 kilómetros y un kilo."),
+    ("es", "A 50 km/h, 20 °C, 1,5 l.", "A 50 kilómetros por hora, 20 grados, 1 coma 5 litros."),
+    ("fr", "Comptez 30 min et 10 s.", "Comptez 30 minutes et 10 secondes."),
+    ("it", "Sono 2 km e 250 g.", "Sono 2 chilometri e 250 grammi."),
+    ("pt", "Fica a 1 km, 120 m².", "Fica a um quilômetro, 120 metros quadrados."),
+    # Ordinals and the number sign.
+    ("es", "El 2.º piso, la 1.ª puerta, el 3.er día.", "El 2º piso, la 1ª puerta, el tercer día."),
+    ("fr", "Le 2e étage, la 1re fois.", "Le 2ème étage, la 1ère fois."),
+    ("es", "Su pedido n.º 42.", "Su pedido número 42."),
+    ("it", "La pratica n. 42.", "La pratica numero 42."),
+    ("fr", "Le dossier n° 42.", "Le dossier numéro 42."),
+    # A span or a score (Portuguese says the hyphen as "menos"); a phone number's groups.
+    ("pt", "Espere 10-20 minutos.", "Espere 10 a 20 minutos."),
+    ("es", "Ganó 3-2.", "Ganó 3 a 2."),
+    ("fr", "Comptez 10\N{EN DASH}20 minutes.", "Comptez 10 à 20 minutes."),
+    ("pt", "Ligue para 91234-5678.", "Ligue para 91234 5678."),
 ])  # fmt: skip
 def test_prices_and_numbers_are_read_as_people_say_them(
     language: str, written: str, spoken_as: str
@@ -47,11 +66,48 @@ def test_prices_and_numbers_are_read_as_people_say_them(
 
 
 @pytest.mark.parametrize("text", [
-    "Versión 2.0, pasos 1,2,3 y el 15/03.",  # no price, no thousands, no decimal
+    "Versión 2.0, pasos 1,2,3.",  # no price, no thousands, no decimal
     "Visite ejemplo.es/1.250",  # a web address's path
+    "Los años 80s, la red 5G.",  # a one-letter unit must be spaced from its number
 ])  # fmt: skip
 def test_other_numbers_are_left_to_espeak(text: str) -> None:
     assert spoken(text, "es") == text
+
+
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # A time: hour and minutes as people say them, not two numbers with the colon's pause.
+    ("es", "Su cita es a las 14:30.", "Su cita es a las 14 30."),
+    ("es", "A la 1:05.", "A la una y 5."),
+    ("es", "Abrimos de 9:00 a 18:00 h.", "Abrimos de 9 a 18 horas."),
+    ("es", "Son las 9.30 de la mañana.", "Son las 9 30 de la mañana."),
+    ("fr", "Rendez-vous à 14h30, ou 9 h.", "Rendez-vous à 14 heures 30, ou 9 heures."),
+    ("fr", "Il est 21:05.", "Il est vingt et une heures 5."),
+    ("it", "Alle 14:30, o alle 9.15.", "Alle 14 e 30, o alle 9 e 15."),
+    ("pt", "Às 14h30 ou às 2h.", "Às 14 e 30 ou às duas horas."),
+    ("pt", "Abrimos das 9:00 às 18:00.", "Abrimos das 9 horas às 18 horas."),
+    # A date: the month by its name, day first.
+    ("es", "Llega el 15/03/2026.", "Llega el 15 de marzo de 2026."),
+    ("fr", "Livré le 01/04.", "Livré le 1er avril."),
+    ("it", "Arriva il 15.03.2026.", "Arriva il 15 marzo 2026."),
+    ("pt", "Chega em 2026-03-01.", "Chega em 1º de março de 2026."),
+])  # fmt: skip
+def test_dates_and_times_are_read_as_people_say_them(
+    language: str, written: str, spoken_as: str
+) -> None:
+    """espeak-ng says 14:30 as two numbers with a pause, 9:00 as "nueve cero cero", the h of
+    14h30 and 9h as the letter and 15/03/2026 with "barra" between the numbers."""
+    assert clock.spoken(written, language) == spoken_as
+    assert said(language, written) == said(language, spoken_as)
+
+
+@pytest.mark.parametrize("text", [
+    "Atención 24/7, la mitad 1/2 y 3/4.",  # a one-digit month is a fraction
+    "El registro de las 14:30:15.",  # a timestamp with seconds
+    "Versión 2.30, el 35/03.",  # no time word before the point; no 35th day
+])  # fmt: skip
+def test_other_numbers_are_not_dates_or_times(text: str) -> None:
+    assert clock.spoken(text, "es") == text
+    assert clock.spoken("It is 14:30 on 15/03/2026.", "en") == "It is 14:30 on 15/03/2026."
 
 
 def test_only_these_languages_are_rewritten() -> None:

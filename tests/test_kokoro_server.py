@@ -101,6 +101,19 @@ def test_a_spanish_price_is_said_as_people_say_it(
     assert "euros con 50" in heard or "euros con cincuenta" in heard, heard
 
 
+def test_a_spanish_date_is_said_with_its_month(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """espeak-ng alone says 15/03/2026 as "quince barra cero tres barra…"; the reply names the
+    month."""
+    text = "Su pedido llegará el 15/03/2026 a las 14:30."
+    responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=by_language("es"))))
+    audio, rate = ogg_of(responses)
+    heard = judge().transcribe(audio, rate, "es").casefold()
+    assert "marzo" in heard, heard
+    assert "barra" not in heard, heard
+
+
 def test_the_cli_speaks_the_language_asked_for(kokoro_server: ServerThread, tmp_path: Path) -> None:
     """`voxlite speak --language zh` with no voice: the server's Mandarin voice speaks it."""
     path = tmp_path / "out.opus"

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ...errors import InvalidRequest
-from . import amounts, readings, symbols, yomi
+from .. import romance
+from . import readings, symbols, yomi
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -256,7 +257,7 @@ class EspeakG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
-        text = amounts.spoken(_spoken(text), self._language)
+        text = romance.spoken(_spoken(text), self._language)
         with _ESPEAK_LOCK:
             phonemes, _ = self._g2p(text)
         # A nasal vowel written as one character (ĩ) is not in Kokoro's vocabulary, which

@@ -3,14 +3,15 @@ staged flow and vocoder (what a voice, its calibration and its segments all run)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...errors import InvalidRequest, ModelError
-from .. import espeak
+from .. import espeak, romance
 from ..engine import VoiceInfo, VoiceRequest
 from ..runtime import OrtSettings
 from .english import english
@@ -20,6 +21,19 @@ from .stages import Margins, Sentence, load_stages
 from .words import phoneme_words
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
+
+
+def _written_out(espeak_voice: str) -> Callable[[str], str] | None:
+    """What rewrites a voice's text before espeak-ng reads it: espeak misreads money, clock
+    times, dates, units and the like in English, Spanish, French, Italian and Portuguese."""
+    if espeak_voice.startswith("en"):
+        return english
+    language = espeak_voice.split("-")[0]
+    # Much of Latin America (espeak-ng's es-419) writes a decimal point and $ for pesos, which
+    # Spain's rules would read as a thousands point and dollars: its text goes as written.
+    if language in romance.LANGUAGES and espeak_voice != "es-419":
+        return functools.partial(romance.spoken, language=language)
+    return None
 
 
 @dataclass(frozen=True)
@@ -53,8 +67,7 @@ class PiperModel:
             raise ModelError(info.files[-1], f"not a Piper voice config ({exc!r})") from exc
         # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
         self._phonemizer = PiperVoice(session=None, config=self._config)
-        # espeak misreads money, clock times, phone numbers and the like in English text.
-        self._written_out = english if self._config.espeak_voice.startswith("en") else None
+        self._written_out = _written_out(self._config.espeak_voice)
         self.hop = self._config.hop_length
         """Samples per latent frame."""
         self.id_map = self._config.phoneme_id_map

@@ -1,0 +1,15 @@
+"""Spanish, French, Italian and Portuguese text written as people say it before espeak-ng reads
+it, for any voice that reads these languages through espeak-ng (Kokoro's and Piper's)."""
+
+from __future__ import annotations
+
+from . import amounts, clock
+
+LANGUAGES = frozenset({"es", "fr", "it", "pt"})
+"""The primary subtags whose text is rewritten."""
+
+
+def spoken(text: str, language: str) -> str:
+    """`text` with its dates, times, prices, units and numbers written as a speaker of
+    `language` (a primary subtag: "es") says them; other languages' text unchanged."""
+    return amounts.spoken(clock.spoken(text, language), language)

@@ -1,0 +1,164 @@
+"""Numbers that espeak-ng misreads in Spanish, French, Italian and Portuguese text, written as
+words and digits it reads: a price with its currency after the amount and its cents after a
+joining word ("25,50 €" veinticinco euros con cincuenta, not "veinticinco, cincuenta euro"),
+a thousands point ("1.250" is one number, not "uno. doscientos cincuenta"), a decimal comma
+said as the word people say ("3,5" tres coma cinco, not a pause between two numbers), a unit
+said as its word ("5 km" cinco kilómetros, not *ka eme*), an ordinal ("2.ª" segunda, "3e"
+troisième), "n.º 5" as número and a span or score ("10-20", "3-2") with its joining word, not
+Portuguese's *menos*. Dates, times and hours are clock.py's."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class _Language:
+    comma: str
+    """The decimal comma's word."""
+    one: str
+    """"One" before a masculine noun (un euro)."""
+    joiner: str
+    """Between a price's units and its cents ("" in French: vingt-cinq euros cinquante)."""
+    currencies: dict[str, tuple[str, str]]
+    """A currency sign's name, singular and plural."""
+    to: str
+    """Between the two numbers of a span or a score ("10-20" diez a veinte, "3-2" tres a dos)."""
+    number: str
+    """"n.º", "n°": the word for number."""
+    units: dict[str, tuple[str, str]]
+    """A unit's symbol: one of it as said ("un kilómetro"), and its plural after a number."""
+    ordinals: tuple[tuple[str, str], ...] = ()
+    """Written ordinals espeak-ng misreads: (a pattern, its replacement)."""
+
+
+_LANGUAGES = {
+    "es": _Language(
+        "coma", "un", "con",
+        {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "US$": ("dólar", "dólares"),
+         "£": ("libra", "libras")},
+        "a", "número",
+        {"km/h": ("un kilómetro por hora", "kilómetros por hora"),
+         "km": ("un kilómetro", "kilómetros"), "m": ("un metro", "metros"),
+         "cm": ("un centímetro", "centímetros"), "mm": ("un milímetro", "milímetros"),
+         "m²": ("un metro cuadrado", "metros cuadrados"), "kg": ("un kilo", "kilos"),
+         "g": ("un gramo", "gramos"), "mg": ("un miligramo", "miligramos"),
+         "l": ("un litro", "litros"), "ml": ("un mililitro", "mililitros"),
+         "min": ("un minuto", "minutos"), "s": ("un segundo", "segundos"),
+         "seg": ("un segundo", "segundos"), "°C": ("un grado", "grados")},
+        # 2.º and 1.ª: espeak-ng reads the ordinal letter alone, and the point as a pause.
+        ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<!\d)1\.?er\b", "primer"),
+         (r"(?<!\d)3\.?er\b", "tercer")),
+    ),
+    "fr": _Language(
+        "virgule", "un", "",
+        {"€": ("euro", "euros"), "$": ("dollar", "dollars"), "US$": ("dollar", "dollars"),
+         "£": ("livre", "livres")},
+        "à", "numéro",
+        {"km/h": ("un kilomètre à l'heure", "kilomètres à l'heure"),
+         "km": ("un kilomètre", "kilomètres"), "m": ("un mètre", "mètres"),
+         "cm": ("un centimètre", "centimètres"), "mm": ("un millimètre", "millimètres"),
+         "m²": ("un mètre carré", "mètres carrés"), "kg": ("un kilo", "kilos"),
+         "g": ("un gramme", "grammes"), "mg": ("un milligramme", "milligrammes"),
+         "l": ("un litre", "litres"), "ml": ("un millilitre", "millilitres"),
+         "min": ("une minute", "minutes"), "s": ("une seconde", "secondes"),
+         "°C": ("un degré", "degrés")},
+        # 2e, 3ème, 1re: espeak-ng says the letters (deux e); it reads 2ème and 1ère.
+        ((r"(?<!\d)1(?:re|ʳᵉ)(?!\w)", "1ère"), (r"(?<!\d)1ᵉʳ(?!\w)", "1er"),
+         (r"(?<!\d)2(?:nde)(?!\w)", "seconde"), (r"(?<!\d)2(?:nd)(?!\w)", "second"),
+         (r"(?<![\d,.])(\d+)(?:e|è|ᵉ)(?!\w)", r"\1ème")),
+    ),
+    "it": _Language(
+        "virgola", "un", "e",
+        {"€": ("euro", "euro"), "$": ("dollaro", "dollari"), "US$": ("dollaro", "dollari"),
+         "£": ("sterlina", "sterline")},
+        "a", "numero",
+        {"km/h": ("un chilometro orario", "chilometri orari"),
+         "km": ("un chilometro", "chilometri"), "m": ("un metro", "metri"),
+         "cm": ("un centimetro", "centimetri"), "mm": ("un millimetro", "millimetri"),
+         "m²": ("un metro quadrato", "metri quadrati"), "kg": ("un chilo", "chili"),
+         "g": ("un grammo", "grammi"), "mg": ("un milligrammo", "milligrammi"),
+         "l": ("un litro", "litri"), "ml": ("un millilitro", "millilitri"),
+         "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
+         "°C": ("un grado", "gradi")},
+    ),
+    "pt": _Language(
+        "vírgula", "um", "e",
+        {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "US$": ("dólar", "dólares"),
+         "R$": ("real", "reais"), "£": ("libra", "libras")},
+        "a", "número",
+        {"km/h": ("um quilômetro por hora", "quilômetros por hora"),
+         "km": ("um quilômetro", "quilômetros"), "m": ("um metro", "metros"),
+         "cm": ("um centímetro", "centímetros"), "mm": ("um milímetro", "milímetros"),
+         "m²": ("um metro quadrado", "metros quadrados"), "kg": ("um quilo", "quilos"),
+         "g": ("um grama", "gramas"), "mg": ("um miligrama", "miligramas"),
+         "l": ("um litro", "litros"), "ml": ("um mililitro", "mililitros"),
+         "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
+         "°C": ("um grau", "graus")},
+        ((r"(\d)\.(?=[ºª])", r"\1"),),
+    ),
+}  # fmt: skip
+
+# Thousands grouped by a point or a (narrow) no-break or plain space; cents after a comma (or
+# the point of a price written the English way, $25.99).
+_INTEGER = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?!\d)|\d+"
+_SIGN = r"US\$|R\$|[$€£]"
+_CENTS = r"(?:[,.](?P<{}>\d{{1,2}})(?!\d))?"
+_PRICE = re.compile(
+    rf"(?<![\w.,])(?:(?P<before>{_SIGN})\s?(?P<a>{_INTEGER}){_CENTS.format('ac')}(?![,.]?\d)"
+    rf"|(?P<b>{_INTEGER}){_CENTS.format('bc')}\s?(?P<after>{_SIGN})(?!\w))"
+)
+# A number and a unit: the units of two letters or more may follow the number unspaced (5km);
+# a one-letter unit (m, g, l, s) must be spaced, so that "80s" or "5g" (a network) stay words.
+_AMOUNT = rf"(?P<amount>(?:{_INTEGER})(?:,\d+)?)"
+_UNIT = re.compile(
+    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|kg|mg|ml|min|seg|[°º]C)"
+    r"|\s(?P<letter>[mgls]))(?![\w/²])"
+)
+_NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°]\s?(?=\d)|\b[nN]\.\s(?=\d)")
+# Two numbers of at most three digits joined by a hyphen or dash (10-20, 3-2); longer groups
+# are a phone number or a code (91234-5678), said as groups with a pause between.
+_SPAN = re.compile(r"(?<![\w.,:/-])(\d{1,3})\s?[-\u2013]\s?(\d{1,3})(?![\w-]|[.,:]\d)")
+_GROUPS = re.compile(r"(?<=\d)-(?=\d)")
+_THOUSANDS = re.compile(r"(?<![\d.,/])\d{1,3}(?:\.\d{3})+(?![\d,]|\.\d)")
+_DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
+
+
+def spoken(text: str, language: str) -> str:
+    """`text` with its prices, units, ordinals, spans, thousands points and decimal commas
+    written as espeak-ng should read them, for `language`'s primary subtag ("es"); other
+    languages' text unchanged."""
+    rules = _LANGUAGES.get(language)
+    if rules is None or not any(c.isdigit() for c in text):
+        return text
+    text = _PRICE.sub(lambda m: _price(m, rules), text)
+    text = _UNIT.sub(lambda m: _unit(m, rules), text)
+    text = _NUMBER_SIGN.sub(f"{rules.number} ", text)
+    for pattern, replacement in rules.ordinals:
+        text = re.sub(pattern, replacement, text)
+    text = _SPAN.sub(rf"\1 {rules.to} \2", text)
+    text = _GROUPS.sub(" ", text)
+    text = _THOUSANDS.sub(lambda m: m.group().replace(".", ""), text)
+    return _DECIMAL.sub(rf"\1 {rules.comma} \2", text)
+
+
+def _price(found: re.Match[str], rules: _Language) -> str:
+    sign = found.group("before") or found.group("after")
+    units = re.sub(r"\D", "", found.group("a") or found.group("b"))
+    cents = found.group("ac") or found.group("bc") or ""
+    singular, plural = rules.currencies.get(sign, ("", ""))
+    if not singular:  # a sign this language names no currency for: as written
+        return found.group()
+    said = f"{rules.one} {singular}" if int(units) == 1 else f"{int(units)} {plural}"
+    if cents.rstrip("0"):
+        cents = cents.ljust(2, "0")  # 25,5 € is 25 euros 50
+        said += f" {rules.joiner} {int(cents)}" if rules.joiner else f" {int(cents)}"
+    return said
+
+
+def _unit(found: re.Match[str], rules: _Language) -> str:
+    unit = (found.group("unit") or found.group("letter")).replace("º", "°")
+    one, many = rules.units[unit]
+    amount = found.group("amount")
+    return one if amount == "1" else f"{amount} {many}"
