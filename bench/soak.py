@@ -1,5 +1,5 @@
-"""Soak: many concurrent streams against one voxlite-server for a set time, watching for errors
-and for memory, file descriptors or threads that keep growing."""
+"""Soak: many concurrent streams against one voxlite-server for a set time or a set number of
+calls, watching for errors and for memory, file descriptors or threads that keep growing."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ class Sample:
     cache_mb: float = 0.0
     """The phrase cache's audio (its metric): it fills towards its bound (32 MiB by default)
     through a soak, as fast as the host makes new phrases, which is no leak."""
+    calls: int = 0
+    """Calls answered before this sample."""
 
     @property
     def judged_mb(self) -> float:
@@ -62,6 +64,11 @@ class Tally:
     audio_s: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def calls(self) -> int:
+        with self.lock:
+            return sum(self.outcomes.values())
+
     def add(self, kind: str, outcome: str, audio_s: float = 0.0, detail: str = "") -> None:
         with self.lock:
             self.outcomes[f"{kind}: {outcome}"] += 1
@@ -70,9 +77,9 @@ class Tally:
                 self.unexpected.append(f"{kind}: {outcome} {detail}")
 
 
-def proc_sample(pid: int, start: float, metrics: str = "") -> Sample:
+def proc_sample(pid: int, start: float, metrics: str = "", calls: int = 0) -> Sample:
     """The server's memory, descriptors and threads now; with `metrics` (its metrics URL) the
-    phrase cache's bytes too."""
+    phrase cache's bytes too; `calls`, the calls answered so far."""
     status = Path(f"/proc/{pid}/status").read_text()
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     rss_kb = int(fields["VmRSS"].split()[0])
@@ -83,15 +90,15 @@ def proc_sample(pid: int, start: float, metrics: str = "") -> Sample:
         with urllib.request.urlopen(metrics, timeout=10) as page:
             found = re.search(rb"^voxlite_phrase_cache_bytes (\S+)$", page.read(), re.M)
         cache = float(found.group(1)) / 2**20 if found else 0.0
-    return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads, cache)
+    return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads, cache, calls)
 
 
 def caller(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, seed: int, stop: float, tally: Tally
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, seed: int, stop: threading.Event, tally: Tally
 ) -> None:
     """One simulated caller: mostly LLM-style streams, some barge-ins, hang-ups and mistakes."""
     rng = random.Random(seed)
-    while time.monotonic() < stop:
+    while not stop.is_set():
         text = rng.choice(REPLIES)
         if rng.random() < 0.7:  # mostly new sentences (the phrase cache would serve repeats)
             text = _SENTENCE_END.sub(lambda m: f", case {rng.randrange(10**6)}{m.group()}", text)
@@ -141,10 +148,17 @@ def caller(
                 time.sleep(rng.uniform(*BACKOFF))  # the server is full: ask again later
 
 
-def growth(samples: list[Sample], warmup: float) -> tuple[float, float, float]:
+def growth(
+    samples: list[Sample], warmup: float, warmup_calls: int = 0
+) -> tuple[float, float, float]:
     """(RSS less the phrase cache at the start of the measured part, at its end, largest) in
-    MB: medians of the first and last fifth, so that one noisy sample decides nothing."""
-    measured = [s.judged_mb for s in samples if s.t >= warmup]
+    MB: medians of the first and last fifth, so that one noisy sample decides nothing. The
+    measured part starts `warmup` seconds in, or with `warmup_calls` the samples after that
+    many calls were answered."""
+    if warmup_calls:
+        measured = [s.judged_mb for s in samples if s.calls >= warmup_calls]
+    else:
+        measured = [s.judged_mb for s in samples if s.t >= warmup]
     if len(measured) < 5:
         measured = [s.judged_mb for s in samples]
     fifth = max(1, len(measured) // 5)
@@ -154,6 +168,13 @@ def growth(samples: list[Sample], warmup: float) -> tuple[float, float, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = _common.parser(__doc__ or "", quick_help="30 s with 4 callers")
     p.add_argument("--seconds", type=float, help="how long to run (default 300; quick 30)")
+    p.add_argument(
+        "--calls",
+        type=int,
+        help="run until this many calls are answered instead of for a time, so that a slower "
+        "or busier host does the same work (memory is judged after --warmup-calls)",
+    )
+    p.add_argument("--warmup-calls", type=int, help="calls before memory is judged (with --calls)")
     p.add_argument("--callers", type=int, help="concurrent callers (default 12; quick 4)")
     p.add_argument(
         "--warmup", type=float, help="seconds before memory is judged (default: a fifth)"
@@ -163,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = args.seconds or (30.0 if args.quick else 300.0)
     callers = args.callers or (4 if args.quick else 12)
     warmup = args.warmup if args.warmup is not None else seconds / 5
+    warmup_calls = args.warmup_calls or (args.calls // 2 if args.calls else 0)
 
     with tempfile.TemporaryDirectory(prefix="voxlite-soak-") as tmp:
         workdir = Path(tmp)
@@ -180,17 +202,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tally = Tally()
                 start = time.monotonic()
                 samples = [proc_sample(server.proc.pid, start, metrics)]
-                stop = start + seconds
+                stop = threading.Event()
                 threads = [threading.Thread(target=caller, args=(stub, i, stop, tally), daemon=True)
                            for i in range(callers)]  # fmt: skip
                 for t in threads:
                     t.start()
-                while time.monotonic() < stop:
+                while not stop.is_set():
                     time.sleep(1.0)
                     server.check_alive()
-                    samples.append(proc_sample(server.proc.pid, start, metrics))
+                    samples.append(proc_sample(server.proc.pid, start, metrics, tally.calls))
+                    if samples[-1].calls >= args.calls if args.calls else samples[-1].t >= seconds:
+                        stop.set()
                 for t in threads:
                     t.join(timeout=90)
+                elapsed = time.monotonic() - start
                 # The last calls' descriptors and threads go within moments: wait for that
                 # (a generous deadline, not a fixed pause), then take the closing sample.
                 settled = time.monotonic() + 30
@@ -199,11 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if last.fds <= samples[0].fds + 2 and last.threads <= samples[0].threads + 2:
                         break
                     time.sleep(0.2)
-                samples.append(proc_sample(server.proc.pid, start, metrics))
+                samples.append(proc_sample(server.proc.pid, start, metrics, tally.calls))
         finally:
             server.stop()
 
-    rss_start, rss_end, rss_max = growth(samples, warmup)
+    rss_start, rss_end, rss_max = growth(samples, warmup, warmup_calls)
     # File descriptors and threads are exact counts: compare the idle server before and after.
     fds_grew = samples[-1].fds - samples[0].fds
     threads_grew = samples[-1].threads - samples[0].threads
@@ -219,12 +244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         problems.append(f"{threads_grew} more threads than before the soak")
 
     rows: list[list[object]] = [[name, count] for name, count in sorted(tally.outcomes.items())]
-    print(_common.table(f"soak: {callers} callers for {seconds:g} s", ["calls", "n"], rows))
-    rate = tally.audio_s / seconds
+    print(_common.table(f"soak: {callers} callers for {elapsed:.0f} s", ["calls", "n"], rows))
+    rate = tally.audio_s / elapsed
     print(f"audio produced: {tally.audio_s:.0f} s ({rate:.1f} s of audio per second)")
+    warmed = f"{warmup_calls} calls" if warmup_calls else f"{warmup:g} s"
     print(
         f"resident memory less the phrase cache: {samples[0].judged_mb:.0f} MB idle, "
-        f"{rss_start:.0f} MB after {warmup:g} s warm-up, {rss_end:.0f} MB at the end, "
+        f"{rss_start:.0f} MB after a warm-up of {warmed}, {rss_end:.0f} MB at the end, "
         f"{rss_max:.0f} MB at most; the phrase cache held {samples[-1].cache_mb:.1f} MB "
         f"at the end"
     )
@@ -234,10 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{samples[-1].threads} after, {max(s.threads for s in samples)} at most"
     )
     timeline = "  ".join(
-        f"{s.t:.0f}s:{s.rss_mb:.0f}/{s.cache_mb:.0f}"
+        f"{s.t:.0f}s/{s.calls}:{s.rss_mb:.0f}/{s.cache_mb:.0f}"
         for s in samples[:: max(1, len(samples) // 12)]
     )
-    print(f"resident memory / the phrase cache's audio over time (s:MB/MB): {timeline}")
+    print(
+        "resident memory / the phrase cache's audio over time "
+        f"(seconds/calls answered: MB/MB): {timeline}"
+    )
     shown = "; ".join(sorted(set(problems))[:10]) + (
         f" ({len(problems)} in all)" if problems else ""
     )
@@ -246,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json,
         {
             "benchmark": "soak",
-            "seconds": seconds,
+            "seconds": elapsed,
             "callers": callers,
             "outcomes": dict(tally.outcomes),
             "audio_seconds": tally.audio_s,
