@@ -1,6 +1,6 @@
 """Spanish, French, Italian and Portuguese text to Kokoro phonemes: misaki's espeak-ng G2P, and
 the prices, numbers, units, dates and times it would misread written first as people say them
-(amounts.py, clock.py)."""
+(engines/romance)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
-from voxlite.service.engines.romance import clock
+from voxlite.service.engines.romance import abbreviations, clock
 from voxlite.service.engines.romance.amounts import spoken
 
 
@@ -133,3 +133,27 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     pieces = cut_pieces(words, load_vocab(), 120)
     assert len(pieces) > 1
     assert all(piece.words[-1].is_break for piece in pieces[:-1])
+
+
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # Titles espeak-ng spells (esse erre, em) or says with a full stop before the name.
+    ("pt", "O Sr. Silva liga amanhã.", "O senhor Silva liga amanhã."),
+    ("fr", "M. Dupont rappellera.", "monsieur Dupont rappellera."),
+    ("it", "La Dott.ssa Bianchi e il Sig. Rossi.", "La dottoressa Bianchi e il signor Rossi."),
+    ("es", "Vivo en c/Mayor 5, p. ej. Visa.", "Vivo en calle Mayor 5, por ejemplo Visa."),
+    # At a sentence's end, or before a capital when it names no one: the full stop stays.
+    ("es", "Peras, manzanas, etc.", "Peras, manzanas, etcétera."),
+    ("es", "Vive en EE. UU. Trabaja allí.", "Vive en Estados Unidos. Trabaja allí."),
+    ("es", "Peras, etc., y más.", "Peras, etcétera, y más."),
+])  # fmt: skip
+def test_abbreviations_are_written_out(language: str, written: str, spoken_as: str) -> None:
+    assert abbreviations.spoken(written, language) == spoken_as
+    assert said(language, written) == said(language, spoken_as)
+
+
+@pytest.mark.parametrize("text", [
+    "Visite ejemplo.es/c/ayuda.",  # a web address's path
+    "Gracias, Sr",  # no point: a word we do not know
+])  # fmt: skip
+def test_other_text_keeps_its_abbreviations(text: str) -> None:
+    assert abbreviations.spoken(text, "es") == text

@@ -159,6 +159,12 @@ def test_a_day_or_a_volume_before_its_number_does_not_end_a_sentence(text: str) 
         "Fica na Av. Paulista.",
         "Vea la pág. 3 ahora.",
         "Llame al tel. 912 345 678.",
+        "Pague con una tarjeta p. ej. Visa.",
+        "Vive en EE. UU. desde 2020.",
+        "Appelez le tél. 01 23 45.",
+        "Il reste env. 5 places.",
+        "L'Avv. Neri e l'Ing. Blu arrivano.",
+        "A Profa. Lima chega em aprox. 5 minutos.",
     ],
 )
 def test_titles_and_the_like_in_other_languages_do_not_end_a_sentence(text: str) -> None:

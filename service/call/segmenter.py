@@ -60,9 +60,11 @@ _ABBREVIATIONS = frozenset(
         # an address's parts ("Elm Rd. now", "Apt. 4B"), a phone's extension ("ext. 89")
         "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext",
         # titles and the like in Spanish, French, Italian and Portuguese ("la Sra. Pérez",
-        # "Mme. Martin", "il dott. Rossi", "Av. Paulista", "pág. 3", "tel. 912...")
-        "sra", "srta", "ud", "uds", "dña", "mme", "mlle", "sig", "dott", "av", "avda", "pág",
-        "núm", "tel",
+        # "Mme. Martin", "il dott. Rossi", "Av. Paulista", "pág. 3", "tel. 912...", "p. ej.",
+        # "EE. UU.", "l'Avv. Neri"), which engines/romance writes out whole
+        "sra", "srta", "sres", "sras", "srs", "dra", "profa", "ud", "uds", "dña", "mme", "mlle",
+        "sig", "dott", "avv", "ing", "av", "avda", "pág", "págs", "núm", "tel", "tél", "aprox",
+        "env", "ej", "ex", "ee", "uu",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
