@@ -10,7 +10,7 @@ import pytest
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
-from voxlite.service.engines.romance import abbreviations, clock
+from voxlite.service.engines.romance import abbreviations, addresses, clock
 from voxlite.service.engines.romance.amounts import spoken
 
 
@@ -157,3 +157,19 @@ def test_abbreviations_are_written_out(language: str, written: str, spoken_as: s
 ])  # fmt: skip
 def test_other_text_keeps_its_abbreviations(text: str) -> None:
     assert abbreviations.spoken(text, "es") == text
+
+
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # espeak-ng keeps an address's dots as full stops: the voice would end a sentence inside it.
+    ("es", "Escriba a info@empresa.es hoy.", "Escriba a info arroba empresa punto es hoy."),
+    ("fr", "Voir www.societe.fr.", "Voir www point societe point fr."),
+    ("it", "Scriva a info_clienti@azienda.it",
+     "Scriva a info trattino basso clienti chiocciola azienda punto it"),
+    ("pt", "Acesse https://loja-online.com.br/pedidos",
+     "Acesse loja hífen online ponto com ponto br barra pedidos"),
+])  # fmt: skip
+def test_addresses_are_read_with_their_signs_by_name(
+    language: str, written: str, spoken_as: str
+) -> None:
+    assert addresses.spoken(written, language) == spoken_as
+    assert said(language, written) == said(language, spoken_as)

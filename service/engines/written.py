@@ -19,7 +19,7 @@ _PHONE_DIGITS = 7
 # An e-mail or a web address with a top-level domain every reader knows (bob@qq.com, www.qq.com,
 # abc-123.cn/help), read with its signs by name and its digits one by one; its scheme
 # (https://), which no one reads out, is group 1.
-_TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de"
+_TLD = "com|cn|net|org|edu|gov|io|jp|co|me|ai|app|dev|info|tv|hk|tw|uk|us|de|es|fr|it|pt|br|eu"
 ADDRESS = re.compile(
     r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
     r"|(?<![\w@.])((?i:https?)://)?"

@@ -3,15 +3,15 @@ it, for any voice that reads these languages through espeak-ng (Kokoro's and Pip
 
 from __future__ import annotations
 
-from . import abbreviations, amounts, clock
+from . import abbreviations, addresses, amounts, clock
 
 LANGUAGES = frozenset({"es", "fr", "it", "pt"})
 """The primary subtags whose text is rewritten."""
 
 
 def spoken(text: str, language: str) -> str:
-    """`text` with its abbreviations, dates, times, prices, units and numbers written as a
-    speaker of `language` (a primary subtag: "es") says them; other languages' text
-    unchanged."""
-    text = abbreviations.spoken(text, language)
+    """`text` with its addresses, abbreviations, dates, times, prices, units and numbers
+    written as a speaker of `language` (a primary subtag: "es") says them; other languages'
+    text unchanged."""
+    text = abbreviations.spoken(addresses.spoken(text, language), language)
     return amounts.spoken(clock.spoken(text, language), language)
