@@ -55,6 +55,12 @@ def said(language: str, text: str) -> str:
     ("es", "Ganó 3-2.", "Ganó 3 a 2."),
     ("fr", "Comptez 10\N{EN DASH}20 minutes.", "Comptez 10 à 20 minutes."),
     ("pt", "Ligue para 91234-5678.", "Ligue para 91234 5678."),
+    # A minus sign, which espeak-ng drops (a debt read as money owed to the caller).
+    ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
+    ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),
+    # "2x1" and "20 x 30" with "por" (not "equis"); Brazil's instalments ("3x sem juros").
+    ("es", "Oferta 2x1, 20 x 30 cm.", "Oferta 2 por 1, 20 por 30 centímetros."),
+    ("pt", "Em 3x sem juros.", "Em 3 vezes sem juros."),
 ])  # fmt: skip
 def test_prices_and_numbers_are_read_as_people_say_them(
     language: str, written: str, spoken_as: str
@@ -85,6 +91,7 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("it", "Alle 14:30, o alle 9.15.", "Alle 14 e 30, o alle 9 e 15."),
     ("pt", "Às 14h30 ou às 2h.", "Às 14 e 30 ou às duas horas."),
     ("pt", "Abrimos das 9:00 às 18:00.", "Abrimos das 9 horas às 18 horas."),
+    ("es", "Tarda 1,5 h.", "Tarda 1,5 horas."),
     # A date: the month by its name, day first.
     ("es", "Llega el 15/03/2026.", "Llega el 15 de marzo de 2026."),
     ("fr", "Livré le 01/04.", "Livré le 1er avril."),

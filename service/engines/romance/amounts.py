@@ -4,8 +4,9 @@ joining word ("25,50 €" veinticinco euros con cincuenta, not "veinticinco, cin
 a thousands point ("1.250" is one number, not "uno. doscientos cincuenta"), a decimal comma
 said as the word people say ("3,5" tres coma cinco, not a pause between two numbers), a unit
 said as its word ("5 km" cinco kilómetros, not *ka eme*), an ordinal ("2.ª" segunda, "3e"
-troisième), "n.º 5" as número and a span or score ("10-20", "3-2") with its joining word, not
-Portuguese's *menos*. Dates, times and hours are clock.py's."""
+troisième), "n.º 5" as número, a span or score ("10-20", "3-2") with its joining word, not
+Portuguese's *menos*, a minus sign, which espeak-ng drops ("-25,30 €" *menos veinticinco…*),
+and "2x1" with *por*. Dates, times and hours are clock.py's."""
 
 from __future__ import annotations
 
@@ -27,10 +28,14 @@ class _Language:
     """Between the two numbers of a span or a score ("10-20" diez a veinte, "3-2" tres a dos)."""
     number: str
     """"n.º", "n°": the word for number."""
+    minus: str
+    """A minus sign before a number, which espeak-ng drops ("-25,30 €" a debt, "-5 °C")."""
+    by: str
+    """The x of "2x1" and "20x30" ("" where it is left as written)."""
     units: dict[str, tuple[str, str]]
     """A unit's symbol: one of it as said ("un kilómetro"), and its plural after a number."""
-    ordinals: tuple[tuple[str, str], ...] = ()
-    """Written ordinals espeak-ng misreads: (a pattern, its replacement)."""
+    forms: tuple[tuple[str, str], ...] = ()
+    """Other written forms espeak-ng misreads, ordinals mostly: (a pattern, its replacement)."""
 
 
 _LANGUAGES = {
@@ -38,7 +43,7 @@ _LANGUAGES = {
         "coma", "un", "con",
         {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "US$": ("dólar", "dólares"),
          "£": ("libra", "libras")},
-        "a", "número",
+        "a", "número", "menos", "por",
         {"km/h": ("un kilómetro por hora", "kilómetros por hora"),
          "km": ("un kilómetro", "kilómetros"), "m": ("un metro", "metros"),
          "cm": ("un centímetro", "centímetros"), "mm": ("un milímetro", "milímetros"),
@@ -55,7 +60,7 @@ _LANGUAGES = {
         "virgule", "un", "",
         {"€": ("euro", "euros"), "$": ("dollar", "dollars"), "US$": ("dollar", "dollars"),
          "£": ("livre", "livres")},
-        "à", "numéro",
+        "à", "numéro", "moins", "",
         {"km/h": ("un kilomètre à l'heure", "kilomètres à l'heure"),
          "km": ("un kilomètre", "kilomètres"), "m": ("un mètre", "mètres"),
          "cm": ("un centimètre", "centimètres"), "mm": ("un millimètre", "millimètres"),
@@ -73,7 +78,7 @@ _LANGUAGES = {
         "virgola", "un", "e",
         {"€": ("euro", "euro"), "$": ("dollaro", "dollari"), "US$": ("dollaro", "dollari"),
          "£": ("sterlina", "sterline")},
-        "a", "numero",
+        "a", "numero", "meno", "per",
         {"km/h": ("un chilometro orario", "chilometri orari"),
          "km": ("un chilometro", "chilometri"), "m": ("un metro", "metri"),
          "cm": ("un centimetro", "centimetri"), "mm": ("un millimetro", "millimetri"),
@@ -87,7 +92,7 @@ _LANGUAGES = {
         "vírgula", "um", "e",
         {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "US$": ("dólar", "dólares"),
          "R$": ("real", "reais"), "£": ("libra", "libras")},
-        "a", "número",
+        "a", "número", "menos", "por",
         {"km/h": ("um quilômetro por hora", "quilômetros por hora"),
          "km": ("um quilômetro", "quilômetros"), "m": ("um metro", "metros"),
          "cm": ("um centímetro", "centímetros"), "mm": ("um milímetro", "milímetros"),
@@ -96,7 +101,8 @@ _LANGUAGES = {
          "l": ("um litro", "litros"), "ml": ("um mililitro", "mililitros"),
          "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
          "°C": ("um grau", "graus")},
-        ((r"(\d)\.(?=[ºª])", r"\1"),),
+        # "em 3x sem juros": three instalments, said "três vezes".
+        ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])", r"\1 vezes")),
     ),
 }  # fmt: skip
 
@@ -116,6 +122,8 @@ _UNIT = re.compile(
     rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|kg|mg|ml|min|seg|[°º]C)"
     r"|\s(?P<letter>[mgls]))(?![\w/²])"
 )
+_MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
+_BY = re.compile(r"(?<![\w.,])(\d+(?:,\d+)?)\s?[x\u00d7]\s?(?=\d)")
 _NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°]\s?(?=\d)|\b[nN]\.\s(?=\d)")
 # Two numbers of at most three digits joined by a hyphen or dash (10-20, 3-2); longer groups
 # are a phone number or a code (91234-5678), said as groups with a pause between.
@@ -126,16 +134,19 @@ _DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
 
 def spoken(text: str, language: str) -> str:
-    """`text` with its prices, units, ordinals, spans, thousands points and decimal commas
-    written as espeak-ng should read them, for `language`'s primary subtag ("es"); other
+    """`text` with its signs, prices, units, ordinals, spans, thousands points and decimal
+    commas written as espeak-ng should read them, for `language`'s primary subtag ("es"); other
     languages' text unchanged."""
     rules = _LANGUAGES.get(language)
     if rules is None or not any(c.isdigit() for c in text):
         return text
+    text = _MINUS.sub(f"{rules.minus} ", text)
     text = _PRICE.sub(lambda m: _price(m, rules), text)
     text = _UNIT.sub(lambda m: _unit(m, rules), text)
     text = _NUMBER_SIGN.sub(f"{rules.number} ", text)
-    for pattern, replacement in rules.ordinals:
+    if rules.by:
+        text = _BY.sub(rf"\1 {rules.by} ", text)
+    for pattern, replacement in rules.forms:
         text = re.sub(pattern, replacement, text)
     text = _SPAN.sub(rf"\1 {rules.to} \2", text)
     text = _GROUPS.sub(" ", text)

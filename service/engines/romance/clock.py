@@ -85,8 +85,8 @@ _TIME = re.compile(
     rf"{_NOT_AFTER_RANGE}{_HOUR}(?::|\s?h\s?)(?P<minutes>[0-5]\d)(?![\d:]|\s?min)(?P<h>\s?h(?!\w))?"
 )
 _DOTTED_TIME = re.compile(rf"(?<!\w)(?P<word>\w+)\s{_HOUR}\.(?P<minutes>[0-5]\d)(?!\d|[.,]\d)")
-# 9 h, 9h, 24 h: a time or a number of hours, said alike.
-_BARE_HOURS = re.compile(rf"{_NOT_AFTER_RANGE}(?P<count>\d{{1,3}})\s?h(?!\w)")
+# 9 h, 9h, 24 h, 1,5 h: a time or a number of hours, said alike.
+_BARE_HOURS = re.compile(rf"{_NOT_AFTER_RANGE}(?P<count>\d{{1,3}}(?:,\d+)?)\s?h(?!\w)")
 _DAY = r"(?P<day>0?[1-9]|[12]\d|3[01])"
 _MONTH = r"(?P<month>0?[1-9]|1[0-2])"
 # 15/03/2026, 15-03-2026, 15.03.2026, 15/03/26; 15/03 and 1/03 with the month in two digits
@@ -112,7 +112,7 @@ def spoken(text: str, language: str) -> str:
     text = _SHORT_DATE.sub(lambda m: _date(m, rules), text)
     text = _DOTTED_TIME.sub(lambda m: _dotted(m, rules), text)
     text = _TIME.sub(lambda m: _time(m, rules), text)
-    return _BARE_HOURS.sub(lambda m: _hours(int(m.group("count")), rules), text)
+    return _BARE_HOURS.sub(lambda m: _hours(m.group("count"), rules), text)
 
 
 def _hour(hour: int, rules: _Language) -> str:
@@ -131,9 +131,11 @@ def _dotted(found: re.Match[str], rules: _Language) -> str:
     return f"{found.group('word')} {rules.time(hour, int(found.group('minutes')), False)}"
 
 
-def _hours(count: int, rules: _Language) -> str:
+def _hours(count: str, rules: _Language) -> str:
     one, many = rules.hours
-    return one if count == 1 else f"{_hour(count, rules)} {many}"
+    if "," in count:  # 1,5 h: amounts.py says the decimal comma
+        return f"{count} {many}"
+    return one if count == "1" else f"{_hour(int(count), rules)} {many}"
 
 
 def _date(found: re.Match[str], rules: _Language) -> str:
