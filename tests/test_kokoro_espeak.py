@@ -97,6 +97,8 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("fr", "Livré le 01/04.", "Livré le 1er avril."),
     ("it", "Arriva il 15.03.2026.", "Arriva il 15 marzo 2026."),
     ("pt", "Chega em 2026-03-01.", "Chega em 1º de março de 2026."),
+    # The first of the month with a degree sign, not "uno gradi maggio".
+    ("it", "Chiuso il 1° maggio.", "Chiuso il 1º maggio."),
 ])  # fmt: skip
 def test_dates_and_times_are_read_as_people_say_them(
     language: str, written: str, spoken_as: str
@@ -115,6 +117,7 @@ def test_dates_and_times_are_read_as_people_say_them(
 def test_other_numbers_are_not_dates_or_times(text: str) -> None:
     assert clock.spoken(text, "es") == text
     assert clock.spoken("It is 14:30 on 15/03/2026.", "en") == "It is 14:30 on 15/03/2026."
+    assert clock.spoken("Al 3° piano, 20° oggi.", "it") == "Al 3° piano, 20° oggi."
 
 
 def test_only_these_languages_are_rewritten() -> None:
@@ -152,6 +155,7 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("es", "Peras, manzanas, etc.", "Peras, manzanas, etcétera."),
     ("es", "Vive en EE. UU. Trabaja allí.", "Vive en Estados Unidos. Trabaja allí."),
     ("es", "Peras, etc., y más.", "Peras, etcétera, y más."),
+    ("es", "A las 5 p. m. mañana.", "A las 5 pe eme mañana."),
 ])  # fmt: skip
 def test_abbreviations_are_written_out(language: str, written: str, spoken_as: str) -> None:
     assert abbreviations.spoken(written, language) == spoken_as

@@ -16,6 +16,7 @@ _WORDS = {
         "C/": "calle", "pág.": "página", "págs.": "páginas", "núm.": "número",
         "tel.": "teléfono", "Tel.": "teléfono", "aprox.": "aproximadamente",
         "p. ej.": "por ejemplo", "EE. UU.": "Estados Unidos", "etc.": "etcétera",
+        "a. m.": "a eme", "p. m.": "pe eme", "a.m.": "a eme", "p.m.": "pe eme",
     },
     "fr": {
         "M.": "monsieur", "MM.": "messieurs", "tél.": "téléphone", "Tél.": "téléphone",

@@ -101,12 +101,21 @@ _ISO_DATE = re.compile(
 )
 
 
+_DEGREE_DAYS = {
+    language: re.compile(rf"(?<![\w.,])(\d{{1,2}})°(?=\s+(?:de\s+)?(?i:{'|'.join(rules.months)}))")
+    for language, rules in _LANGUAGES.items()
+}
+"""The first of the month written with a degree sign ("1° maggio", "1° de maio"), which
+espeak-ng reads as degrees: the ordinal sign it reads as primo, primeiro."""
+
+
 def spoken(text: str, language: str) -> str:
     """`text` with its dates, times and hours written as people say them, for `language`'s
     primary subtag ("es"); other languages' text unchanged."""
     rules = _LANGUAGES.get(language)
     if rules is None or not any(c.isdigit() for c in text):
         return text
+    text = _DEGREE_DAYS[language].sub(r"\1º", text)
     text = _ISO_DATE.sub(lambda m: _date(m, rules), text)
     text = _DATE.sub(lambda m: _date(m, rules), text)
     text = _SHORT_DATE.sub(lambda m: _date(m, rules), text)
