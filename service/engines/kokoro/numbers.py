@@ -136,6 +136,11 @@ _DOTTED_DATE = re.compile(
     r"((?:截止|截至|有效期|至|到|从|于)\s?)(1[0-2]|0?[1-9])\.(0[1-9]|[12]\d|3[01])"
     r"(?![\d.%]|\s?(?:元|块|万|亿|倍|米|公里|斤|克|千克|度|版))"
 )
+# A date with one-digit months or days ("2024/3/5", "2024.3.5"): misaki's date pattern wants
+# two digits, and its fraction reads "2024/3" as 三分之两千零二十四.
+_SHORT_YMD = re.compile(
+    r"(?<![A-Za-z\d.])((?:19|20)\d{2})([/.-])(1[0-2]|0?[1-9])\2(3[01]|[12]\d|0?[1-9])(?![\d.]|/\d)"
+)
 # Minutes written with their zero after 点 ("3点05分"): 零五分, as a clock's 3:05 is read.
 _ZERO_MINUTE = re.compile(r"(?<=\d点)0(?=\d分)")
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
@@ -332,6 +337,7 @@ def chinese(text: str) -> str:
     text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
     text = _FESTIVAL.sub(lambda m: verbalize_digit(m[1]), text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
+    text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
