@@ -38,8 +38,11 @@ def test_times_dates_and_units_are_read_as_people_say_them(
     assert model.phonemize(written) == model.phonemize(said)
 
 
-def test_latin_american_spanish_is_read_as_written(tmp_path: Path, cache_dir: Path) -> None:
+def test_latin_american_spanish_keeps_its_amounts(tmp_path: Path, cache_dir: Path) -> None:
     """es-419 writes $ for pesos and a decimal point, which Spain's rules would read as
-    dollars and a thousands point."""
+    dollars and a thousands point; its dates and titles are Spain's."""
     model = piper_voice(tmp_path, cache_dir, "es-419").model
     assert model.phonemize("Son $25.50.") != model.phonemize("Son 25 dólares con 50.")
+    assert model.phonemize("El Sr. Pérez, el 15/03.") == model.phonemize(
+        "El señor Pérez, el 15 de marzo."
+    )

@@ -29,11 +29,13 @@ def _written_out(espeak_voice: str) -> Callable[[str], str] | None:
     if espeak_voice.startswith("en"):
         return english
     language = espeak_voice.split("-")[0]
+    if language not in romance.LANGUAGES:
+        return None
     # Much of Latin America (espeak-ng's es-419) writes a decimal point and $ for pesos, which
-    # Spain's rules would read as a thousands point and dollars: its text goes as written.
-    if language in romance.LANGUAGES and espeak_voice != "es-419":
-        return functools.partial(romance.spoken, language=language)
-    return None
+    # Spain's rules would read as a thousands point and dollars: its amounts go as written.
+    return functools.partial(
+        romance.spoken, language=language, amounts_too=espeak_voice != "es-419"
+    )
 
 
 @dataclass(frozen=True)

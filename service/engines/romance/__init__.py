@@ -9,9 +9,10 @@ LANGUAGES = frozenset({"es", "fr", "it", "pt"})
 """The primary subtags whose text is rewritten."""
 
 
-def spoken(text: str, language: str) -> str:
+def spoken(text: str, language: str, *, amounts_too: bool = True) -> str:
     """`text` with its addresses, abbreviations, dates, times, prices, units and numbers
     written as a speaker of `language` (a primary subtag: "es") says them; other languages'
-    text unchanged."""
-    text = abbreviations.spoken(addresses.spoken(text, language), language)
-    return amounts.spoken(clock.spoken(text, language), language)
+    text unchanged. `amounts_too=False` leaves prices, units and numbers as written (Latin
+    American Spanish, whose $ and decimal point are not Spain's)."""
+    text = clock.spoken(abbreviations.spoken(addresses.spoken(text, language), language), language)
+    return amounts.spoken(text, language) if amounts_too else text
