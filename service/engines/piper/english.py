@@ -88,6 +88,12 @@ _UNITS = {
     "hrs": ("hour", "hours"),
     "h": ("hour", "hours"),
     "bpm": ("beat per minute", "beats per minute"),
+    "mAh": ("milliamp hour", "milliamp hours"),
+    "kWh": ("kilowatt hour", "kilowatt hours"),
+    "MB/s": ("megabyte per second", "megabytes per second"),
+    "GB/s": ("gigabyte per second", "gigabytes per second"),
+    "Mbps": ("megabit per second", "megabits per second"),
+    "Gbps": ("gigabit per second", "gigabits per second"),
     "°C": ("degree Celsius", "degrees Celsius"),
     "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
 }
@@ -124,6 +130,15 @@ _MENU_STEP = re.compile(
 )
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
+# "1920x1080", "4 x 6": a size, "by".
+_BY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x\u00d7]\s?(?=\d)")
+# Initialisms espeak-ng reads as a word ("APR" appra, "OTP" ahtp, "PTO" toe, "ER" er), which
+# people spell; the plural too ("VIPs"). Initialisms said as words (PIN, FAQ, NASA, SaaS) and
+# those espeak-ng spells already (USB, ATM, API) are not listed.
+_SPELLED = re.compile(
+    r"\b(APR|APY|ETA|ETD|VIP|AWS|OTP|KYC|EOD|EOW|PTO|ROI|POS|IVR|DOB|EIN|ERP|COD|OOO|IST|AEST"
+    r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC)(s?)\b"
+)
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
 # "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
 _THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\s[a-z]+s\b)")
@@ -347,6 +362,12 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
     return f"{said} and {small_words}" if cents_value else said
 
 
+def _spelled(match: re.Match[str]) -> str:
+    # Letter by letter; A by its name, which espeak-ng would read as the article "uh".
+    letters = " ".join("Eigh" if c == "A" else c for c in match.group(1))
+    return f"{letters}'s" if match.group(2) else letters
+
+
 def _web_address(match: re.Match[str]) -> str:
     address = address_of(match)
     if not any(c.isdigit() or c in _ADDRESS_WORDS for c in address):
@@ -499,7 +520,8 @@ def english(text: str) -> str:
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, text)
-    text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", text))
+    text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
+    text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
     text = _UNIT.sub(_unit, text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
