@@ -101,6 +101,21 @@ def test_a_spanish_price_is_said_as_people_say_it(
     assert "euros con 50" in heard or "euros con cincuenta" in heard, heard
 
 
+@pytest.mark.parametrize(("language", "text", "greeting"), [
+    ("es", "Hola. Su saldo es de 25 euros.", "hola"),
+    ("pt", "Olá! Seu saldo é de 25 reais.", "olá"),
+])  # fmt: skip
+def test_a_short_first_sentence_is_heard(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, language: str, text: str, greeting: str
+) -> None:
+    """ "Hola." said alone as the first segment was not heard at all, "Olá!" was heard as "Por
+    less": it runs on into the next sentence (Voice.first_clause_chars)."""
+    config = by_language(language)
+    audio, rate = ogg_of(list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config))))
+    heard = judge().transcribe(audio, rate, language).casefold()
+    assert greeting in heard, heard
+
+
 def test_a_spanish_date_is_said_with_its_month(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:

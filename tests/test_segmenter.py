@@ -228,6 +228,19 @@ def test_a_voice_may_need_a_longer_first_clause() -> None:
     assert segmenter.push(text) + segmenter.flush() == ["Buenos días,", " su pedido ya ha salido."]
 
 
+def test_a_short_first_sentence_runs_on_for_such_a_voice() -> None:
+    """ "Hola." alone was lost as "Hola," was: it runs on to the next mark; later short
+    sentences, and every sentence for a voice with no minimum, are cut as usual."""
+    segmenter = Segmenter(first_clause_chars=8)
+    text = "Hola. Su saldo es de 25 euros. Gracias. Adiós."
+    assert segmenter.push(text) + segmenter.flush() == [
+        "Hola. Su saldo es de 25 euros.",
+        " Gracias.",
+        " Adiós.",
+    ]
+    assert segments("Hi. Your balance is 25 dollars.") == ["Hi.", " Your balance is 25 dollars."]
+
+
 def test_later_clause_shorter_than_minimum_does_not_cut() -> None:
     assert segments("Hi. Well, ok. Fine; yes: no.") == ["Hi.", " Well, ok.", " Fine; yes: no."]
 

@@ -97,8 +97,8 @@ class Segmenter:
     def __init__(
         self, *, clause_min_chars: int = 40, max_chars: int = 300, first_clause_chars: int = 0
     ) -> None:
-        """`first_clause_chars`: the fewest a reply's first clause needs to end a segment (a
-        voice's Voice.first_clause_chars); later ones need `clause_min_chars`."""
+        """`first_clause_chars`: the fewest a reply's first clause or sentence needs to end a
+        segment (a voice's Voice.first_clause_chars); later clauses need `clause_min_chars`."""
         if max_chars < 1:
             raise ValueError(f"max_chars must be >= 1, got {max_chars}")
         if min(clause_min_chars, first_clause_chars) < 0:
@@ -221,7 +221,10 @@ class Segmenter:
         kind = self._kind
         if kind == _TERM_RUN:
             wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
-            return (self._cjk or ch.isspace() or wide_next) and not self._abbrev
+            ends = (self._cjk or ch.isspace() or wide_next) and not self._abbrev
+            # A voice that says a short first clause badly alone says a short first sentence
+            # ("Hola.", "Olá!") no better: it runs on to the next mark too.
+            return ends and (not self._first or i - self._first_visible >= self._first_min)
         if kind == _CLAUSE_RUN:
             ok = self._cjk or ch.isspace()
         elif kind == _DASH_RUN:
