@@ -113,6 +113,10 @@ from voxlite.service.engines.piper.english import english
             "a 4 oh 1 K that ends in 7 7 8 8.",
         ),
         ("Order #A-2291 is in zone A 12.", "Order number Eigh 2 2 9 1 is in zone Eigh 12."),
+        # a code after "ending in ...", "no." and a lone "#" (espeak: "no", "hash")
+        ("Your card ending in ...4821.", "Your card ending in 4 8 2 1."),
+        ("Your case no. is 12345.", "Your case number is 1 2 3 4 5."),
+        ("Your tracking # is 1Z9.", "Your tracking number is 1Z9."),
         # initialisms espeak-ng reads as words (appra, ahtp, toe, er)
         ("The APR is low; your OTP and PTO.", "The Eigh P R is low; your O T P and P T O."),
         ("Our VIPs went to the ER.", "Our V I P's went to the E R."),

@@ -274,9 +274,14 @@ _TIME = re.compile(
 _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
     r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
-    r"number|no\.|ending\sin|ends\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)(#?\d{3,})"
+    r"number|no\.|ending\sin|ends\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)"
+    r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,})"
     r"(?![\d.,]\d|\d)"
 )
+# "No." before a code is "number" (espeak says "no").
+_NO = re.compile(r"\b[Nn]o\.")
+# "Your tracking # is 1Z999…": a number sign standing alone is "number", not "hash".
+_LONE_NUMBER_SIGN = re.compile(r"(?<=\w )#(?= (?:is|was)\b|:)")
 # "#12345": a number sign before digits is "number".
 _NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
 # "#A1B2C3": a number sign before a code of letters and digits.
@@ -360,6 +365,11 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
         return small_words
     said = f"{whole} {one if whole_value == 1 else many}"
     return f"{said} and {small_words}" if cents_value else said
+
+
+def _code(match: re.Match[str]) -> str:
+    digits = match.group(2).lstrip("#.\N{HORIZONTAL ELLIPSIS}")  # "#4821", "...4821"
+    return _NO.sub("number", match.group(1)) + _spaced(digits)
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -511,7 +521,8 @@ def english(text: str) -> str:
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
-    text = _CODE.sub(lambda m: m.group(1) + _spaced(m.group(2).lstrip("#")), text)
+    text = _CODE.sub(_code, text)
+    text = _LONE_NUMBER_SIGN.sub("number", text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _CODE_SIGN.sub("number ", text)
     text = _PRESSURE.sub(r"\1\2\3 over \4", text)
