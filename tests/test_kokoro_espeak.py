@@ -89,6 +89,7 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("fr", "Rendez-vous à 14h30, ou 9 h.", "Rendez-vous à 14 heures 30, ou 9 heures."),
     ("fr", "Il est 21:05.", "Il est vingt et une heures 5."),
     ("it", "Alle 14:30, o alle 9.15.", "Alle 14 e 30, o alle 9 e 15."),
+    ("it", "Ci vediamo all'1:30.", "Ci vediamo all'una e 30."),
     ("pt", "Às 14h30 ou às 2h.", "Às 14 e 30 ou às duas horas."),
     ("pt", "Abrimos das 9:00 às 18:00.", "Abrimos das 9 horas às 18 horas."),
     ("es", "Tarda 1,5 h.", "Tarda 1,5 horas."),

@@ -18,7 +18,7 @@ class _Language:
     first: str
     """The first of the month as it is said ("1" uno de marzo, "1er" premier mars)."""
     feminine: dict[int, str]
-    """Hours said before a feminine noun (hora, heure): "1" is *una*, not *uno*."""
+    """Hours said as a feminine noun's count (hora, heure, ora): "1" is *una*, not *uno*."""
     time: Callable[[str, int, bool], str]
     """A time: (the hour as said, the minutes, whether an h was written after it)."""
     hours: tuple[str, str]
@@ -65,7 +65,7 @@ _LANGUAGES = {
     "it": _Language(
         ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
          "settembre", "ottobre", "novembre", "dicembre"),
-        "", "1º", {}, _it, ("un'ora", "ore"),
+        "", "1º", {1: "una"}, _it, ("un'ora", "ore"),
         frozenset({"alle", "le", "ore", "dalle", "delle", "verso", "entro"}),
     ),
     "pt": _Language(
