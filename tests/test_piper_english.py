@@ -117,6 +117,8 @@ from voxlite.service.engines.piper.english import english
         ("Your card ending in ...4821.", "Your card ending in 4 8 2 1."),
         ("Your case no. is 12345.", "Your case number is 1 2 3 4 5."),
         ("Your tracking # is 1Z9.", "Your tracking number is 1Z9."),
+        # a room's four-digit number in pairs, not a count (one thousand two hundred eight)
+        ("Room 1208, room number is 1200.", "Room 12 oh 8, room number is 12 hundred."),
         # initialisms espeak-ng reads as words (appra, ahtp, toe, er)
         ("The APR is low; your OTP and PTO.", "The Eigh P R is low; your O T P and P T O."),
         ("Our VIPs went to the ER.", "Our V I P's went to the E R."),

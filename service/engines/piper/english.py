@@ -278,6 +278,10 @@ _CODE = re.compile(
     r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,})"
     r"(?![\d.,]\d|\d)"
 )
+# A room's four-digit number is said in pairs ("Room 1208" twelve oh eight), not as a count
+# (one thousand two hundred eight); espeak says three digits as people may (three hundred two).
+_ROOM_NUMBER = r"\b((?:[Rr]oom|ROOM)(?: number| no\.)?(?: is|:)? #?)([1-9]\d{3})\b(?![.,]\d)"
+_ROOM = re.compile(_ROOM_NUMBER)
 # "No." before a code is "number" (espeak says "no").
 _NO = re.compile(r"\b[Nn]o\.")
 # "Your tracking # is 1Z999…": a number sign standing alone is "number", not "hash".
@@ -365,6 +369,13 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
         return small_words
     said = f"{whole} {one if whole_value == 1 else many}"
     return f"{said} and {small_words}" if cents_value else said
+
+
+def _room(number: str) -> str:
+    floor, rest = number[:-2], number[-2:]
+    if rest == "00":
+        return f"{floor} hundred"
+    return f"{floor} oh {rest[1]}" if rest[0] == "0" else f"{floor} {rest}"
 
 
 def _code(match: re.Match[str]) -> str:
@@ -521,6 +532,9 @@ def english(text: str) -> str:
     text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
+    text = _ROOM.sub(
+        lambda m: _NO.sub("number", m.group(1)).replace("#", "") + _room(m.group(2)), text
+    )
     text = _CODE.sub(_code, text)
     text = _LONE_NUMBER_SIGN.sub("number", text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
