@@ -5,8 +5,10 @@ the prices, numbers, units, dates and times it would misread written first as pe
 from __future__ import annotations
 
 import functools
+import random
 
 import pytest
+from voxlite.service.engines import romance
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
@@ -185,3 +187,16 @@ def test_addresses_are_read_with_their_signs_by_name(
 ) -> None:
     assert addresses.spoken(written, language) == spoken_as
     assert said(language, written) == said(language, spoken_as)
+
+
+@pytest.mark.parametrize("language", sorted(romance.LANGUAGES))
+def test_any_text_is_rewritten_without_error(language: str) -> None:
+    """Marks, digits and signs in every order the rules look for, and runs of them as long as a
+    request may carry: each rule set returns text, and espeak-ng reads it."""
+    rng = random.Random(language)
+    alphabet = "0123456789 .,:;/-\N{EN DASH}\N{MINUS SIGN}x°ºª%€$£hkmslgcnC@_()#'\"SrDAvMpej"
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 80)))
+        assert isinstance(romance.spoken(text, language), str)
+    long = ("1.º 15/03/2026 14:30 h -5 °C 2x1 Sr. c/ a@b.es 10-20 " * 100)[:5000]
+    said(language, long)
