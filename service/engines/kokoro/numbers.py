@@ -47,7 +47,9 @@ _MONEY_BEFORE = re.compile(
 )
 _MONEY_AFTER = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?)\s?({_CODES})(?![A-Za-z])")
 _DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
-_YUAN_AFTER = re.compile(r"(\d+)\.(\d{1,2})\s?元")
+_YUAN_AFTER = re.compile(r"(?:(?<![\d.])(-))?(\d+)\.(\d{1,2})\s?元")  # -15.30元: 负
+# A span up to such a price ("10-15.5元"): 到, not a minus the reader leaves unsaid.
+_YUAN_SPAN = re.compile(r"(?<=\d)\s?[-~～]\s?(?=\d+\.\d{1,2}\s?元)")
 # A fixed line with its area code ("010-12345678"); 7 or 8 bare digits may be an amount.
 _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
 
@@ -150,6 +152,8 @@ _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
 # said one after the other.
 _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
+# A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
+_DECIMAL_FRACTION = re.compile(r"(?<![\d/.])(\d+\.\d+)/(\d+)(?![\d/]|\.\d)")
 
 
 def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
@@ -347,7 +351,8 @@ def chinese(text: str) -> str:
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
     text = _MONEY_BEFORE.sub(_zh_money, text)
     text = _MONEY_AFTER.sub(lambda m: _zh_amount(m.group(2), m.group(1)), text)
-    text = _YUAN_AFTER.sub(lambda m: _yuan(m.group(1), m.group(2)), text)
+    text = _YUAN_SPAN.sub("到", text)
+    text = _YUAN_AFTER.sub(lambda m: ("负" if m[1] else "") + _yuan(m[2], m[3]), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
     text = RE_TIME_RANGE.sub(_time, text)
@@ -373,6 +378,7 @@ def chinese(text: str) -> str:
     text = _COUNTED_SPAN.sub(r"\1到", text)
     text = _TWO_COUNTED.sub("两", _TWO_TO.sub("两到", text))
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
+    text = _DECIMAL_FRACTION.sub(lambda m: f"{num2str(m[2])}分之{num2str(m[1])}", text)
     text = RE_FRAC.sub(replace_frac, text)
     text = RE_PERCENTAGE.sub(replace_percentage, text)
     text = RATIO.sub(lambda m: f"{num2str(m.group(1))}比{num2str(m.group(2))}", text)
