@@ -108,7 +108,7 @@ def test_a_spanish_price_is_said_as_people_say_it(
 def test_a_short_first_sentence_is_heard(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, language: str, text: str, greeting: str
 ) -> None:
-    """ "Hola." said alone as the first segment was not heard at all, "Olá!" was heard as "Por
+    """ "Hola." said alone as the first segment is not heard at all, "Olá!" is heard as "Por
     less": it runs on into the next sentence (Voice.first_clause_chars)."""
     config = by_language(language)
     audio, rate = ogg_of(list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config))))

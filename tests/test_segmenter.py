@@ -229,7 +229,7 @@ def test_a_voice_may_need_a_longer_first_clause() -> None:
 
 
 def test_a_short_first_sentence_runs_on_for_such_a_voice() -> None:
-    """ "Hola." alone was lost as "Hola," was: it runs on to the next mark; later short
+    """ "Hola." alone is lost as "Hola," is: it runs on to the next mark; later short
     sentences, and every sentence for a voice with no minimum, are cut as usual."""
     segmenter = Segmenter(first_clause_chars=8)
     text = "Hola. Su saldo es de 25 euros. Gracias. Adiós."

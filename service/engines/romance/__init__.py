@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from . import abbreviations, addresses, amounts, clock
 
-LANGUAGES = frozenset({"es", "fr", "it", "pt"})
-"""The primary subtags whose text is rewritten."""
+LANGUAGES = amounts.LANGUAGES
+"""The primary subtags whose text is rewritten: es, fr, it, pt."""
 
 
 def spoken(text: str, language: str, *, amounts_too: bool = True) -> str:

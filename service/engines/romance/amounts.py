@@ -129,6 +129,9 @@ _NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°]\s?(?=\d)|\b[nN]\.\s(?=\d)")
 # are a phone number or a code (91234-5678), said as groups with a pause between.
 _SPAN = re.compile(r"(?<![\w.,:/-])(\d{1,3})\s?[-\u2013]\s?(\d{1,3})(?![\w-]|[.,:]\d)")
 _GROUPS = re.compile(r"(?<=\d)-(?=\d)")
+LANGUAGES = frozenset(_LANGUAGES)
+"""The primary subtags whose text is rewritten (the other modules' tables name the same)."""
+
 _THOUSANDS = re.compile(r"(?<![\d.,/])\d{1,3}(?:\.\d{3})+(?![\d,]|\.\d)")
 _DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
