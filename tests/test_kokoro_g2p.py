@@ -4,6 +4,7 @@ segments."""
 from __future__ import annotations
 
 import itertools
+import random
 import warnings
 
 import pytest
@@ -12,6 +13,7 @@ pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES
 
 from voxlite.service.call.segmenter import Segmenter
 from voxlite.service.engines.kokoro import numbers
+from voxlite.service.engines.kokoro.dates import month_days
 from voxlite.service.engines.kokoro.english import Lexicon
 from voxlite.service.engines.kokoro.g2p import (
     G2P,
@@ -193,6 +195,87 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("请在12/25之前完成付款。", "请在十二月二十五日之前完成付款。"),
+        ("活动时间：12/1-12/31。", "活动时间：十二月一日到十二月三十一日。"),
+        ("活动时间：12/1~12/31。", "活动时间：十二月一日到十二月三十一日。"),
+        ("3/5-3/10期间", "三月五日到三月十日期间"),
+        ("您预约的是3/15下午3点。", "您预约的是三月十五日下午三点。"),
+        ("预计12/3送达，1/5截止", "预计十二月三日送达，一月五日截止"),
+        ("12/5发货，1/15之前有效", "十二月五日发货，一月十五日之前有效"),
+        ("截止日期：1/5。", "截止日期：一月五日。"),
+        # Fractions stay fractions: small ones, a span rising through them, a measure after one.
+        ("只有1/3的用户，降到1/3后", "只有三分之一的用户，降到三分之一后"),
+        ("占比1/3-1/2，1/20的概率", "占比三分之一到二分之一，二十分之一的概率"),
+        ("评分5/5", "评分五五"),
+    ],
+)
+def test_chinese_slashed_month_and_day_is_a_date(text: str, spoken: str) -> None:
+    """Bug: a month and day with a slash was read as a fraction ("12/25之前" as 二十五分之十二,
+    "3/15下午3点" as 十五分之三), and a span of them as a fraction with a minus (12/1-12/31 as
+    十二一负三十一分之十二); a span of fractions (1/3-1/2) had the minus too."""
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize("language", ["zh", "ja"])
+def test_slashes_and_digits_in_any_order_are_rewritten(language: str) -> None:
+    """Slashes, digits, spans and the words that make a date, in every order, and a run of them
+    as long as a request may carry: the rules return text and leave no date half written."""
+    rng = random.Random(language)
+    alphabet = "0123456789/////-~〜到的之前后下午点時まで（周二火)评分第 "
+    written = numbers.chinese if language == "zh" else numbers.japanese
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40)))
+        assert isinstance(written(text), str)
+        assert "月/" not in month_days(text, language)
+    long = ("12/1-12/31，3/15下午3点，1/3-1/2，评分5/5，12/25の18時 " * 200)[:5000]
+    assert "/" not in written(long).replace("5/5", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("ご予約は12/25の18時30分からです。", "ご予約は12月25日の18時30分からです。"),
+        ("12/5までにお支払いください。", "12月5日までにお支払いください。"),
+        ("締切は1/10です。3/15発売。", "締切は1月10日です。3月15日発売。"),
+        ("セール期間は12/1〜12/31です。", "セール期間は12月1日から12月31日です。"),
+        ("1/3まで減らします。", "3分の1まで減らします。"),
+        ("小さじ1/2と3/16インチ", "小さじ2分の1と16分の3インチ"),
+        ("評価4/5の商品", "評価5分の4の商品"),
+    ],
+)
+def test_japanese_slashed_month_and_day_is_a_date(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: "12/25の18時" was 25分の12 (a fraction), and a span 12/1〜12/31 two fractions."""
+    assert said(japanese, text) == said(japanese, written)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (
+            "お電話番号は090-1234-5678です。",
+            "お電話番号はゼロキューゼロのイチニーサンヨンのゴーロクナナハチです。",
+        ),
+        ("TEL: 03-1234-5678まで", "TEL: ゼロサンのイチニーサンヨンのゴーロクナナハチまで"),
+        ("+81 90-1234-5678へ", "プラスハチイチのキューゼロのイチニーサンヨンのゴーロクナナハチへ"),
+        ("(03)1234-5678まで", "ゼロサンのイチニーサンヨンのゴーロクナナハチまで"),
+        # Not phone numbers: a span of amounts, a date.
+        ("2000-3000円です。", "2000から3000円です。"),
+        ("2026-12-05に発送", "2026年12月5日に発送"),
+    ],
+)
+def test_japanese_phone_numbers_are_read_in_their_groups(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: OpenJTalk dropped a phone number's hyphens, so 090-1234-5678 ran on as eleven digits
+    with no break between the groups a listener writes down."""
+    assert said(japanese, text) == said(japanese, written)
+
+
+@pytest.mark.parametrize(
     ("text", "written"),
     [
         ("会議は午前9:30からです。", "会議は午前9時30分からです。"),
@@ -332,9 +415,10 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
     assert said(japanese, "0.5秒").replace(" ", "").startswith("ɾeːteɴɡo")
 
 
-def test_japanese_phone_numbers_and_addresses_stay_openjtalks(japanese: JapaneseG2P) -> None:
-    """OpenJTalk reads these digit by digit itself; the rules above leave them alone."""
-    for text in ("電話番号は03-1234-5678です。", "六本木6-10-1", "郵便番号100-0001"):
+def test_japanese_addresses_and_postal_codes_stay_openjtalks(japanese: JapaneseG2P) -> None:
+    """OpenJTalk reads these itself (a postal code digit by digit with の at its hyphen); the
+    rules above leave them alone."""
+    for text in ("六本木6-10-1", "郵便番号100-0001", "〒150-0001です。"):
         assert numbers.japanese(text) == text
 
 

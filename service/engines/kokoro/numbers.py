@@ -32,6 +32,7 @@ from misaki.zh_normalization.phonecode import RE_MOBILE_PHONE, phone2str, replac
 from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperature
 
 from ..written import PHONE, RATIO, phone_groups
+from .dates import month_days
 
 # Full-width digits, Latin letters and the signs around numbers, as their ASCII forms: the
 # rules below match ASCII, and the Latin-word splitter in g2p matches ASCII letters.
@@ -152,6 +153,8 @@ _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 # Two numbers with a slash and the first not the smaller are no fraction: "24/7", "50/50" are
 # said one after the other.
 _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
+# A hyphen between two fractions ("1/3-1/2") is a span, which misaki reads as a minus.
+_FRACTION_SPAN = re.compile(r"(?<![\d/.])(\d+/\d+)\s?[-\N{EN DASH}]\s?(?=\d+/\d+(?![\d/]))")
 # A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
 _DECIMAL_FRACTION = re.compile(r"(?<![\d/.])(\d+\.\d+)/(\d+)(?![\d/]|\.\d)")
 
@@ -190,10 +193,6 @@ _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 _MERIDIEM = re.compile(
     r"(上午|下午|早上|晚上|中午|凌晨)?\s?(?<![0-9:])(\d{1,2})(:[0-5]\d)?\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])"
 )
-# A month and a day before the day of the week ("12/24（周二）", "12/24(火)"): a date, not
-# 二十四分之十二 or 24分の12.
-_SLASHED_DAY = r"(?<![0-9/])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
-_MONTH_DAY = re.compile(_SLASHED_DAY + r"(?=\s?[(（](?:周|星期|礼拜)?[一二三四五六日天])")
 # "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
 _VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
@@ -346,7 +345,7 @@ def chinese(text: str) -> str:
     text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
-    text = _MONTH_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
+    text = _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
     text = _MERIDIEM.sub(_meridiem, text)
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
     text = _MONEY_BEFORE.sub(_zh_money, text)
@@ -401,7 +400,6 @@ _JA_TIME = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
 _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
 # A time with AM or PM ("3:00PM", "9am"): 午後3時, 午前9時 (OpenJTalk spells the letters).
 _JA_MERIDIEM = re.compile(rf"(?<![0-9:])({_JA_TIME}|1[0-2]|0?\d)\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")
-_JA_MONTH_DAY = re.compile(_SLASHED_DAY + r"(?=\s?[(（][月火水木金土日])")
 # Short forms before a number that OpenJTalk reads as words cut at the period (Ver. バー、).
 _JA_SHORT = {"ver": "バージョン", "vol": "ボリューム", "#": "ナンバー"}
 _JA_SHORT_FORM = re.compile(r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=\d)")
@@ -438,6 +436,17 @@ def digits_one_by_one(text: str, language: int) -> str:
     if language == 0:
         return _digits(text)
     return re.sub(r"\d+", lambda m: _ja_digits(m.group(0)), text)
+
+
+def _ja_phone(match: re.Match[str]) -> str:
+    """A phone number's groups digit by digit with の between them, as it is said aloud
+    (ゼロキューゼロのイチニーサンヨン…): OpenJTalk reads the digits but drops the hyphens, which
+    runs the groups together; a span stays."""
+    groups = phone_groups(match)
+    if groups is None:
+        return match.group(0)
+    plus = "プラス" if match.group(0).startswith("+") else ""
+    return plus + "の".join(map(_ja_digits, groups))
 
 
 def _ja_time(time: str) -> str:
@@ -479,10 +488,11 @@ def _ja_weekdays(match: re.Match[str]) -> str:
 def japanese(text: str) -> str:
     """What pyopenjtalk would misread in Japanese text: thousands separators (it reads "2,500"
     as two numbers), currency signs before the amount (it drops "¥"), dates with slashes or
-    hyphens, times with a colon (it says "9:30" as 9 and 30), spans before a counter ("3-5日"),
-    scores (3:2 → 3対2), versions and addresses with dots, codes after コード, パスワード, ID and
-    the like (read one digit at a time, as after 番号), the few units it does not read (3L),
-    degree signs, and a minus."""
+    hyphens and a month and day with a slash where they are dates (dates.py), phone numbers (it
+    runs their groups together), times with a colon (it says "9:30" as 9 and 30), spans before a
+    counter ("3-5日"), scores (3:2 → 3対2), versions and addresses with dots, codes after
+    コード, パスワード, ID and the like (read one digit at a time, as after 番号), the few units
+    it does not read (3L), degree signs, and a minus."""
     text = _JA_WEEKDAY_LIST.sub(_ja_weekday_list, _ascii(text))
     text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
@@ -490,13 +500,13 @@ def japanese(text: str) -> str:
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
-    text = _JA_MONTH_DAY.sub(lambda m: f"{int(m.group(1))}月{int(m.group(2))}日", text)
+    text = month_days(text, "ja")
     text = _JA_MERIDIEM.sub(_ja_meridiem, text)
     text = _JA_TIMES.sub(_ja_times, text)
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
-    text = _DOTTED.sub(_ja_dotted, text)
+    text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
     text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
