@@ -341,11 +341,13 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
             "【重要】苹果/香蕉，A&B、第1名&第2名，满300-50",
             "“重要”苹果、香蕉，A and B、第一名和第二名，满三百减五十",
         ),
+        ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
     """Bug: the Mandarin G2P dropped the signs of arithmetic, @, ~ and ㎏ unread (three times
-    four equals twelve was 三四十二), and read a floor's F as a letter (3F)."""
+    four equals twelve was 三四十二), read a floor's F as a letter (3F), and said a price per
+    month (99元/月) with a pause for the slash, not 每."""
     assert said(mandarin, text) == said(mandarin, written)
 
 
@@ -413,6 +415,53 @@ def test_openjtalk_reads_japanese_numbers_in_their_context(
 def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
     assert said(japanese, "1.5倍").replace(" ", "").startswith("iʔteɴɡo")
     assert said(japanese, "0.5秒").replace(" ", "").startswith("ɾeːteɴɡo")
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("ご質問はQ&Aページへ", "ご質問はキューアンドエーページへ"),
+        ("研究&開発、R&D", "研究アンド開発、アールアンドディー"),
+        ("3×4は12、8÷2は4", "3カケル4は12、8ワル2は4"),
+        ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
+    ],
+)
+def test_japanese_symbols_openjtalk_says_as_words_are_said(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: a symbol OpenJTalk reads as a word (the ampersand as アンド, the times sign as
+    カケル) was passed on as the mark itself, which the romanizer drops: "Q&A" was キュー エー.
+    (Compared without the spaces between words, which follow OpenJTalk's word cuts.)"""
+    assert said(japanese, text).replace(" ", "") == said(japanese, written).replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (
+            "ご注文番号はSF1234567890です。",
+            "ご注文番号はSFイチニーサンヨンゴーロクナナハチキューゼロです。",
+        ),
+        ("便名はCA1234です。", "便名はCAイチニーサンヨンです。"),
+        ("予約番号は#A1234です。", "予約番号はナンバーAイチニーサンヨンです。"),
+        ("パスワードはabc12345です。", "パスワードはエービーシーイチニーサンヨンゴーです。"),
+        ("クーポンコードはSAVE-20です。", "クーポンコードはエスエーブイイーハイフンニーゼロです。"),
+        ("IDは3つあります。", "IDは3つあります。"),
+    ],
+)
+def test_japanese_codes_with_letters_are_read_one_by_one(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: digits after a letter were one number (SF1234567890 as twelve billion and more,
+    CA1234 as one thousand two hundred…), a password's letters read as a word (abc12345 as アブ
+    and ten thousand…), and # before a letter left out."""
+    assert said(japanese, text) == said(japanese, written)
+
+
+def test_the_japanese_postal_mark_is_said_once(japanese: JapaneseG2P) -> None:
+    """〒 is ユービンバンゴー, which was left out; after 郵便番号 it is not said twice."""
+    assert said(japanese, "〒150-0001です。").startswith("jɯːbʲimbaŋɡoː")
+    assert said(japanese, "郵便番号は〒150-0001です。").count("baŋɡoː") == 1
 
 
 def test_japanese_addresses_and_postal_codes_stay_openjtalks(japanese: JapaneseG2P) -> None:

@@ -331,6 +331,9 @@ class _Morpheme:
     is_unk: bool = False
 
 
+_KATAKANA_WORD = re.compile(r"[\u30a1-\u30fa\u30fc]+")
+
+
 class _Tagger:
     """OpenJTalk's words as misaki's romanizer reads fugashi's. `vanilla`: without
     pyopenjtalk-plus's post-processing (which may need Sudachi).
@@ -351,8 +354,12 @@ class _Tagger:
         else:
             nodes = pyopenjtalk.run_frontend(text, use_sudachi_kanji_yomi=False)
         for node in nodes:
-            # Symbols read as themselves; the pronunciation drops OpenJTalk's accent marks.
-            pron = node["string"] if node["pos"] == "記号" else node["pron"].replace("’", "")
+            # Punctuation read as itself (OpenJTalk gives 、 for most marks); a symbol it says as a
+            # word (＆ アンド, 〒 ユービンバンゴー, × カケル) by that word, which the romanizer,
+            # reading the mark itself, would drop. The pronunciation without its accent marks.
+            pron = node["pron"].replace("’", "")
+            if node["pos"] == "記号" and not _KATAKANA_WORD.fullmatch(pron):
+                pron = node["string"]
             surface = pron if any(c.isdigit() for c in node["string"]) else node["string"]
             words.append(_Morpheme(surface, _Reading(pron, pron)))
         return words

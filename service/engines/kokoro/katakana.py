@@ -34,6 +34,13 @@ _LETTERS = dict(
         strict=True,
     )
 )  # fmt: skip
+
+
+def letter_names(letters: str) -> str:
+    """Latin letters by their names (ABC: エービーシー)."""
+    return "".join(_LETTERS[c] for c in letters.lower())
+
+
 # Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
 _CACHED_WORDS = 4096
 
@@ -82,4 +89,4 @@ class Katakana:
             return said
         # A letter alone, or an acronym: by the letters' names. Within Japanese text OpenJTalk
         # leaves out a lone letter it would name alone ("プランB" as プラン).
-        return "".join(_LETTERS[c] for c in letters)
+        return letter_names(letters)

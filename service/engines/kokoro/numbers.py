@@ -33,6 +33,7 @@ from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperatu
 
 from ..written import PHONE, RATIO, phone_groups
 from .dates import month_days
+from .katakana import letter_names
 
 # Full-width digits, Latin letters and the signs around numbers, as their ASCII forms: the
 # rules below match ASCII, and the Latin-word splitter in g2p matches ASCII letters.
@@ -402,7 +403,9 @@ _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME})
 _JA_MERIDIEM = re.compile(rf"(?<![0-9:])({_JA_TIME}|1[0-2]|0?\d)\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")
 # Short forms before a number that OpenJTalk reads as words cut at the period (Ver. バー、).
 _JA_SHORT = {"ver": "バージョン", "vol": "ボリューム", "#": "ナンバー"}
-_JA_SHORT_FORM = re.compile(r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=\d)")
+_JA_SHORT_FORM = re.compile(
+    r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=[A-Za-z]?\d)"
+)
 # A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
 _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
@@ -419,11 +422,21 @@ _JA_DEGREES = re.compile(r"(?<=\d)\s?(?:℃|°C|°)")
 # A minus before a number, which OpenJTalk reads as a pause (-5度 as 5度); not a hyphen
 # after a digit or a letter (3-5日, 03-1234).
 _JA_MINUS = re.compile(r"(?<![0-9A-Za-z)])[-\u2212](?=\d)")
+# The postal mark after its own name ("郵便番号は〒150-0001"), which OpenJTalk reads as the name
+# again.
+_POSTAL_MARK = re.compile(r"(?<=郵便番号)([はがの:：\s]*)〒")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
-_JA_FRACTION = re.compile(
-    r"(?<![\d/])(\d+)/(\d+)(?![\d/])"
-)  # A code after its name: OpenJTalk reads digits one by one after 番号 but not after these.
-_JA_CODE = re.compile(r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)(\d{3,})(?![0-9])")
+_JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
+# A code after its name: OpenJTalk reads digits one by one after 番号 but not after these. Its
+# letters are spelled and its hyphens said (ABC-1: エービーシーハイフンイチ), as a code is read
+# back to the one who must type it.
+_JA_CODE = re.compile(
+    r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)"
+    r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
+)
+# Digits right after a letter name something (SF1234567890, CA1234): one by one, not as one
+# number (OpenJTalk says the first as twelve billion and more).
+_JA_AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
 
 
 def _ja_digits(digits: str) -> str:
@@ -447,6 +460,16 @@ def _ja_phone(match: re.Match[str]) -> str:
         return match.group(0)
     plus = "プラス" if match.group(0).startswith("+") else ""
     return plus + "の".join(map(_ja_digits, groups))
+
+
+def _ja_code(match: re.Match[str]) -> str:
+    code = match.group(3)
+    if sum(c.isalnum() for c in code) < 3:
+        return match.group(0)
+    said = "".join(
+        _ja_digits(c) if c.isdigit() else "ハイフン" if c == "-" else letter_names(c) for c in code
+    )
+    return match.group(1) + match.group(2) + said
 
 
 def _ja_time(time: str) -> str:
@@ -494,6 +517,8 @@ def japanese(text: str) -> str:
     コード, パスワード, ID and the like (read one digit at a time, as after 番号), the few units
     it does not read (3L), degree signs, and a minus."""
     text = _JA_WEEKDAY_LIST.sub(_ja_weekday_list, _ascii(text))
+    if "〒" in text:
+        text = _POSTAL_MARK.sub(r"\1", text)
     text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
@@ -507,7 +532,8 @@ def japanese(text: str) -> str:
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
     text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
-    text = _JA_CODE.sub(lambda m: m.group(1) + m.group(2) + _ja_digits(m.group(3)), text)
+    text = _JA_CODE.sub(_ja_code, text)
+    text = _JA_AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)

@@ -135,6 +135,12 @@ def _address(address: str, language: int) -> str:
 # an ampersand is "and": between Latin letters in English (Q&A), else 和 (OpenJTalk says
 # アンド itself).
 _CJK = "\u3041-\u30ff\u4e00-\u9fff"
+# A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5元/斤") is 每 in
+# Chinese: read as a pause between words above, it said "99元、月".
+_ZH_PER = re.compile(
+    r"(?<=[\d元块])\s?/\s?(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克|克|瓶|盒"
+    r"|张|份|台|间|套|吨|升|平米|平方米|米|公里|页|节|杯|课时|人次))"
+)
 _WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
 _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
@@ -147,6 +153,8 @@ def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
     if "/" in text:
+        if language == 0:
+            text = _ZH_PER.sub("每", text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
