@@ -128,6 +128,16 @@ from voxlite.service.engines.piper.english import english
             "4500mAh, 5 MB/s, 100 Mbps.",
             "4500 milliamp hours, 5 megabytes per second, 100 megabits per second.",
         ),
+        # a month and day with no word before it that asks for a date, and a span of them
+        (
+            "Closed 12/24 and 12/25; the sale runs 12/1-12/31.",
+            "Closed December 24th and December 25th; the sale runs December 1st to December 31st.",
+        ),
+        (
+            "From 3/5 to 3/10, for 1/3-1/2 of users.",
+            "From March 5th to March 10th, for one third to one half of users.",
+        ),
+        ("Your code is 482 913.", "Your code is 4 8 2, 9 1 3."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -143,7 +153,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     street as "Saint", "W" in an address as "double-u", "*" and "#" in a phone menu as "asterisk"
     and "hash", "Jr." as "J R" and a sentence's end, "911" as "nine hundred eleven", 6'2" as
     "six two", "1.2k" as "one point two kay", "/yr" as "slash er", "24-hr" as "twenty-four H R"
-    and "401(k)" as "four hundred one K"."""
+    and "401(k)" as "four hundred one K", "12/25" with no "on" before it as "twelve slash
+    twenty-five" (a span of them with "dash") and a code in two groups as a code and an
+    amount."""
     assert english(text) == written
 
 

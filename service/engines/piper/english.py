@@ -275,7 +275,7 @@ _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
     r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
     r"number|no\.|ending\sin|ends\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)"
-    r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,})"
+    r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,}(?:[ -]\d{3,})*)"
     r"(?![\d.,]\d|\d)"
 )
 # A room's four-digit number is said in pairs ("Room 1208" twelve oh eight), not as a count
@@ -329,6 +329,18 @@ _DAY_WORDS = "|".join(("on", "until", "till", "before", "after", "since", "due")
 _MONTH_DAY = re.compile(
     rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
 )
+# Two of them as a span ("12/1-12/31", "3/5 to 3/10"): the dates, where the second is the later
+# and the two are not small fractions rising ("1/3-1/2" is a third to a half).
+_MD = r"(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])"
+_MONTH_DAY_SPAN = re.compile(
+    rf"(?<![\w/.]){_MD}\s?(?:[-\N{{EN DASH}}]|\s(?:to|through|thru|until)\s)\s?{_MD}(?![\d/]|\.\d)"
+)
+# Alone, a day past the 12th in a month after January ("closed 12/24 and 12/25", "through 3/15"):
+# no one writes that as a fraction, except of a measure (3/16 of an inch, 5/16").
+_BARE_MONTH_DAY = re.compile(
+    r"(?<![\w/.$])(0?[2-9]|1[0-2])/(1[3-9]|2\d|3[01])(?![\d/]|\.\d|\s?(?:\"|of\b|inch|cup|tsp|"
+    r"tbsp|teaspoon|tablespoon|mile|scale|odds|chance))"
+)
 # Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,})\b")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
@@ -344,6 +356,10 @@ _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d
 # "1/2", "3/4", "2/3": small fractions by their names; other pairs of small numbers are said
 # one after the other ("24/7", "50/50").
 _FRACTION = re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
+# A dash between two of them is a span: "1/3-1/2" is a third to a half.
+_FRACTION_SPAN = re.compile(
+    r"(?<![\w/.])(\d{1,2}/\d{1,2})\s?[-\N{EN DASH}]\s?(?=\d{1,2}/\d{1,2}(?![\w/]|\.\d))"
+)
 # An address or a version: four numbers to 255 are an IP address, read digit by digit with
 # "dot"; other runs of three or more a version ("10.15.7": ten point fifteen point seven).
 _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
@@ -380,7 +396,16 @@ def _room(number: str) -> str:
 
 def _code(match: re.Match[str]) -> str:
     digits = match.group(2).lstrip("#.\N{HORIZONTAL ELLIPSIS}")  # "#4821", "...4821"
-    return _NO.sub("number", match.group(1)) + _spaced(digits)
+    groups = ", ".join(_spaced(group) for group in re.split(r"[ -]", digits))  # "482 913"
+    return _NO.sub("number", match.group(1)) + groups
+
+
+def _month_day_span(match: re.Match[str]) -> str:
+    m1, d1, m2, d2 = (int(g) for g in match.groups())
+    later = (m1, d1) < (m2, d2) or (m1 == 12 and m2 == 1)
+    if not later or (m1 < d1 <= 12 and m2 < d2 <= 12 and m1 / d1 < m2 / d2):
+        return match.group(0)
+    return f"{_MONTHS[m1 - 1]} {_ordinal(d1)} to {_MONTHS[m2 - 1]} {_ordinal(d2)}"
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -514,6 +539,10 @@ def english(text: str) -> str:
     text = _MONTH_DAY.sub(
         lambda m: f"{m.group(1)}{_MONTHS[int(m.group(2)) - 1]} {_ordinal(int(m.group(3)))}", text
     )
+    text = _MONTH_DAY_SPAN.sub(_month_day_span, text)
+    text = _BARE_MONTH_DAY.sub(
+        lambda m: f"{_MONTHS[int(m.group(1)) - 1]} {_ordinal(int(m.group(2)))}", text
+    )
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY_SPAN.sub(r"\1\2 to \1", _SIGNED_SPAN.sub(" to ", text))
@@ -544,7 +573,7 @@ def english(text: str) -> str:
     text = PHONE.sub(_phone, text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
-    text = _FRACTION.sub(_fraction, text)
+    text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
