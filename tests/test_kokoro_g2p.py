@@ -458,6 +458,22 @@ def test_japanese_codes_with_letters_are_read_one_by_one(
     assert said(japanese, text) == said(japanese, written)
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("料金は980円/月です。", "料金は月980円です。"),
+        ("1泊10,000円/人です。", "1泊1人10000円です。"),
+        ("2錠/回を服用。", "1回2錠を服用。"),
+        ("月/水/金、3/月曜日", "月曜、水曜、金曜、3/月曜日"),
+    ],
+)
+def test_japanese_price_per_month_says_what_it_is_counted_by_first(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """Bug: "980円/月" was 980円、ツキ (a pause, then the moon)."""
+    assert said(japanese, text) == said(japanese, written)
+
+
 def test_the_japanese_postal_mark_is_said_once(japanese: JapaneseG2P) -> None:
     """〒 is ユービンバンゴー, which was left out; after 郵便番号 it is not said twice."""
     assert said(japanese, "〒150-0001です。").startswith("jɯːbʲimbaŋɡoː")

@@ -137,6 +137,14 @@ def _address(address: str, language: int) -> str:
 _CJK = "\u3041-\u30ff\u4e00-\u9fff"
 # A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5元/斤") is 每 in
 # Chinese: read as a pause between words above, it said "99元、月".
+# In Japanese, what it is counted by goes first: "980円/月" is 月980円, "3回/日" 1日3回,
+# "10,000円/人" 1人10,000円 (a pause for the slash said "980円、ツキ", the moon). Not before a
+# kanji that makes another word (月曜, 人数).
+_JA_PER = re.compile(
+    r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%)?)"
+    r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|個|枚|本|台|杯|部屋|室|錠)(?![\u4e00-\u9fff])"
+)
+_JA_PER_WORDS = {"月": "月", "年": "年", "週": "週"}
 _ZH_PER = re.compile(
     r"(?<=[\d元块])\s?/\s?(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克|克|瓶|盒"
     r"|张|份|台|间|套|吨|升|平米|平方米|米|公里|页|节|杯|课时|人次))"
@@ -155,6 +163,8 @@ def _readable(text: str, language: int) -> str:
     if "/" in text:
         if language == 0:
             text = _ZH_PER.sub("每", text)
+        else:
+            text = _JA_PER.sub(lambda m: _JA_PER_WORDS.get(m[2], "1" + m[2]) + m[1], text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
