@@ -12,7 +12,7 @@ from voxlite.service.engines import romance
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
 from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
-from voxlite.service.engines.romance import abbreviations, addresses, clock
+from voxlite.service.engines.romance import abbreviations, addresses, clock, codes
 from voxlite.service.engines.romance.amounts import spoken
 
 
@@ -189,6 +189,34 @@ def test_addresses_are_read_with_their_signs_by_name(
     assert said(language, written) == said(language, spoken_as)
 
 
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # espeak-ng reads a code as an amount (cuatrocientos ochenta y dos mil…), groups as one.
+    ("es", "Su código de verificación es: 482913.", "Su código de verificación es: 4 8 2 9 1 3."),
+    ("fr", "Votre code est 482 913.", "Votre code est 4 8 2, 9 1 3."),
+    ("it", "Il numero d'ordine è 123456.", "Il numero d'ordine è 1 2 3 4 5 6."),
+    ("pt", "Seu protocolo é 2024-556677.", "Seu protocolo é 2 0 2 4, 5 5 6 6 7 7."),
+    # A postal code, and a number with no code's name before it, as written.
+    ("es", "Código postal 28013; hay 3 códigos.", "Código postal 28013; hay 3 códigos."),
+])  # fmt: skip
+def test_codes_are_read_digit_by_digit(language: str, written: str, spoken_as: str) -> None:
+    assert codes.spoken(written, language) == spoken_as
+    assert said(language, romance.spoken(written, language)) == said(language, spoken_as)
+
+
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # espeak-ng reads the slash as "barra" (es) or drops it (fr).
+    ("es", "Cuesta 9,99 €/mes, 20 €/persona y 5 €/kg.",
+     "Cuesta 9 euros con 99 al mes, 20 euros por persona y 5 euros por kilo."),
+    ("fr", "À 9,99 €/mois, 3 fois/jour.", "À 9 euros 99 par mois, 3 fois par jour."),
+    ("it", "Costa 100 €/anno, 3 volte/giorno, 50 €/notte.",
+     "Costa 100 euro all'anno, 3 volte al giorno, 50 euro a notte."),
+    ("pt", "Custa R$ 29,90/mês.", "Custa 29 reais e 90 por mês."),
+    ("es", "Abierto 24/7, y/o.", "Abierto 24/7, y/o."),
+])  # fmt: skip
+def test_a_slash_after_an_amount_is_per(language: str, written: str, spoken_as: str) -> None:
+    assert spoken(written, language) == spoken_as
+
+
 @pytest.mark.parametrize("language", sorted(romance.LANGUAGES))
 def test_any_text_is_rewritten_without_error(language: str) -> None:
     """Marks, digits and signs in every order the rules look for, and runs of them as long as a
@@ -198,5 +226,5 @@ def test_any_text_is_rewritten_without_error(language: str) -> None:
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 80)))
         assert isinstance(romance.spoken(text, language), str)
-    long = ("1.º 15/03/2026 14:30 h -5 °C 2x1 Sr. c/ a@b.es 10-20 " * 100)[:5000]
+    long = ("1.º 15/03/2026 14:30 h -5 °C 2x1 Sr. c/ a@b.es 10-20 9 €/mes PIN 1234 " * 80)[:5000]
     said(language, long)

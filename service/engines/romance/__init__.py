@@ -3,16 +3,17 @@ it, for any voice that reads these languages through espeak-ng (Kokoro's and Pip
 
 from __future__ import annotations
 
-from . import abbreviations, addresses, amounts, clock
+from . import abbreviations, addresses, amounts, clock, codes
 
 LANGUAGES = amounts.LANGUAGES
 """The primary subtags whose text is rewritten: es, fr, it, pt."""
 
 
 def spoken(text: str, language: str, *, amounts_too: bool = True) -> str:
-    """`text` with its addresses, abbreviations, dates, times, prices, units and numbers
+    """`text` with its addresses, codes, abbreviations, dates, times, prices, units and numbers
     written as a speaker of `language` (a primary subtag: "es") says them; other languages'
     text unchanged. `amounts_too=False` leaves prices, units and numbers as written (Latin
     American Spanish, whose $ and decimal point are not Spain's)."""
-    text = clock.spoken(abbreviations.spoken(addresses.spoken(text, language), language), language)
+    text = codes.spoken(addresses.spoken(text, language), language)
+    text = clock.spoken(abbreviations.spoken(text, language), language)
     return amounts.spoken(text, language) if amounts_too else text

@@ -36,6 +36,9 @@ class _Language:
     """A unit's symbol: one of it as said ("un kilómetro"), and its plural after a number."""
     forms: tuple[tuple[str, str], ...] = ()
     """Other written forms espeak-ng misreads, ordinals mostly: (a pattern, its replacement)."""
+    per: tuple[str, dict[str, str]] = ("", {})
+    """The word for a slash after an amount ("9,99 €/mes", "20 €/persona"), which espeak-ng
+    reads as *barra* or drops: its usual form, and the words that take another (al mes)."""
 
 
 _LANGUAGES = {
@@ -55,6 +58,7 @@ _LANGUAGES = {
         # 2.º and 1.ª: espeak-ng reads the ordinal letter alone, and the point as a pause.
         ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<!\d)1\.?er\b", "primer"),
          (r"(?<!\d)3\.?er\b", "tercer")),
+        ("por", {"mes": "al", "día": "al", "año": "al", "semana": "a la", "hora": "a la"}),
     ),
     "fr": _Language(
         "virgule", "un", "",
@@ -73,6 +77,7 @@ _LANGUAGES = {
         ((r"(?<!\d)1(?:re|ʳᵉ)(?!\w)", "1ère"), (r"(?<!\d)1ᵉʳ(?!\w)", "1er"),
          (r"(?<!\d)2(?:nde)(?!\w)", "seconde"), (r"(?<!\d)2(?:nd)(?!\w)", "second"),
          (r"(?<![\d,.])(\d+)(?:e|è|ᵉ)(?!\w)", r"\1ème")),
+        ("par", {}),
     ),
     "it": _Language(
         "virgola", "un", "e",
@@ -87,6 +92,8 @@ _LANGUAGES = {
          "l": ("un litro", "litri"), "ml": ("un millilitro", "millilitri"),
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
          "°C": ("un grado", "gradi")},
+        per=("a", {"mese": "al", "giorno": "al", "anno": "all'", "ora": "all'",
+                   "settimana": "alla"}),
     ),
     "pt": _Language(
         "vírgula", "um", "e",
@@ -103,6 +110,7 @@ _LANGUAGES = {
          "°C": ("um grau", "graus")},
         # "em 3x sem juros": three instalments, said "três vezes".
         ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])", r"\1 vezes")),
+        ("por", {}),
     ),
 }  # fmt: skip
 
@@ -123,6 +131,11 @@ _UNIT = re.compile(
     r"|\s(?P<letter>[mgls]))(?![\w/²])"
 )
 _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
+# A slash after an amount, a currency or a count before a word or a unit: per it.
+_PER = re.compile(
+    r"(?:(?<=[\d€$£%])|(?<=euro)|(?<=euros)|(?<=reais)|(?<=dólares)|(?<=dollars)|(?<=dollari)"
+    r"|(?<=veces)|(?<=vezes)|(?<=volte)|(?<=fois))\s?/\s?([^\W\d_]{2,}|m²)(?![\w/²])"
+)
 _BY = re.compile(r"(?<![\w.,])(\d+(?:,\d+)?)\s?[x\u00d7]\s?(?=\d)")
 _NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°]\s?(?=\d)|\b[nN]\.\s(?=\d)")
 # Two numbers of at most three digits joined by a hyphen or dash (10-20, 3-2); longer groups
@@ -143,6 +156,8 @@ def spoken(text: str, language: str) -> str:
     rules = _LANGUAGES.get(language)
     if rules is None or not any(c.isdigit() for c in text):
         return text
+    if "/" in text:
+        text = _PER.sub(lambda m: _per(m, rules), text)
     text = _MINUS.sub(f"{rules.minus} ", text)
     text = _PRICE.sub(lambda m: _price(m, rules), text)
     text = _UNIT.sub(lambda m: _unit(m, rules), text)
@@ -169,6 +184,15 @@ def _price(found: re.Match[str], rules: _Language) -> str:
         cents = cents.ljust(2, "0")  # 25,5 € is 25 euros 50
         said += f" {rules.joiner} {int(cents)}" if rules.joiner else f" {int(cents)}"
     return said
+
+
+def _per(found: re.Match[str], rules: _Language) -> str:
+    word = found.group(1)
+    if word in rules.units:  # €/kg: per kilo, the unit's name without its article
+        word = rules.units[word][0].split(" ", 1)[1]
+    usual, others = rules.per
+    joined = others.get(word, usual)
+    return f" {joined}{word}" if joined.endswith("'") else f" {joined} {word}"
 
 
 def _unit(found: re.Match[str], rules: _Language) -> str:
