@@ -197,6 +197,24 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
+        ("月薪15k-20k，年终奖2.5K。", "月薪一万五千到两万，年终奖两千五百。"),
+        ("这个岗位15k~25k，年薪约300k", "这个岗位一万五千到两万五千，年薪约三十万"),
+        ("支持4K电视，参加5K跑。", "支持四K电视，参加五K跑。"),
+        ("售价¥5.5万，已售1万+，10万+用户", "售价五点五万元，已售一万多，十万多用户"),
+        ("电话：010-12345678转8001。", "电话：零幺零，幺二三四五六七八转八零零幺。"),
+        ("请拨打95588转0。", "请拨打九五五八八转零。"),
+    ],
+)
+def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -> None:
+    """Bug: a salary in thousands (15k-20k) was 十五k二零零零零, "¥5.5万" 五元五角万 (a price of
+    five and a half yuan, then ten thousand), "1万+" lost its 多, and an extension after 转 was
+    read as an amount (转八千零一)."""
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
         ("请在12/25之前完成付款。", "请在十二月二十五日之前完成付款。"),
         ("活动时间：12/1-12/31。", "活动时间：十二月一日到十二月三十一日。"),
         ("活动时间：12/1~12/31。", "活动时间：十二月一日到十二月三十一日。"),
@@ -456,6 +474,11 @@ def test_japanese_codes_with_letters_are_read_one_by_one(
     CA1234 as one thousand two hundred…), a password's letters read as a word (abc12345 as アブ
     and ten thousand…), and # before a letter left out."""
     assert said(japanese, text) == said(japanese, written)
+
+
+def test_a_japanese_price_with_its_scale_after_the_sign(japanese: JapaneseG2P) -> None:
+    """Bug: "¥5.5万" was 5.5円 and then 万."""
+    assert said(japanese, "価格は¥5.5万です。") == said(japanese, "価格は5.5万円です。")
 
 
 @pytest.mark.parametrize(

@@ -47,6 +47,18 @@ _MONEY_BEFORE = re.compile(
     rf"(HK\$|US\$|[¥￥$€£₹]|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)"
     r"(\s?(?:元|美元|欧元|英镑|港币|日元|卢比|円|米ドル|ドル|ユーロ|ポンド|ルピー|人民元))?"
 )
+# An amount with its scale after the sign ("¥5.5万", "$1.2亿"): the scale before the currency
+# (五点五万元), not 五元五角 then 万.
+_SCALED_MONEY = re.compile(r"(HK\$|US\$|[¥￥$€£₹])\s?(\d+(?:\.\d+)?)\s?(千万|百万|[千万亿])")
+# A salary or a budget in thousands ("月薪15k-20k", "年终奖2.5K"): 一万五千, two thousand five
+# hundred. Only there or in a span of them: "4K电视" is a screen, "5K跑" a race.
+_K = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)[kK](?![A-Za-z])")
+_K_SPAN = re.compile(
+    r"(?<![A-Za-z0-9.])\d+(?:\.\d+)?[kK]\s?[-~～到至]\s?\d+(?:\.\d+)?[kK](?![A-Za-z])"
+)
+_PAY = re.compile(r"(?:薪|工资|收入|待遇|报酬|奖|预算|底薪|税前|税后|补贴|[¥￥]|元)")
+# An extension after a phone number ("010-12345678转8001", "95588转0"): its digits one by one.
+_EXTENSION = re.compile(r"(?<=[\d零幺一二三四五六七八九])(\s?转\s?)(\d{1,6})(?![0-9])")
 _MONEY_AFTER = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?)\s?({_CODES})(?![A-Za-z])")
 _DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
 _YUAN_AFTER = re.compile(r"(?:(?<![\d.])(-))?(\d+)\.(\d{1,2})\s?元")  # -15.30元: 负
@@ -76,8 +88,9 @@ _AFTER_CODE_WORD = re.compile(
 _ROOM = re.compile(
     rf"(?<![0-9.])\d{{3,4}}(?=室|房间|房|号房)|(?:(?<=单元)|(?<=号楼)|(?<=[座栋幢]))\d{{3,4}}(?![0-9]|\.\d|\s?(?:平|{COM_QUANTIFIERS}))"
 )
-# "100+" is a hundred and more: 一百多 (after a round number only: "5+年" is no 五多年).
-_AND_MORE = re.compile(r"(?<=\d0)\+(?![0-9])")
+# "100+" is a hundred and more: 一百多, "1万+" 一万多 (after a round number only: "5+年" is no
+# 五多年).
+_AND_MORE = re.compile(r"(?:(?<=\d0)|(?<=\d[十百千万亿]))\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
@@ -261,6 +274,22 @@ def _yuan(integer: str, decimals: str) -> str:
     return words
 
 
+def _paid(match: re.Match[str]) -> bool:
+    """A number with k is money where a word for pay comes just before it, or in a span."""
+    text, start = match.string, match.start()
+    if _PAY.search(text, max(0, start - 4), start):
+        return True
+    return any(
+        span.start() <= start < span.end()
+        for span in _K_SPAN.finditer(text, max(0, start - 12), match.end() + 12)
+    )
+
+
+def _thousands(match: re.Match[str]) -> str:
+    value = round(float(match.group(1)) * 1000, 3)
+    return str(int(value)) if value == int(value) else str(value)
+
+
 def _zh_money(match: re.Match[str]) -> str:
     return _zh_amount(match.group(1), match.group(2))
 
@@ -349,6 +378,9 @@ def chinese(text: str) -> str:
     text = _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
     text = _MERIDIEM.sub(_meridiem, text)
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
+    if "k" in text or "K" in text:
+        text = _K.sub(lambda m: _thousands(m) if _paid(m) else m.group(0), text)
+    text = _SCALED_MONEY.sub(lambda m: m[2] + m[3] + _ZH_CURRENCY[m[1]], text)
     text = _MONEY_BEFORE.sub(_zh_money, text)
     text = _MONEY_AFTER.sub(lambda m: _zh_amount(m.group(2), m.group(1)), text)
     text = _YUAN_SPAN.sub("到", text)
@@ -361,6 +393,7 @@ def chinese(text: str) -> str:
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
     text = _AFTER_CODE_WORD.sub(_code, text)
+    text = _EXTENSION.sub(lambda m: m[1] + _digits(m[2]), text)
     text = PHONE.sub(_phone, text)
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
@@ -522,6 +555,7 @@ def japanese(text: str) -> str:
     text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
+    text = _SCALED_MONEY.sub(lambda m: m[2] + m[3] + _JA_CURRENCY[m[1]], text)
     text = _MONEY_BEFORE.sub(lambda m: m.group(2) + _JA_CURRENCY[m.group(1)], text)
     text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
