@@ -138,6 +138,13 @@ from voxlite.service.engines.piper.english import english
             "From March 5th to March 10th, for one third to one half of users.",
         ),
         ("Your code is 482 913.", "Your code is 4 8 2, 9 1 3."),
+        # short forms of time and measure, their full stop gone inside a sentence
+        (
+            "Approx. 30 min. or 2 hrs, 2-3 wks, 6 mos. Then 5 yrs, 1 tbsp.",
+            "approximately 30 minutes or 2 hours, 2 to 3 weeks, 6 months. Then 5 years, "
+            "1 tablespoon.",
+        ),
+        ("Meet at 3pm ET or 12pm PT.", "Meet at 3pm E T or 12pm P T."),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -154,8 +161,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     and "hash", "Jr." as "J R" and a sentence's end, "911" as "nine hundred eleven", 6'2" as
     "six two", "1.2k" as "one point two kay", "/yr" as "slash er", "24-hr" as "twenty-four H R"
     and "401(k)" as "four hundred one K", "12/25" with no "on" before it as "twelve slash
-    twenty-five" (a span of them with "dash") and a code in two groups as a code and an
-    amount."""
+    twenty-five" (a span of them with "dash"), a code in two groups as a code and an amount,
+    "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", and "min." as a
+    sentence's end."""
     assert english(text) == written
 
 

@@ -65,6 +65,8 @@ _UNITS = {
     "lb": ("pound", "pounds"),
     "lbs": ("pound", "pounds"),
     "oz": ("ounce", "ounces"),
+    "tbsp": ("tablespoon", "tablespoons"),
+    "tsp": ("teaspoon", "teaspoons"),
     "pts": ("point", "points"),
     "ft": ("foot", "feet"),
     "TB": ("terabyte", "terabytes"),
@@ -87,6 +89,12 @@ _UNITS = {
     "hr": ("hour", "hours"),
     "hrs": ("hour", "hours"),
     "h": ("hour", "hours"),
+    "wk": ("week", "weeks"),
+    "wks": ("week", "weeks"),
+    "mo": ("month", "months"),
+    "mos": ("month", "months"),
+    "yr": ("year", "years"),
+    "yrs": ("year", "years"),
     "bpm": ("beat per minute", "beats per minute"),
     "mAh": ("milliamp hour", "milliamp hours"),
     "kWh": ("kilowatt hour", "kilowatt hours"),
@@ -97,13 +105,15 @@ _UNITS = {
     "°C": ("degree Celsius", "degrees Celsius"),
     "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
 }
-# A one-letter unit only right after its number: "10 W 42nd St" is West.
+# A one-letter unit only right after its number: "10 W 42nd St" is West. A short form's full
+# stop inside a sentence ("30 min. or 2 hrs") goes with it: said after "minutes", it would end
+# the sentence there.
 _UNIT = re.compile(
     r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?("
     + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if len(u) > 1)
     + r")|("
     + "|".join(u for u in _UNITS if len(u) == 1)
-    + r"))(?![\w/²³])"
+    + r"))(?:\.(?=,|\s+[a-z]))?(?![\w/²³])"
 )
 # Comparisons and a tilde between numbers or letters (x > 3, 10%~20%): espeak drops them.
 _SIGNS = {
@@ -137,7 +147,7 @@ _BY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x\u00d7]\s?(?=\d)")
 # those espeak-ng spells already (USB, ATM, API) are not listed.
 _SPELLED = re.compile(
     r"\b(APR|APY|ETA|ETD|VIP|AWS|OTP|KYC|EOD|EOW|PTO|ROI|POS|IVR|DOB|EIN|ERP|COD|OOO|IST|AEST"
-    r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC)(s?)\b"
+    r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC|ET|PT|CT|MT)(s?)\b"
 )
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
 # "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
