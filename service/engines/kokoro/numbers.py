@@ -467,9 +467,6 @@ _JA_CODE = re.compile(
     r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)"
     r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
 )
-# Digits right after a letter name something (SF1234567890, CA1234): one by one, not as one
-# number (OpenJTalk says the first as twelve billion and more).
-_JA_AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
 
 
 def _ja_digits(digits: str) -> str:
@@ -567,7 +564,8 @@ def japanese(text: str) -> str:
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
     text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
     text = _JA_CODE.sub(_ja_code, text)
-    text = _JA_AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
+    # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
+    text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
