@@ -203,12 +203,14 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
         ("售价¥5.5万，已售1万+，10万+用户", "售价五点五万元，已售一万多，十万多用户"),
         ("电话：010-12345678转8001。", "电话：零幺零，幺二三四五六七八转八零零幺。"),
         ("请拨打95588转0。", "请拨打九五五八八转零。"),
+        ("血压120/80mmHg，车牌沪A·12345", "血压一百二十，八十毫米汞柱，车牌沪A幺二三四五"),
     ],
 )
 def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -> None:
     """Bug: a salary in thousands (15k-20k) was 十五k二零零零零, "¥5.5万" 五元五角万 (a price of
-    five and a half yuan, then ten thousand), "1万+" lost its 多, and an extension after 转 was
-    read as an amount (转八千零一)."""
+    five and a half yuan, then ten thousand), "1万+" lost its 多, an extension after 转 was
+    read as an amount (转八千零一), as was a plate after its dot (沪A·12345), and blood pressure
+    ran its two numbers together (一百二十八十)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -360,6 +362,7 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
             "“重要”苹果、香蕉，A and B、第一名和第二名，满三百减五十",
         ),
         ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
+        ("心率72次/分，呼吸18次/分钟", "心率七十二次每分，呼吸十八次每分钟"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:

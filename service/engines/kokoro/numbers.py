@@ -95,8 +95,10 @@ _AND_MORE = re.compile(r"(?:(?<=\d0)|(?<=\d[十百千万亿]))\+(?![0-9])")
 # RTX4090). One or two digits stay a number (iOS17, Win10).
 _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
 # A hyphen between a letter and a digit joins a name and its number (COVID-19, A-1栋, 京A-12345),
-# never a minus: it goes, and the rule above reads the digits.
-_LETTER_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=\d)")
+# never a minus: it goes, and the rule above reads the digits; so does a plate's dot (沪A·12345).
+_LETTER_HYPHEN = re.compile(r"(?<=[A-Za-z])[-·](?=\d)")
+# Blood pressure ("血压120/80"): the two numbers with a pause, not 一百二十八十 run together.
+_PRESSURE = re.compile(r"((?:血压|BP)[^\d]{0,6}?)(\d{2,3})/(\d{2,3})(?![\d/])")
 # A leading zero ("0371", "000000"), or ten digits and more with no measure word: no one counts
 # those. Before a date's or a time's unit ("05月") the zero is the writer's padding.
 _NOT_COUNTED = re.compile(
@@ -410,6 +412,7 @@ def chinese(text: str) -> str:
     text = _DISCOUNT.sub(lambda m: verbalize_digit(m[1] + m[2]), text)
     text = _COUNTED_SPAN.sub(r"\1到", text)
     text = _TWO_COUNTED.sub("两", _TWO_TO.sub("两到", text))
+    text = _PRESSURE.sub(r"\1\2，\3", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: num2str(a) + num2str(b)), text)
     text = _DECIMAL_FRACTION.sub(lambda m: f"{num2str(m[2])}分之{num2str(m[1])}", text)
     text = RE_FRAC.sub(replace_frac, text)
