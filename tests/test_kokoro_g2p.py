@@ -490,13 +490,16 @@ def test_a_japanese_price_with_its_scale_after_the_sign(japanese: JapaneseG2P) -
         ("料金は980円/月です。", "料金は月980円です。"),
         ("1泊10,000円/人です。", "1泊1人10000円です。"),
         ("2錠/回を服用。", "1回2錠を服用。"),
+        ("心拍数は72回/分です。", "心拍数は1分あたり72回です。"),
+        ("血圧は120/80mmHgです。", "血圧は120の80ミリエイチジーです。"),
         ("月/水/金、3/月曜日", "月曜、水曜、金曜、3/月曜日"),
     ],
 )
 def test_japanese_price_per_month_says_what_it_is_counted_by_first(
     japanese: JapaneseG2P, text: str, written: str
 ) -> None:
-    """Bug: "980円/月" was 980円、ツキ (a pause, then the moon)."""
+    """Bug: "980円/月" was 980円、ツキ (a pause, then the moon), "72回/分" 72回、ワケ, and blood
+    pressure ran its numbers together with mmHg spelled."""
     assert said(japanese, text) == said(japanese, written)
 
 
