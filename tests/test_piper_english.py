@@ -145,6 +145,10 @@ from voxlite.service.engines.piper.english import english
             "1 tablespoon.",
         ),
         ("Meet at 3pm ET or 12pm PT.", "Meet at 3pm E T or 12pm P T."),
+        (
+            "Error 0x8007001F in Bldg. 3, Rm. 204.",
+            "Error 0 ex 8 0 0 7 0 0 1 F in Building 3, Room 204.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -162,8 +166,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "six two", "1.2k" as "one point two kay", "/yr" as "slash er", "24-hr" as "twenty-four H R"
     and "401(k)" as "four hundred one K", "12/25" with no "on" before it as "twelve slash
     twenty-five" (a span of them with "dash"), a code in two groups as a code and an amount,
-    "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", and "min." as a
-    sentence's end."""
+    "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", "min." as a
+    sentence's end, "0x8007001F" as "zero by eighty million…" and "Bldg." and "Rm." as
+    letters."""
     assert english(text) == written
 
 

@@ -140,6 +140,8 @@ _MENU_STEP = re.compile(
 )
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
+# A hexadecimal number ("error 0x80070005"): its characters one by one, not a size (0 by …).
+_HEX = re.compile(r"(?<![\w.])0x([0-9A-Fa-f]{2,})\b")
 # "1920x1080", "4 x 6": a size, "by".
 _BY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x\u00d7]\s?(?=\d)")
 # Initialisms espeak-ng reads as a word ("APR" appra, "OTP" ahtp, "PTO" toe, "ER" er), which
@@ -170,11 +172,12 @@ _CLOSE_VERB = re.compile(
 _STREET = {
     "Ave": "Avenue", "Rd": "Road", "Blvd": "Boulevard", "Ln": "Lane", "Hwy": "Highway",
     "Pkwy": "Parkway", "Ct": "Court", "Apt": "Apartment", "Ste": "Suite", "St": "Street",
+    "Bldg": "Building", "Rm": "Room", "Fl": "Floor",
 }  # fmt: skip
 # St. after a street's name is Street ("221B Baker St., London"), before a name Saint.
 _STREET_WORD = re.compile(
     r"(?<=[a-z] )(Ave|Rd|Blvd|Ln|Hwy|Pkwy|Ct|St(?!\.?\s+[A-Z]))\b(?:\.(?=,|\s+[a-z0-9]))?"
-    r"|\b(Apt|Ste)\.?(?=\s?#?\d)"
+    r"|\b(Apt|Ste|Bldg|Rm|Fl)\.?(?=\s?#?\d)"
 )
 # A compass point between a house number and a street's name ("10 W 42nd St", "500 N Michigan
 # Ave"): espeak says "double-u".
@@ -584,6 +587,8 @@ def english(text: str) -> str:
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
+    if "0x" in text:
+        text = _HEX.sub(lambda m: "0 ex " + _spaced(m.group(1).upper()), text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
