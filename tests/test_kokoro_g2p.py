@@ -204,13 +204,14 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
         ("电话：010-12345678转8001。", "电话：零幺零，幺二三四五六七八转八零零幺。"),
         ("请拨打95588转0。", "请拨打九五五八八转零。"),
         ("血压120/80mmHg，车牌沪A·12345", "血压一百二十，八十毫米汞柱，车牌沪A幺二三四五"),
+        ("营业时间10:00-24:00，晚上24:00关门", "营业时间十点到二十四点，晚上二十四点关门"),
     ],
 )
 def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -> None:
     """Bug: a salary in thousands (15k-20k) was 十五k二零零零零, "¥5.5万" 五元五角万 (a price of
     five and a half yuan, then ten thousand), "1万+" lost its 多, an extension after 转 was
-    read as an amount (转八千零一), as was a plate after its dot (沪A·12345), and blood pressure
-    ran its two numbers together (一百二十八十)."""
+    read as an amount (转八千零一), as was a plate after its dot (沪A·12345), blood pressure
+    ran its two numbers together (一百二十八十), and 24:00 was 二四点 (10:00-24:00 十点负二四点)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -300,6 +301,7 @@ def test_japanese_phone_numbers_are_read_in_their_groups(
     [
         ("会議は午前9:30からです。", "会議は午前9時30分からです。"),
         ("営業時間は9:00-18:00です。", "営業時間は9時から18時です。"),
+        ("営業時間は10:00〜24:00です。", "営業時間は10時から24時です。"),
         ("2026/12/05に発送します。", "2026年12月5日に発送します。"),
         ("3-5日でお届けします。", "3から5日でお届けします。"),
         ("スコアは3:2でした。", "スコアは3対2でした。"),
@@ -363,6 +365,7 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ),
         ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
         ("心率72次/分，呼吸18次/分钟", "心率七十二次每分，呼吸十八次每分钟"),
+        ("单价5.8万/㎡，牛肉45元/kg", "单价五点八万每平方米，牛肉四十五元每公斤"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:

@@ -164,6 +164,9 @@ _DOTTED_DATE = re.compile(
 _SHORT_YMD = re.compile(
     r"(?<![A-Za-z\d.])((?:19|20)\d{2})([/.-])(1[0-2]|0?[1-9])\2(3[01]|[12]\d|0?[1-9])(?![\d.]|/\d)"
 )
+# Midnight at the end of a day ("营业至24:00", "10:00-24:00"), which misaki's clock (hours up to
+# 23) read as 2 and then 4:00: 二十四点, and a span up to it with 到, not a minus.
+_MIDNIGHT = re.compile(r"(?:\s?[-~～至到]\s?)?(?<![\d:])24:00(?![\d:])")
 # Minutes written with their zero after 点 ("3点05分"): 零五分, as a clock's 3:05 is read.
 _ZERO_MINUTE = re.compile(r"(?<=\d点)0(?=\d分)")
 # A tilde after an amount with no number after it: from that amount up (¥5,999〜 is 5999円から).
@@ -391,6 +394,8 @@ def chinese(text: str) -> str:
     text = _YUAN_AFTER.sub(lambda m: ("负" if m[1] else "") + _yuan(m[2], m[3]), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
+    if "24:00" in text:
+        text = _MIDNIGHT.sub(lambda m: ("到" if m.group(0)[0] != "2" else "") + "24点", text)
     text = RE_TIME_RANGE.sub(_time, text)
     text = RE_TIME.sub(_time, text)
     text = _SIGNED_SPAN.sub(lambda m: f"{m[1]}{m[3]}到{m[2]}{m[3]}", text)
@@ -435,7 +440,8 @@ _JA_DIGITS = dict(
     )
 )
 _JA_DATE = re.compile(r"(?<![0-9])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?![0-9])")
-_JA_TIME = r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
+# Up to 24:59: a shop open till 24:00 says 24時 (it was 24対00).
+_JA_TIME = r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?"
 _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
 # A time with AM or PM ("3:00PM", "9am"): 午後3時, 午前9時 (OpenJTalk spells the letters).
 _JA_MERIDIEM = re.compile(rf"(?<![0-9:])({_JA_TIME}|1[0-2]|0?\d)\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])")

@@ -146,9 +146,14 @@ _JA_PER = re.compile(
 )
 _JA_PER_WORDS = {"月": "月", "年": "年", "週": "週", "分": "1分あたり", "秒": "1秒あたり"}
 _ZH_PER = re.compile(
-    r"(?<=[\d元块次])\s?/\s?(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克|克|瓶|盒"
-    r"|张|份|台|间|套|吨|升|平米|平方米|米|公里|页|节|杯|课时|人次|分(?!钟)|秒))"
+    r"(?<=[\d元块次万千])\s?/\s?(?:(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克"
+    r"|克|瓶|盒|张|份|台|间|套|吨|升|平米|平方米|米|公里|页|节|杯|课时|人次|分(?!钟)|秒))"
+    r"|(kg|km|ml|mL|m²|m2|㎡|g|m|L|l|t)(?![A-Za-z0-9²]))"
 )
+_ZH_PER_UNITS = {
+    "kg": "公斤", "km": "公里", "ml": "毫升", "mL": "毫升", "m²": "平方米", "m2": "平方米",
+    "㎡": "平方米", "g": "克", "m": "米", "L": "升", "l": "升", "t": "吨",
+}  # fmt: skip
 _WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
 _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
@@ -162,7 +167,7 @@ def _readable(text: str, language: int) -> str:
     text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
     if "/" in text:
         if language == 0:
-            text = _ZH_PER.sub("每", text)
+            text = _ZH_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or "", ""), text)
         else:
             text = _JA_PER.sub(lambda m: _JA_PER_WORDS.get(m[2], "1" + m[2]) + m[1], text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
