@@ -142,7 +142,8 @@ _CJK = "\u3041-\u30ff\u4e00-\u9fff"
 # kanji that makes another word (月曜, 人数).
 _JA_PER = re.compile(
     r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%)?)"
-    r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠)(?![\u4e00-\u9fff])"
+    r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|g|m|L)"
+    r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
 _JA_PER_WORDS = {"月": "月", "年": "年", "週": "週", "分": "1分あたり", "秒": "1秒あたり"}
 _ZH_PER = re.compile(
@@ -158,6 +159,15 @@ _WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
 _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
 
+def _ja_per(match: re.Match[str]) -> str:
+    amount, per = match.group(1), match.group(2)
+    if per in _JA_PER_WORDS:
+        return _JA_PER_WORDS[per] + amount
+    # A unit in Latin letters takes あたり: "1kg500円" would read its digits as a code.
+    kanji = "\u4e00" <= per[0] <= "\u9fff"
+    return f"1{per}{'' if kanji else 'あたり'}{amount}"
+
+
 def _brand(written: str, language: int) -> str:
     return _BRANDS[written.lower()][language] or written
 
@@ -169,7 +179,7 @@ def _readable(text: str, language: int) -> str:
         if language == 0:
             text = _ZH_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or "", ""), text)
         else:
-            text = _JA_PER.sub(lambda m: _JA_PER_WORDS.get(m[2], "1" + m[2]) + m[1], text)
+            text = _JA_PER.sub(_ja_per, text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
