@@ -205,13 +205,19 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
         ("请拨打95588转0。", "请拨打九五五八八转零。"),
         ("血压120/80mmHg，车牌沪A·12345", "血压一百二十，八十毫米汞柱，车牌沪A幺二三四五"),
         ("营业时间10:00-24:00，晚上24:00关门", "营业时间十点到二十四点，晚上二十四点关门"),
+        (
+            "湖人以112:108战胜勇士，中国队2:10负于日本",
+            "湖人以一百一十二比一百零八战胜勇士，中国队二比十负于日本",
+        ),
+        ("时间是12:30:45，会议9:05", "时间是十二点三十分四十五秒，会议九点零五分"),
     ],
 )
 def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -> None:
     """Bug: a salary in thousands (15k-20k) was 十五k二零零零零, "¥5.5万" 五元五角万 (a price of
     five and a half yuan, then ten thousand), "1万+" lost its 多, an extension after 转 was
     read as an amount (转八千零一), as was a plate after its dot (沪A·12345), blood pressure
-    ran its two numbers together (一百二十八十), and 24:00 was 二四点 (10:00-24:00 十点负二四点)."""
+    ran its two numbers together (一百二十八十), 24:00 was 二四点 (10:00-24:00 十点负二四点), a
+    score with a colon a time (112:108 一十二点十分八), and 12:30:45 十二点半四十五秒."""
     assert numbers.chinese(text) == spoken
 
 

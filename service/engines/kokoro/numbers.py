@@ -164,6 +164,13 @@ _DOTTED_DATE = re.compile(
 _SHORT_YMD = re.compile(
     r"(?<![A-Za-z\d.])((?:19|20)\d{2})([/.-])(1[0-2]|0?[1-9])\2(3[01]|[12]\d|0?[1-9])(?![\d.]|/\d)"
 )
+# A colon between numbers that cannot be a clock time ("112:108", a basketball score), or any
+# before a word of winning or losing: 比. misaki's clock has no edges, and read the 12:10
+# inside 112:108 as a time (一十二点十分八).
+_COLON_SCORE = re.compile(
+    r"(?<![\d:])(\d+):(\d+)(?![\d:])"
+    r"(?=\s?(击败|战胜|获胜|取胜|赢|胜|负|输|落败|告负|的比分))?"
+)
 # Midnight at the end of a day ("营业至24:00", "10:00-24:00"), which misaki's clock (hours up to
 # 23) read as 2 and then 4:00: 二十四点, and a span up to it with 到, not a minus.
 _MIDNIGHT = re.compile(r"(?:\s?[-~～至到]\s?)?(?<![\d:])24:00(?![\d:])")
@@ -281,6 +288,12 @@ def _yuan(integer: str, decimals: str) -> str:
     return words
 
 
+def _colon_score(match: re.Match[str]) -> str:
+    before, after = match.group(1), match.group(2)
+    clock = len(before) <= 2 and len(after) == 2 and int(before) <= 24 and int(after) < 60
+    return f"{before}比{after}" if match.group(3) or not clock else match.group(0)
+
+
 def _paid(match: re.Match[str]) -> bool:
     """A number with k is money where a word for pay comes just before it, or in a span."""
     text, start = match.string, match.start()
@@ -339,6 +352,8 @@ def _meridiem(match: re.Match[str]) -> str:
 def _time(match: re.Match[str]) -> str:
     """misaki's reading of a time, with two o'clock as 两点 (2:30 is 两点半)."""
     said: str = replace_time(match)
+    if "秒" in said:  # 12:30:45 is 十二点三十分四十五秒; 半 only without seconds
+        said = said.replace("点半", "点三十分")
     return re.sub(r"(^|至)二点", r"\1两点", said)
 
 
@@ -394,6 +409,7 @@ def chinese(text: str) -> str:
     text = _YUAN_AFTER.sub(lambda m: ("负" if m[1] else "") + _yuan(m[2], m[3]), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
+    text = _COLON_SCORE.sub(_colon_score, text)
     if "24:00" in text:
         text = _MIDNIGHT.sub(lambda m: ("到" if m.group(0)[0] != "2" else "") + "24点", text)
     text = RE_TIME_RANGE.sub(_time, text)
