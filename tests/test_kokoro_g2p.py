@@ -372,12 +372,15 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
         ("心率72次/分，呼吸18次/分钟", "心率七十二次每分，呼吸十八次每分钟"),
         ("单价5.8万/㎡，牛肉45元/kg", "单价五点八万每平方米，牛肉四十五元每公斤"),
+        ("方程x²+2x+1=0的解是x=-1。", "方程x的平方加二x加一等于零的解是x等于负一。"),
+        ("S=πr²，√16=4，2^10=1024", "S等于派r的平方，根号十六等于四，二的十次方等于一千零二十四"),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
     """Bug: the Mandarin G2P dropped the signs of arithmetic, @, ~ and ㎏ unread (three times
-    four equals twelve was 三四十二), read a floor's F as a letter (3F), and said a price per
-    month (99元/月) with a pause for the slash, not 每."""
+    four equals twelve was 三四十二), read a floor's F as a letter (3F), said a price per
+    month (99元/月) with a pause for the slash, not 每, and read x² as x二 (x²+2x+1 was x二二x加一).
+    """
     assert said(mandarin, text) == said(mandarin, written)
 
 
@@ -511,6 +514,13 @@ def test_japanese_price_per_month_says_what_it_is_counted_by_first(
     """Bug: "980円/月" was 980円、ツキ (a pause, then the moon), "72回/分" 72回、ワケ, and blood
     pressure ran its numbers together with mmHg spelled."""
     assert said(japanese, text) == said(japanese, written)
+
+
+def test_japanese_formulas_are_read(japanese: JapaneseG2P) -> None:
+    """Bug: x² was エックス and a symbol dropped, "=" before a minus and ^ and √ unread."""
+    assert said(japanese, "x²+2x+1=0の解はx=-1、√16=4、2^10") == said(
+        japanese, "xの2乗たす2xたす1イコール0の解はxイコールマイナス1、ルート16イコール4、2の10乗"
+    )
 
 
 def test_the_japanese_postal_mark_is_said_once(japanese: JapaneseG2P) -> None:

@@ -57,7 +57,14 @@ _OPERATORS = {
     "<": ("小于", "ショーナリ"), "≥": ("大于等于", "ダイナリイコール"),
     "≤": ("小于等于", "ショーナリイコール"),
 }  # fmt: skip
-_OPERATOR = re.compile(r"(?<=[\dA-Za-z)）])\s*([×*÷+=\u2212><≥≤])\s*(?=[\dA-Za-z(（])")
+_OPERATOR = re.compile(
+    r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√])"
+)
+# A power after a number, a letter or a bracket (x², r³, 2^10) and a square root (√16): the G2Ps
+# read ² as the digit and drop ^ and √ (x²+2x was x二二x).
+_POWER = re.compile(r"(?<=[\dA-Za-z)）])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
+_SUPERSCRIPTS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+_ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
 # A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント"):
 # a pause.
 _MENU_STEP = re.compile(
@@ -159,6 +166,13 @@ _WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
 _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
 
+def _power(match: re.Match[str], language: int) -> str:
+    power = int(_SUPERSCRIPTS.get(match.group(1) or "", match.group(2) or "0"))
+    if language == 1:
+        return f"の{power}乗"
+    return {2: "的平方", 3: "的立方"}.get(power, f"的{power}次方")
+
+
 def _ja_per(match: re.Match[str]) -> str:
     amount, per = match.group(1), match.group(2)
     if per in _JA_PER_WORDS:
@@ -190,6 +204,9 @@ def _readable(text: str, language: int) -> str:
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
+    if "^" in text or "√" in text or any(c in _SUPERSCRIPTS for c in text):
+        text = _POWER.sub(lambda m: _power(m, language), text)
+        text = _ROOT.sub(("根号", "ルート")[language], text)
     if text.isascii():
         return text
     return "".join(ch if ch.isascii() else _readable_character(ch, language) for ch in text)
