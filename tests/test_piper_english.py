@@ -149,6 +149,15 @@ from voxlite.service.engines.piper.english import english
             "Error 0x8007001F in Bldg. 3, Rm. 204.",
             "Error 0 ex 8 0 0 7 0 0 1 F in Building 3, Room 204.",
         ),
+        # a formula: powers, a minus after "=" and between terms, π beside a letter
+        (
+            "Solve x² + 2x + 1 = 0, so x = -1; y = 3x - 2.",
+            "Solve x squared + 2x + 1 = 0, so x = minus 1; y = 3x minus 2.",
+        ),
+        (
+            "A = πr², 2^10 = 1024, 10x faster.",
+            "A =  pi r squared, 2 to the power of 10 = 1024, 10 times faster.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -167,8 +176,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     and "401(k)" as "four hundred one K", "12/25" with no "on" before it as "twelve slash
     twenty-five" (a span of them with "dash"), a code in two groups as a code and an amount,
     "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", "min." as a
-    sentence's end, "0x8007001F" as "zero by eighty million…" and "Bldg." and "Rm." as
-    letters."""
+    sentence's end, "0x8007001F" as "zero by eighty million…", "Bldg." and "Rm." as
+    letters, and a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
+    πr² as "pie-er two"."""
     assert english(text) == written
 
 

@@ -139,7 +139,16 @@ _MENU_STEP = re.compile(
     r"|(?<=\w)\s+[\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}]\s+(?=\w)"
 )
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
-_TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)")
+_TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)(?!\s*[-+=<>\u2212])")
+# A formula: a power (x², r³, 2^10: espeak says "x two", "two ten"), a minus after "="
+# (espeak drops it: "x = -1" was "x equals one"), π next to a letter ("πr²" pie-er).
+_POWER = re.compile(r"(?<=[\dA-Za-z)])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
+_POWERS = {"²": "squared", "³": "cubed"}
+_SUPERSCRIPT_DIGITS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+_EQUALS_MINUS = re.compile(r"(?<=[=<>])\s?-(?=\d)")
+# In a text with "=", a spaced hyphen between terms is a minus ("y = 3x - 2"), not a dash.
+_TERM_MINUS = re.compile(r"(?<=[\w)²³])\s-\s(?=[\w(])")
+_PI = re.compile(r"π(?=[A-Za-z])|(?<=[A-Za-z\d])π")
 # A hexadecimal number ("error 0x80070005"): its characters one by one, not a size (0 by …).
 _HEX = re.compile(r"(?<![\w.])0x([0-9A-Fa-f]{2,})\b")
 # "1920x1080", "4 x 6": a size, "by".
@@ -407,6 +416,13 @@ def _room(number: str) -> str:
     return f"{floor} oh {rest[1]}" if rest[0] == "0" else f"{floor} {rest}"
 
 
+def _power(match: re.Match[str]) -> str:
+    if match.group(1) in _POWERS:
+        return " " + _POWERS[match.group(1)]
+    power = int(_SUPERSCRIPT_DIGITS.get(match.group(1) or "", match.group(2) or "0"))
+    return f" to the power of {power}"
+
+
 def _code(match: re.Match[str]) -> str:
     digits = match.group(2).lstrip("#.\N{HORIZONTAL ELLIPSIS}")  # "#4821", "...4821"
     groups = ", ".join(_spaced(group) for group in re.split(r"[ -]", digits))  # "482 913"
@@ -593,6 +609,10 @@ def english(text: str) -> str:
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
     text = _UNIT.sub(_unit, text)
+    if any(c in text for c in "^=π") or any(c in _SUPERSCRIPT_DIGITS for c in text):
+        text = _POWER.sub(_power, _EQUALS_MINUS.sub(" minus ", _PI.sub(" pi ", text)))
+        if "=" in text:
+            text = _TERM_MINUS.sub(" minus ", text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
     text = _SHARP.sub(r"\1 sharp", text)
     text = _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
