@@ -217,6 +217,19 @@ def test_a_slash_after_an_amount_is_per(language: str, written: str, spoken_as: 
     assert spoken(written, language) == spoken_as
 
 
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    # espeak-ng says x² as *x dos*, 2^10 as *dos diez*, French drops "=", 2x in Portuguese
+    # was the instalments' *vezes*.
+    ("es", "x² + 2x = 0, x = -1, 2^10, 3 m³.",
+     "x al cuadrado + 2x = 0, x = menos 1, 2 elevado a 10, 3 metros cúbicos."),
+    ("fr", "x² + 2x = 0.", "x au carré + 2x égale 0."),
+    ("it", "πr², 2 m³.", "πr al quadrato, 2 metri cubi."),
+    ("pt", "x² + 2x = 0, 5 m².", "x ao quadrado + 2x = 0, 5 metros quadrados."),
+])  # fmt: skip
+def test_formulas_are_read(language: str, written: str, spoken_as: str) -> None:
+    assert spoken(written, language) == spoken_as
+
+
 @pytest.mark.parametrize("language", sorted(romance.LANGUAGES))
 def test_any_text_is_rewritten_without_error(language: str) -> None:
     """Marks, digits and signs in every order the rules look for, and runs of them as long as a

@@ -50,7 +50,8 @@ _LANGUAGES = {
         {"km/h": ("un kilómetro por hora", "kilómetros por hora"),
          "km": ("un kilómetro", "kilómetros"), "m": ("un metro", "metros"),
          "cm": ("un centímetro", "centímetros"), "mm": ("un milímetro", "milímetros"),
-         "m²": ("un metro cuadrado", "metros cuadrados"), "kg": ("un kilo", "kilos"),
+         "m²": ("un metro cuadrado", "metros cuadrados"),
+         "m³": ("un metro cúbico", "metros cúbicos"), "kg": ("un kilo", "kilos"),
          "g": ("un gramo", "gramos"), "mg": ("un miligramo", "miligramos"),
          "l": ("un litro", "litros"), "ml": ("un mililitro", "mililitros"),
          "min": ("un minuto", "minutos"), "s": ("un segundo", "segundos"),
@@ -68,7 +69,8 @@ _LANGUAGES = {
         {"km/h": ("un kilomètre à l'heure", "kilomètres à l'heure"),
          "km": ("un kilomètre", "kilomètres"), "m": ("un mètre", "mètres"),
          "cm": ("un centimètre", "centimètres"), "mm": ("un millimètre", "millimètres"),
-         "m²": ("un mètre carré", "mètres carrés"), "kg": ("un kilo", "kilos"),
+         "m²": ("un mètre carré", "mètres carrés"), "m³": ("un mètre cube", "mètres cubes"),
+         "kg": ("un kilo", "kilos"),
          "g": ("un gramme", "grammes"), "mg": ("un milligramme", "milligrammes"),
          "l": ("un litre", "litres"), "ml": ("un millilitre", "millilitres"),
          "min": ("une minute", "minutes"), "s": ("une seconde", "secondes"),
@@ -87,7 +89,8 @@ _LANGUAGES = {
         {"km/h": ("un chilometro orario", "chilometri orari"),
          "km": ("un chilometro", "chilometri"), "m": ("un metro", "metri"),
          "cm": ("un centimetro", "centimetri"), "mm": ("un millimetro", "millimetri"),
-         "m²": ("un metro quadrato", "metri quadrati"), "kg": ("un chilo", "chili"),
+         "m²": ("un metro quadrato", "metri quadrati"), "m³": ("un metro cubo", "metri cubi"),
+         "kg": ("un chilo", "chili"),
          "g": ("un grammo", "grammi"), "mg": ("un milligrammo", "milligrammi"),
          "l": ("un litro", "litri"), "ml": ("un millilitro", "millilitri"),
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
@@ -103,13 +106,15 @@ _LANGUAGES = {
         {"km/h": ("um quilômetro por hora", "quilômetros por hora"),
          "km": ("um quilômetro", "quilômetros"), "m": ("um metro", "metros"),
          "cm": ("um centímetro", "centímetros"), "mm": ("um milímetro", "milímetros"),
-         "m²": ("um metro quadrado", "metros quadrados"), "kg": ("um quilo", "quilos"),
+         "m²": ("um metro quadrado", "metros quadrados"),
+         "m³": ("um metro cúbico", "metros cúbicos"), "kg": ("um quilo", "quilos"),
          "g": ("um grama", "gramas"), "mg": ("um miligrama", "miligramas"),
          "l": ("um litro", "litros"), "ml": ("um mililitro", "mililitros"),
          "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
          "°C": ("um grau", "graus")},
         # "em 3x sem juros": three instalments, said "três vezes".
-        ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])", r"\1 vezes")),
+        ((r"(\d)\.(?=[ºª])", r"\1"),
+         (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])(?!\s*[-+=<>])", r"\1 vezes")),
         ("por", {}),
     ),
 }  # fmt: skip
@@ -127,8 +132,8 @@ _PRICE = re.compile(
 # a one-letter unit (m, g, l, s) must be spaced, so that "80s" or "5g" (a network) stay words.
 _AMOUNT = rf"(?P<amount>(?:{_INTEGER})(?:,\d+)?)"
 _UNIT = re.compile(
-    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|kg|mg|ml|min|seg|[°º]C)"
-    r"|\s(?P<letter>[mgls]))(?![\w/²])"
+    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º]C)"
+    r"|\s(?P<letter>[mgls]))(?![\w/²³])"
 )
 _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
 # A slash after an amount, a currency or a count before a word or a unit: per it.
@@ -145,6 +150,16 @@ _GROUPS = re.compile(r"(?<=\d)-(?=\d)")
 LANGUAGES = frozenset(_LANGUAGES)
 """The primary subtags whose text is rewritten (the other modules' tables name the same)."""
 
+# A formula's powers (x², r³, 2^10: espeak-ng says *x dos*, *dos diez*) and, in French, its "="
+# (dropped): the square, the cube, a power's words, and "=" where espeak-ng leaves it out.
+_POWERS = {
+    "es": ("al cuadrado", "al cubo", "elevado a", ""),
+    "fr": ("au carré", "au cube", "puissance", "égale"),
+    "it": ("al quadrato", "al cubo", "elevato alla", ""),
+    "pt": ("ao quadrado", "ao cubo", "elevado a", ""),
+}
+_POWER = re.compile(r"(?<=[\dA-Za-z)])(?:([²³])|\^\s?(\d+))")
+_EQUALS = re.compile(r"(?<=[\w)²³])\s?=\s?(?=[-\w(])")
 _THOUSANDS = re.compile(r"(?<![\d.,/])\d{1,3}(?:\.\d{3})+(?![\d,]|\.\d)")
 _DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
@@ -161,6 +176,8 @@ def spoken(text: str, language: str) -> str:
     text = _MINUS.sub(f"{rules.minus} ", text)
     text = _PRICE.sub(lambda m: _price(m, rules), text)
     text = _UNIT.sub(lambda m: _unit(m, rules), text)
+    if any(c in text for c in "²³^="):
+        text = _formula(text, language)
     text = _NUMBER_SIGN.sub(f"{rules.number} ", text)
     if rules.by:
         text = _BY.sub(rf"\1 {rules.by} ", text)
@@ -170,6 +187,17 @@ def spoken(text: str, language: str) -> str:
     text = _GROUPS.sub(" ", text)
     text = _THOUSANDS.sub(lambda m: m.group().replace(".", ""), text)
     return _DECIMAL.sub(rf"\1 {rules.comma} \2", text)
+
+
+def _formula(text: str, language: str) -> str:
+    square, cube, raised, equals = _POWERS[language]
+
+    def power(found: re.Match[str]) -> str:
+        sign = found.group(1)
+        return f" {square if sign == '²' else cube if sign == '³' else f'{raised} {found[2]}'}"
+
+    text = _POWER.sub(power, text)
+    return _EQUALS.sub(f" {equals} ", text) if equals else text
 
 
 def _price(found: re.Match[str], rules: _Language) -> str:
