@@ -334,13 +334,16 @@ def test_japanese_times_dates_spans_and_codes(
         ("check-inは15時です。", "チェックインは15時です。"),
         ("e-mailで送ります。", "イーメールで送ります。"),
         ("JR-Eastの駅です。", "ジェイアールイーストの駅です。"),
+        # what the split at a capital or the model gets wrong
+        ("SaaSとLinkedInとMcDonald's", "サースとリンクトインとマクドナルド"),
     ],
 )
 def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
     japanese: JapaneseG2P, text: str, written: str
 ) -> None:
     """Bug: OpenJTalk spelled an English word it does not know letter by letter ("Teams" as
-    ティーイーエーエムエス), and cut "check-in" with a pause, then spelled it."""
+    ティーイーエーエムエス), and cut "check-in" with a pause, then spelled it; "SaaS" was
+    サーエス, "LinkedIn" リンケッドイン."""
     assert said(japanese, text) == said(japanese, written)
 
 

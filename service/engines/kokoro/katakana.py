@@ -41,6 +41,12 @@ def letter_names(letters: str) -> str:
     return "".join(_LETTERS[c] for c in letters.lower())
 
 
+# Words the model or the camel-case split gets wrong, as Japanese says them: SaaS was サーエス
+# (Saa + S), LinkedIn リンケッドイン, McDonald's ムクドナルズ.
+_SAID = {
+    "saas": "サース", "paas": "パース", "iaas": "イアース", "linkedin": "リンクトイン",
+    "mcdonald's": "マクドナルド", "mcdonalds": "マクドナルド",
+}  # fmt: skip
 # Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
 _CACHED_WORDS = 4096
 
@@ -69,6 +75,8 @@ class Katakana:
         return str(nodes[0]["pron"]).replace("\u2019", "")  # without its accent mark
 
     def _word(self, word: str) -> str:
+        if word.lower() in _SAID:
+            return _SAID[word.lower()]
         if self._reading(word) is not None:
             return word
         if "-" in word:
