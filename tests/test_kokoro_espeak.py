@@ -195,6 +195,13 @@ def test_addresses_are_read_with_their_signs_by_name(
     ("fr", "Votre code est 482 913.", "Votre code est 4 8 2, 9 1 3."),
     ("it", "Il numero d'ordine è 123456.", "Il numero d'ordine è 1 2 3 4 5 6."),
     ("pt", "Seu protocolo é 2024-556677.", "Seu protocolo é 2 0 2 4, 5 5 6 6 7 7."),
+    # A card's last digits, an IBAN (its letters by name), a Brazilian CPF in its groups.
+    ("es", "Tarjeta terminada en 4821, IBAN ES91 2100 0418.",
+     "Tarjeta terminada en 4 8 2 1, IBAN E S 9 1, 2 1 0 0, 0 4 1 8."),
+    ("pt", "CPF 123.456.789-00, cartão final 4821.",
+     "CPF 1 2 3, 4 5 6, 7 8 9, 0 0, cartão final 4 8 2 1."),
+    ("fr", "Carte se terminant par 4821.", "Carte se terminant par 4 8 2 1."),
+    ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
     # A postal code, and a number with no code's name before it, as written.
     ("es", "Código postal 28013; hay 3 códigos.", "Código postal 28013; hay 3 códigos."),
 ])  # fmt: skip

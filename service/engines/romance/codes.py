@@ -1,8 +1,8 @@
 """A code after the word that names it, read digit by digit, as the one who must type it needs
 it: espeak-ng reads "Su código es 482913" as *cuatrocientos ochenta y dos mil…*, and "482 913"
-as one number too. After código, clave, contraseña, PIN, número de pedido (es); code, mot de
-passe, numéro de commande (fr); codice, password, numero d'ordine (it); código, senha, número
-do pedido, protocolo (pt). A postal code or a tax code is left as written: each country reads
+as one number too. After código, clave, contraseña, PIN, número de pedido, IBAN, a card terminada
+en (es); code, mot de passe, numéro de commande (fr); codice, password, numero d'ordine (it);
+código, senha, número do pedido, protocolo, CPF, cartão final (pt). A postal code or a tax code is left as written: each country reads
 those its own way."""
 
 from __future__ import annotations
@@ -13,40 +13,47 @@ _IS = {"es": r"es|será", "fr": r"est|sera", "it": r"è|sarà", "pt": r"é|será
 _NAMES = {
     "es": (
         r"c[óo]digo(?!\s+postal)(?:\s+de\s+(?:verificaci[óo]n|seguridad|acceso|confirmaci[óo]n"
-        r"|descuento|cliente|reserva|pedido))?|clave|contraseña|PIN|localizador|referencia"
+        r"|descuento|cliente|reserva|pedido))?|clave|contraseña|PIN|localizador|referencia|IBAN|DNI|NIE"
+        r"|(?:tarjeta|cuenta|número|teléfono)\s+(?:terminad[oa]|acabad[oa])\s+en"
         r"|extensi[óo]n|n[úu]mero\s+de\s+(?:pedido|referencia|seguimiento|cliente|cuenta|reserva"
         r"|confirmaci[óo]n|expediente|incidencia|ticket|socio)"
     ),
     "fr": (
         r"code(?!\s+postal)(?:\s+(?:de\s+(?:vérification|sécurité|confirmation|réduction|accès)"
-        r"|promo|PIN|confidentiel))?|mot\s+de\s+passe|PIN|r[ée]f[ée]rence|poste"
+        r"|promo|PIN|confidentiel))?|mot\s+de\s+passe|PIN|r[ée]f[ée]rence|poste|IBAN"
+        r"|(?:carte|compte|numéro)\s+se\s+terminant\s+par"
         r"|num[ée]ro\s+de\s+(?:commande|suivi|dossier|client|réservation|confirmation|ticket"
         r"|colis|contrat)"
     ),
     "it": (
         r"codice(?!\s+(?:postale|fiscale))(?:\s+(?:di\s+(?:verifica|sicurezza|conferma|accesso"
-        r"|sconto)|OTP|PIN|promozionale|cliente))?|password|PIN|riferimento|interno"
+        r"|sconto)|OTP|PIN|promozionale|cliente))?|password|PIN|riferimento|interno|IBAN"
+        r"|(?:carta|conto|numero)\s+che\s+termina\s+(?:con|in)"
         r"|numero\s+(?:di\s+|d')?(?:ordine|pratica|prenotazione|cliente|tracking|conferma"
         r"|spedizione|ticket|contratto)"
     ),
     "pt": (
         r"c[óo]digo(?!\s+postal)(?:\s+de\s+(?:verificação|segurança|confirmação|acesso|desconto"
-        r"|rastreio|rastreamento))?|senha|PIN|protocolo|ramal"
+        r"|rastreio|rastreamento))?|senha|PIN|protocolo|ramal|CPF|CNPJ|RG|IBAN"
+        r"|cart[ãa]o\s+(?:com\s+)?final|(?:com|de)\s+final"
         r"|n[úu]mero\s+d[oa]\s+(?:pedido|protocolo|cliente|reserva|rastreio|chamado|contrato)"
     ),
 }
-# The name, "is" or a colon, then the code: three digits or more, in groups perhaps ("482 913").
+# The name, "is" or a colon, then the code: three digits or more, in groups perhaps ("482 913",
+# "123.456.789-00"), after a country's letters perhaps (an IBAN: ES91 2100 0418…).
 _CODES = {
     language: re.compile(
         rf"(?i)\b((?:{names})(?:\s+(?:{_IS[language]}))?\s?:?\s?)"
-        r"(\d{3,}(?:[ -]\d{2,})*)(?![\d.,]\d|\d)"
+        r"((?-i:[A-Z]{2}\d{2}\s?)?\d{3,}(?:[ .-]\d{2,})*(?-i:[A-Z])?)(?![\d.,]\d|\w)"
     )
     for language, names in _NAMES.items()
 }
 
 
 def _code(found: re.Match[str]) -> str:
-    groups = re.split(r"[ -]", found.group(2))
+    """Each character alone (a letter by its name: "ES" is not the word *es*), a pause between
+    the groups."""
+    groups = re.split(r"[ .-]", found.group(2))
     return found.group(1) + ", ".join(" ".join(group) for group in groups)
 
 
