@@ -158,6 +158,10 @@ from voxlite.service.engines.piper.english import english
             "A = πr², 2^10 = 1024, 10x faster.",
             "A =  pi r squared, 2 to the power of 10 = 1024, 10 times faster.",
         ),
+        (
+            "A Ph.D. from the U.S., an M.D., then a Ph.D. He paid €1.234,56.",
+            "A P H D from the U.S., an M D, then a P H D. He paid 1234 euros and 56 cents.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -177,8 +181,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     twenty-five" (a span of them with "dash"), a code in two groups as a code and an amount,
     "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", "min." as a
     sentence's end, "0x8007001F" as "zero by eighty million…", "Bldg." and "Rm." as
-    letters, and a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
-    πr² as "pie-er two"."""
+    letters, a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
+    πr² as "pie-er two", "Ph.D." as "P H dot D dot", and "€1.234,56" as "1 euro and 23 cents
+    4,56"."""
     assert english(text) == written
 
 

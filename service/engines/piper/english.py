@@ -283,6 +283,13 @@ _MONEY = re.compile(
     rf"(?:\s(?:{_CODES}|(?i:dollars?|euros?|pounds?|yen|rupees?))\b)?"
 )
 _MONEY_AFTER = re.compile(rf"(?<![\w.,]){_AMOUNT}\s?\b({_CODES})\b")
+# A price written the European way in English text ("€1.234,56"): points between thousands, a
+# comma before the cents; as the rule above reads it (it said "1 euro and 23 cents 4,56").
+_EUROPEAN_PRICE = re.compile(r"(?<=[€£$])\s?(\d{1,3}(?:\.\d{3})+),(\d{2})(?![\d,.]\d)")
+# Degrees and titles written with points ("Ph.D.", "M.D."): espeak says "P H dot D dot".
+_DOTTED_LETTERS = re.compile(
+    r"\b(Ph\.D|M\.D|B\.A|M\.A|B\.S|M\.S|J\.D|D\.D\.S|M\.B\.A|R\.N)\.(?:(?=,|\s+[a-z])|(?=\s|$))"
+)
 # "9:30", "5:05 pm", "10:15 a.m."; not "3:2" (a score) or "12:30:15" (read as it is).
 # Two of them joined by a dash or an en dash ("9:00-17:00", "9:30-11:00").
 _CLOCK_SPAN = re.compile(
@@ -414,6 +421,13 @@ def _room(number: str) -> str:
     if rest == "00":
         return f"{floor} hundred"
     return f"{floor} oh {rest[1]}" if rest[0] == "0" else f"{floor} {rest}"
+
+
+def _dotted_letters(match: re.Match[str]) -> str:
+    """Its letters spelled; its last point kept where it ends the sentence."""
+    letters = " ".join(c for c in match.group(1) if c.isalpha()).upper()
+    end = match.string[match.end() : match.end() + 3]
+    return letters if end[:1] == "," or end.lstrip()[:1].islower() else letters + "."
 
 
 def _power(match: re.Match[str]) -> str:
@@ -557,6 +571,7 @@ def english(text: str) -> str:
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
     text = _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
     text = _TITLES.sub(r"\1", text)
+    text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
     text = _WEEKDAYS.sub("Monday to Friday", text)
@@ -575,6 +590,8 @@ def english(text: str) -> str:
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY_SPAN.sub(r"\1\2 to \1", _SIGNED_SPAN.sub(" to ", text))
+    if "," in text:
+        text = _EUROPEAN_PRICE.sub(lambda m: m.group(1).replace(".", "") + "." + m.group(2), text)
     text = _MONEY.sub(_money, text)
     text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
     text = _DECADE.sub(_decade, text)

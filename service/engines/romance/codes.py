@@ -2,8 +2,8 @@
 it: espeak-ng reads "Su código es 482913" as *cuatrocientos ochenta y dos mil…*, and "482 913"
 as one number too. After código, clave, contraseña, PIN, número de pedido, IBAN, a card terminada
 en (es); code, mot de passe, numéro de commande (fr); codice, password, numero d'ordine (it);
-código, senha, número do pedido, protocolo, CPF, cartão final (pt). A postal code or a tax code is left as written: each country reads
-those its own way."""
+código, senha, número do pedido, protocolo, CPF, cartão final (pt). A postal code or a tax
+code is left as written: each country reads those its own way."""
 
 from __future__ import annotations
 
