@@ -171,6 +171,15 @@ def test_titles_and_the_like_in_other_languages_do_not_end_a_sentence(text: str)
     assert segments(f"{text} Adiós.") == [text, " Adiós."]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Wait 30 min. or 2 hrs. for it.", "Add 2 oz. of milk.", "Go to Bldg. 3 and Rm. 204 now."],
+)
+def test_short_units_and_an_address_s_parts_do_not_end_a_sentence(text: str) -> None:
+    """Regression: "30 min. or" was cut after "min.", so the voice ended a sentence there."""
+    assert segments(f"{text} Bye.") == [text, " Bye."]
+
+
 @pytest.mark.parametrize("title", ["DR.", "dr.", "mR.", "PROF."])
 def test_abbreviations_are_case_insensitive(title: str) -> None:
     assert segments(f"Ask {title} Jones now. Ok.") == [f"Ask {title} Jones now.", " Ok."]

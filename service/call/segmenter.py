@@ -58,7 +58,11 @@ _ABBREVIATIONS = frozenset(
         # things ("Vol. 3", "Ver. 2"), and "incl. tax"
         "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",
         # an address's parts ("Elm Rd. now", "Apt. 4B"), a phone's extension ("ext. 89")
-        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext",
+        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext", "bldg", "rm", "fl",
+        # units of time and measure after a number ("30 min. or 2 hrs"), which the voice says
+        # as words
+        "min", "mins", "sec", "secs", "hr", "hrs", "wk", "wks", "mo", "mos", "yr", "yrs", "oz",
+        "lb", "lbs", "ft", "tbsp", "tsp",
         # titles and the like in Spanish, French, Italian and Portuguese ("la Sra. Pérez",
         # "Mme. Martin", "il dott. Rossi", "Av. Paulista", "pág. 3", "tel. 912...", "p. ej.",
         # "EE. UU.", "l'Avv. Neri"), which engines/romance writes out whole
