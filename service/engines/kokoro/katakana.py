@@ -41,8 +41,8 @@ def letter_names(letters: str) -> str:
     return "".join(_LETTERS[c] for c in letters.lower())
 
 
-# Words the model or the camel-case split gets wrong, as Japanese says them: SaaS was サーエス
-# (Saa + S), LinkedIn リンケッドイン, McDonald's ムクドナルズ.
+# Words the model or the camel-case split gets wrong, as Japanese says them: the split makes
+# SaaS サーエス (Saa + S), the model LinkedIn リンケッドイン and McDonald's ムクドナルズ.
 _SAID = {
     "saas": "サース", "paas": "パース", "iaas": "イアース", "linkedin": "リンクトイン",
     "mcdonald's": "マクドナルド", "mcdonalds": "マクドナルド",

@@ -50,8 +50,8 @@ _MONEY_BEFORE = re.compile(
 # An amount with its scale after the sign ("¥5.5万", "$1.2亿"): the scale before the currency
 # (五点五万元), not 五元五角 then 万.
 _SCALED_MONEY = re.compile(r"(HK\$|US\$|[¥￥$€£₹])\s?(\d+(?:\.\d+)?)\s?(千万|百万|[千万亿])")
-# A salary or a budget in thousands ("月薪15k-20k", "年终奖2.5K"): 一万五千, two thousand five
-# hundred. Only there or in a span of them: "4K电视" is a screen, "5K跑" a race.
+# A salary or a budget in thousands ("月薪15k-20k", "年终奖2.5K"): 一万五千, 两千五百. Only after a
+# word for pay (_PAY) or in a span of them: "4K电视" is a screen, "5K跑" a race.
 _K = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)[kK](?![A-Za-z])")
 _K_SPAN = re.compile(
     r"(?<![A-Za-z0-9.])\d+(?:\.\d+)?[kK]\s?[-~～到至]\s?\d+(?:\.\d+)?[kK](?![A-Za-z])"
@@ -165,14 +165,14 @@ _SHORT_YMD = re.compile(
     r"(?<![A-Za-z\d.])((?:19|20)\d{2})([/.-])(1[0-2]|0?[1-9])\2(3[01]|[12]\d|0?[1-9])(?![\d.]|/\d)"
 )
 # A colon between numbers that cannot be a clock time ("112:108", a basketball score), or any
-# before a word of winning or losing: 比. misaki's clock has no edges, and read the 12:10
-# inside 112:108 as a time (一十二点十分八).
+# before a word of winning or losing: 比. misaki's clock has no edges: it finds the 12:10
+# inside 112:108 (一十二点十分八).
 _COLON_SCORE = re.compile(
     r"(?<![\d:])(\d+):(\d+)(?![\d:])"
     r"(?=\s?(击败|战胜|获胜|取胜|赢|胜|负|输|落败|告负|的比分))?"
 )
-# Midnight at the end of a day ("营业至24:00", "10:00-24:00"), which misaki's clock (hours up to
-# 23) read as 2 and then 4:00: 二十四点, and a span up to it with 到, not a minus.
+# Midnight at the end of a day ("营业至24:00", "10:00-24:00"), where misaki's clock (hours up to
+# 23) finds 4:00: 二十四点, and a span up to it with 到, not a minus.
 _MIDNIGHT = re.compile(r"(?:\s?[-~～至到]\s?)?(?<![\d:])24:00(?![\d:])")
 # Minutes written with their zero after 点 ("3点05分"): 零五分, as a clock's 3:05 is read.
 _ZERO_MINUTE = re.compile(r"(?<=\d点)0(?=\d分)")
@@ -456,7 +456,7 @@ _JA_DIGITS = dict(
     )
 )
 _JA_DATE = re.compile(r"(?<![0-9])(\d{4})([/.-])(\d{1,2})\2(\d{1,2})(?![0-9])")
-# Up to 24:59: a shop open till 24:00 says 24時 (it was 24対00).
+# Up to 24:59: a shop open till 24:00 closes at 24時, not at a score (24対00).
 _JA_TIME = r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?"
 _JA_TIMES = re.compile(rf"(?<![0-9:])({_JA_TIME})(?:\s?[-~〜～]\s?({_JA_TIME}))?(?![0-9:])")
 # A time with AM or PM ("3:00PM", "9am"): 午後3時, 午前9時 (OpenJTalk spells the letters).

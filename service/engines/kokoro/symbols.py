@@ -61,7 +61,7 @@ _OPERATOR = re.compile(
     r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√])"
 )
 # A power after a number, a letter or a bracket (x², r³, 2^10) and a square root (√16): the G2Ps
-# read ² as the digit and drop ^ and √ (x²+2x was x二二x).
+# read ² as the digit and drop ^ and √ (x²+2x would be x二二x).
 _POWER = re.compile(r"(?<=[\dA-Za-z)）])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
 _SUPERSCRIPTS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
 _ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
@@ -143,9 +143,9 @@ def _address(address: str, language: int) -> str:
 # アンド itself).
 _CJK = "\u3041-\u30ff\u4e00-\u9fff"
 # A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5元/斤") is 每 in
-# Chinese: read as a pause between words above, it said "99元、月".
+# Chinese: read as a pause between words (below), it would say "99元、月".
 # In Japanese, what it is counted by goes first: "980円/月" is 月980円, "3回/日" 1日3回,
-# "10,000円/人" 1人10,000円 (a pause for the slash said "980円、ツキ", the moon). Not before a
+# "10,000円/人" 1人10,000円 (a pause for the slash would say "980円、ツキ", the moon). Not before a
 # kanji that makes another word (月曜, 人数).
 _JA_PER = re.compile(
     r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%)?)"

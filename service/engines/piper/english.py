@@ -141,7 +141,7 @@ _MENU_STEP = re.compile(
 # "10x faster", "2.5x": times ("2x4" is a size, left alone); "1.5M users": million.
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)(?!\s*[-+=<>\u2212])")
 # A formula: a power (x², r³, 2^10: espeak says "x two", "two ten"), a minus after "="
-# (espeak drops it: "x = -1" was "x equals one"), π next to a letter ("πr²" pie-er).
+# (espeak drops it: "x = -1" would be "x equals one"), π next to a letter ("πr²" pie-er).
 _POWER = re.compile(r"(?<=[\dA-Za-z)])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
 _POWERS = {"²": "squared", "³": "cubed"}
 _SUPERSCRIPT_DIGITS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
@@ -284,7 +284,8 @@ _MONEY = re.compile(
 )
 _MONEY_AFTER = re.compile(rf"(?<![\w.,]){_AMOUNT}\s?\b({_CODES})\b")
 # A price written the European way in English text ("€1.234,56"): points between thousands, a
-# comma before the cents; as the rule above reads it (it said "1 euro and 23 cents 4,56").
+# comma before the cents, made the form the rule above reads (which would say "1 euro and 23
+# cents 4,56").
 _EUROPEAN_PRICE = re.compile(r"(?<=[€£$])\s?(\d{1,3}(?:\.\d{3})+),(\d{2})(?![\d,.]\d)")
 # Degrees and titles written with points ("Ph.D.", "M.D."): espeak says "P H dot D dot".
 _DOTTED_LETTERS = re.compile(
