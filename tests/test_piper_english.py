@@ -162,6 +162,10 @@ from voxlite.service.engines.piper.english import english
             "A Ph.D. from the U.S., an M.D., then a Ph.D. He paid €1.234,56.",
             "A P H D from the U.S., an M D, then a P H D. He paid 1234 euros and 56 cents.",
         ),
+        (
+            "Odds of 1/20 or 1/64, a 3/16 inch bolt.",
+            "Odds of one twentieth or one sixty-fourth, a 3 sixteenths inch bolt.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -182,8 +186,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "wks", "mos" and "yrs" as letters or other words (moss, ers), "ET" as "et", "min." as a
     sentence's end, "0x8007001F" as "zero by eighty million…", "Bldg." and "Rm." as
     letters, a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
-    πr² as "pie-er two", "Ph.D." as "P H dot D dot", and "€1.234,56" as "1 euro and 23 cents
-    4,56"."""
+    πr² as "pie-er two", "Ph.D." as "P H dot D dot", "€1.234,56" as "1 euro and 23 cents
+    4,56", and a fraction over 12 as two numbers (1/20 "one twenty")."""
     assert english(text) == written
 
 

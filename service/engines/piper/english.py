@@ -383,8 +383,8 @@ _MONTH_ABBREVIATION = re.compile(
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
 _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
-# "1/2", "3/4", "2/3": small fractions by their names; other pairs of small numbers are said
-# one after the other ("24/7", "50/50").
+# "1/2", "3/4", "2/3": small fractions by their names, and over 12 with an ordinal (1/20 one
+# twentieth); other pairs of small numbers are said one after the other ("24/7", "50/50").
 _FRACTION = re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
 # A dash between two of them is a span: "1/3-1/2" is a third to a half.
 _FRACTION_SPAN = re.compile(
@@ -542,10 +542,28 @@ def _ordinal(n: int) -> str:
 
 def _fraction(match: re.Match[str]) -> str:
     top, bottom = int(match.group(1)), int(match.group(2))
+    if 0 < top < bottom and bottom >= 13:  # 1/20 one twentieth, 3/16 three sixteenths
+        name = _ordinal_word(bottom)
+        return f"one {name}" if top == 1 else f"{top} {name}s"
     if not 0 < top < bottom <= 10:
         return f"{match.group(1)} {match.group(2)}"
     one, many = _FRACTIONS[bottom]
     return f"one {one}" if top == 1 else f"{top} {many}"
+
+
+_UNIT_ORDINALS = (
+    "", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+)  # fmt: skip
+
+
+def _ordinal_word(n: int) -> str:
+    """10 to 99 as an ordinal word (a fraction's bottom): espeak spells "16ths" as letters."""
+    if n < 20:
+        return "twelfth" if n == 12 else _TEENS[n - 10] + "th"
+    tens, units = divmod(n, 10)
+    if units == 0:
+        return _TENS[str(tens)][:-1] + "ieth"
+    return f"{_TENS[str(tens)]}-{_UNIT_ORDINALS[units]}"
 
 
 def _dotted(match: re.Match[str]) -> str:
