@@ -232,6 +232,7 @@ def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -
         ("预计12/3送达，1/5截止", "预计十二月三日送达，一月五日截止"),
         ("12/5发货，1/15之前有效", "十二月五日发货，一月十五日之前有效"),
         ("截止日期：1/5。", "截止日期：一月五日。"),
+        ("日期12/25/2024或25/12/2024", "日期二零二四年十二月二十五日或二零二四年十二月二十五日"),
         # Fractions stay fractions: small ones, a span rising through them, a measure after one.
         ("只有1/3的用户，降到1/3后", "只有三分之一的用户，降到三分之一后"),
         ("占比1/3-1/2，1/20的概率", "占比三分之一到二分之一，二十分之一的概率"),

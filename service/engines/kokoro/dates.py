@@ -12,7 +12,8 @@ the G2Ps read as a fraction (二十五分之十二, 25分の12). A slash is as o
   ("3/15", where 1/16 and 1/20 are fractions) or a month past its day ("12/5").
 
 A score or a rating before it ("评分5/5", "評価4/5") keeps the slash, as does a measure after it
-("3/16インチ", "1/20的比例")."""
+("3/16インチ", "1/20的比例"). With the year last ("12/25/2024", "25/12/2024") it is always a
+date."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ _MD = r"(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
 _ALONE = r"(?<![0-9A-Za-z/.])"
 _END = r"(?![0-9/]|\.\d)"
 _MONTH_DAY = re.compile(_ALONE + _MD + _END)
+# With the year last ("12/25/2024" the American way, "25/12/2024" the European): a date whatever
+# the words around it; a day past the 12th first is the European order, else month first.
+_YEAR_LAST = re.compile(r"(?<![0-9/.])(\d{1,2})/(\d{1,2})/((?:19|20)\d{2})(?![0-9/]|\.\d)")
 _SPAN = re.compile(_ALONE + _MD + r"\s?[-~～〜至到\N{EN DASH}]\s?" + _MD + _END)
 # How far either side of a date the words that decide it are looked for.
 _REACH = 12
@@ -118,4 +122,12 @@ def month_days(text: str, language: str) -> str:
             return m.group(0)
         return f"{month}月{day}日"
 
-    return _MONTH_DAY.sub(one, _SPAN.sub(span, text))
+    return _MONTH_DAY.sub(one, _SPAN.sub(span, _YEAR_LAST.sub(_year_last, text)))
+
+
+def _year_last(m: re.Match[str]) -> str:
+    first, second, year = int(m[1]), int(m[2]), m[3]
+    month, day = (second, first) if first > 12 else (first, second)
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return m.group(0)
+    return f"{year}年{month}月{day}日"
