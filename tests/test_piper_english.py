@@ -106,6 +106,7 @@ from voxlite.service.engines.piper.english import english
         ("Press * then #, card ****1234.", "Press star then pound, card ending in 1 2 3 4."),
         ("King Jr. Day: call 911, M-F.", "King Junior Day: call 9 1 1, Monday to Friday."),
         ("He's 6'2\" and has 1.2k followers.", "He's 6 foot 2 and has 1.2 thousand followers."),
+        ("Cheaper b/c 10k+ customers use it.", "Cheaper because 10 thousand+ customers use it."),
         (
             "$1,500/yr, $25/visit, 4g/day, 72 bpm, a 24-hr line, a 401(k) that ends in 7788.",
             "1,500 dollars per year, 25 dollars per visit, 4 grams per day, 72 beats per minute, "
@@ -187,7 +188,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     sentence's end, "0x8007001F" as "zero by eighty million…", "Bldg." and "Rm." as
     letters, a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
     πr² as "pie-er two", "Ph.D." as "P H dot D dot", "€1.234,56" as "1 euro and 23 cents
-    4,56", and a fraction over 12 as two numbers (1/20 "one twenty")."""
+    4,56", a fraction over 12 as two numbers (1/20 "one twenty"), "b/c" as "B slash C" and
+    "10k+" as "ten K plus"."""
     assert english(text) == written
 
 

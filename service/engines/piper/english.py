@@ -122,15 +122,15 @@ _SIGNS = {
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
-# ("approx" and a sentence's end), "w/" ("W slash").
+# ("approx" and a sentence's end), "w/" ("W slash"), "b/c" ("B slash C").
 _SHORT_FORMS = re.compile(
     r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.|(?<=[A-Z][a-z] )"
-    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9]))",
+    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9])|(b/c)(?=[\s,.;:!?]|$))",
     re.IGNORECASE,
 )
 _SHORT_FORM_WORDS = (
     "versus", "approximately", "without", "with", "including", "excluding", "department",
-    "Junior", "Senior",
+    "Junior", "Senior", "because",
 )  # fmt: skip
 # A menu path or steps: "Settings > Account > Security" (espeak: "greater than"), "Step 1 →
 # Step 2" (espeak: "right arrow") are said with pauses.
@@ -162,7 +162,7 @@ _SPELLED = re.compile(
 )
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
 # "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
-_THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\s[a-z]+s\b)")
+_THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\+?\s[a-z]+s\b)")
 # A height in feet and inches: 6'2" (espeak: "six two").
 _FEET = re.compile(r"(?<![\w'])(\d)'\s?(\d{1,2})(?:\"|''|\N{DOUBLE PRIME})")
 # Emergency numbers are said digit by digit: "call 911" is nine one one.
