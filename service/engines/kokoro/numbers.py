@@ -226,6 +226,8 @@ _VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
 # A degree sign alone after a number (90°, 北纬30°) is 度; the G2P drops it. ‰ is 千分之.
 _DEGREE_SIGN = re.compile(r"(?<=\d)\s?°(?![CF])")
+# Fahrenheit ("72°F", "-4℉"): 华氏七十二度, 華氏72度 (the G2Ps read the F as a letter, or drop it).
+_FAHRENHEIT = re.compile(r"(-?\d+(?:\.\d+)?)\s?(?:°F|℉)")
 _PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)‰")
 # A fraction in one character (½, ¾), after a whole number or alone: 2½ is 2又二分之一.
 _VULGAR = re.compile(r"(\d*)([\u00bc-\u00be\u2150-\u215e])")
@@ -416,6 +418,7 @@ def chinese(text: str) -> str:
     text = RE_TIME.sub(_time, text)
     text = _SIGNED_SPAN.sub(lambda m: f"{m[1]}{m[3]}到{m[2]}{m[3]}", text)
     text = RE_TEMPERATURE.sub(replace_temperature, text)
+    text = _FAHRENHEIT.sub(lambda m: f"华氏{'零下' + m[1][1:] if m[1][0] == '-' else m[1]}度", text)
     text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = _EXTENSION.sub(lambda m: m[1] + _digits(m[2]), text)
@@ -602,6 +605,6 @@ def japanese(text: str) -> str:
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _JA_FROM.sub("から", _TILDE.sub("から", _JA_WORD_TILDE.sub("から", text)))
-    text = _JA_DEGREES.sub("度", text)
+    text = _JA_DEGREES.sub("度", _FAHRENHEIT.sub(r"華氏\1度", text))
     text = _JA_MINUS.sub("マイナス", text)
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
