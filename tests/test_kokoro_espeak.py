@@ -60,6 +60,7 @@ def said(language: str, text: str) -> str:
     # A minus sign, which espeak-ng drops (a debt read as money owed to the caller).
     ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
     ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),
+    ("fr", "Il fait 72 °F.", "Il fait 72 degrés Fahrenheit."),
     # "2x1" and "20 x 30" with "por" (not "equis"); Brazil's instalments ("3x sem juros").
     ("es", "Oferta 2x1, 20 x 30 cm.", "Oferta 2 por 1, 20 por 30 centímetros."),
     ("pt", "Em 3x sem juros.", "Em 3 vezes sem juros."),

@@ -55,7 +55,8 @@ _LANGUAGES = {
          "g": ("un gramo", "gramos"), "mg": ("un miligramo", "miligramos"),
          "l": ("un litro", "litros"), "ml": ("un mililitro", "mililitros"),
          "min": ("un minuto", "minutos"), "s": ("un segundo", "segundos"),
-         "seg": ("un segundo", "segundos"), "°C": ("un grado", "grados")},
+         "seg": ("un segundo", "segundos"), "°C": ("un grado", "grados"),
+         "°F": ("un grado Fahrenheit", "grados Fahrenheit")},
         # 2.º and 1.ª: espeak-ng reads the ordinal letter alone, and the point as a pause.
         ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<!\d)1\.?er\b", "primer"),
          (r"(?<!\d)3\.?er\b", "tercer")),
@@ -74,7 +75,8 @@ _LANGUAGES = {
          "g": ("un gramme", "grammes"), "mg": ("un milligramme", "milligrammes"),
          "l": ("un litre", "litres"), "ml": ("un millilitre", "millilitres"),
          "min": ("une minute", "minutes"), "s": ("une seconde", "secondes"),
-         "°C": ("un degré", "degrés")},
+         "°C": ("un degré", "degrés"),
+         "°F": ("un degré Fahrenheit", "degrés Fahrenheit")},
         # 2e, 3ème, 1re: espeak-ng says the letters (deux e); it reads 2ème and 1ère.
         ((r"(?<!\d)1(?:re|ʳᵉ)(?!\w)", "1ère"), (r"(?<!\d)1ᵉʳ(?!\w)", "1er"),
          (r"(?<!\d)2(?:nde)(?!\w)", "seconde"), (r"(?<!\d)2(?:nd)(?!\w)", "second"),
@@ -94,7 +96,8 @@ _LANGUAGES = {
          "g": ("un grammo", "grammi"), "mg": ("un milligrammo", "milligrammi"),
          "l": ("un litro", "litri"), "ml": ("un millilitro", "millilitri"),
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
-         "°C": ("un grado", "gradi")},
+         "°C": ("un grado", "gradi"),
+         "°F": ("un grado Fahrenheit", "gradi Fahrenheit")},
         per=("a", {"mese": "al", "giorno": "al", "anno": "all'", "ora": "all'",
                    "settimana": "alla"}),
     ),
@@ -111,7 +114,8 @@ _LANGUAGES = {
          "g": ("um grama", "gramas"), "mg": ("um miligrama", "miligramas"),
          "l": ("um litro", "litros"), "ml": ("um mililitro", "mililitros"),
          "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
-         "°C": ("um grau", "graus")},
+         "°C": ("um grau", "graus"),
+         "°F": ("um grau Fahrenheit", "graus Fahrenheit")},
         # "em 3x sem juros": three instalments, said "três vezes".
         ((r"(\d)\.(?=[ºª])", r"\1"),
          (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])(?!\s*[-+=<>])", r"\1 vezes")),
@@ -132,7 +136,7 @@ _PRICE = re.compile(
 # a one-letter unit (m, g, l, s) must be spaced, so that "80s" or "5g" (a network) stay words.
 _AMOUNT = rf"(?P<amount>(?:{_INTEGER})(?:,\d+)?)"
 _UNIT = re.compile(
-    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º]C)"
+    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º][CF])"
     r"|\s(?P<letter>[mgls]))(?![\w/²³])"
 )
 _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
