@@ -60,6 +60,10 @@ _OPERATORS = {
 _OPERATOR = re.compile(
     r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√])"
 )
+# A plus between a word and a number in Chinese ("100GB流量+500分钟") joins two things: 加 (the
+# G2P drops it). Not "1万+用户" (一万多: numbers.py), which a word follows, nor a sign before a
+# percentage ("增长+15%").
+_ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
 # A power after a number, a letter or a bracket (x², r³, 2^10) and a square root (√16): the G2Ps
 # read ² as the digit and drop ^ and √ (x²+2x would be x二二x).
 _POWER = re.compile(r"(?<=[\dA-Za-z)）])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
@@ -204,6 +208,8 @@ def _readable(text: str, language: int) -> str:
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
+    if language == 0 and "+" in text:
+        text = _ZH_PLUS.sub("加", text)
     if "^" in text or "√" in text or any(c in _SUPERSCRIPTS for c in text):
         text = _POWER.sub(lambda m: _power(m, language), text)
         text = _ROOT.sub(("根号", "ルート")[language], text)
