@@ -210,6 +210,10 @@ def _readable(text: str, language: int) -> str:
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
     if language == 0 and "+" in text:
         text = _ZH_PLUS.sub("加", text)
+    elif language == 1 and "+" in text:
+        # Any plus left is not arithmetic ("980円+税", "送料無料+ポイント"): プラス, where
+        # OpenJTalk would say たす.
+        text = text.replace("+", "プラス")
     if "^" in text or "√" in text or any(c in _SUPERSCRIPTS for c in text):
         text = _POWER.sub(lambda m: _power(m, language), text)
         text = _ROOT.sub(("根号", "ルート")[language], text)
