@@ -171,6 +171,13 @@ _COLON_SCORE = re.compile(
     r"(?<![\d:])(\d+):(\d+)(?![\d:])"
     r"(?=\s?(击败|战胜|获胜|取胜|赢|胜|负|输|落败|告负|的比分))?"
 )
+# A length of time written as a clock after a word that says so ("通话时长05:32", "倒计时00:30",
+# "视频时长1:23:45"): minutes and seconds, or hours first with three parts, not a time of day
+# (五点三十二分).
+_DURATION = re.compile(
+    r"((?:时长|用时|耗时|倒计时|计时|通话时间|播放时间|剩余时间|通話時間|再生時間|録音時間|残り時間)"
+    r"(?:为|是|は|：|:|\s)*)(\d{1,2}):([0-5]\d)(?::([0-5]\d))?(?![\d:])"
+)
 # Midnight at the end of a day ("营业至24:00", "10:00-24:00"), where misaki's clock (hours up to
 # 23) finds 4:00: 二十四点, and a span up to it with 到, not a minus.
 _MIDNIGHT = re.compile(r"(?:\s?[-~～至到]\s?)?(?<![\d:])24:00(?![\d:])")
@@ -288,6 +295,16 @@ def _yuan(integer: str, decimals: str) -> str:
     if decimals[1] != "0":
         words += ("零" if decimals[0] == "0" and words else "") + f"{num2str(decimals[1])}分"
     return words
+
+
+def _duration(match: re.Match[str], hours: str) -> str:
+    """ "05:32" as 5分32秒, "1:23:45" as 1{hours}23分45秒; a zero part left out."""
+    parts = [int(p) for p in match.groups()[1:] if p is not None]
+    units = [hours, "分", "秒"][-len(parts) :]
+    said = "".join(f"{n}{unit}" for n, unit in zip(parts, units, strict=True) if n)
+    if hours == "小时" and said.endswith("分"):
+        said += "钟"  # 五分钟: 五分 alone may be five points or five fen
+    return match.group(1) + (said or "0秒")
 
 
 def _colon_score(match: re.Match[str]) -> str:
@@ -411,6 +428,7 @@ def chinese(text: str) -> str:
     text = _YUAN_AFTER.sub(lambda m: ("负" if m[1] else "") + _yuan(m[2], m[3]), text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
+    text = _DURATION.sub(lambda m: _duration(m, "小时"), text)
     text = _COLON_SCORE.sub(_colon_score, text)
     if "24:00" in text:
         text = _MIDNIGHT.sub(lambda m: ("到" if m.group(0)[0] != "2" else "") + "24点", text)
@@ -590,6 +608,7 @@ def japanese(text: str) -> str:
     text = _MONEY_AFTER.sub(lambda m: m.group(1) + _JA_CURRENCY[m.group(2)], text)
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
     text = month_days(text, "ja")
+    text = _DURATION.sub(lambda m: _duration(m, "時間"), text)
     text = _JA_MERIDIEM.sub(_ja_meridiem, text)
     text = _JA_TIMES.sub(_ja_times, text)
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
