@@ -1,7 +1,8 @@
 """Written forms that every language reads the same way, whatever its words: a phone number's
-digit groups, a ratio, an e-mail or web address. Each language's rules (kokoro/numbers.py and
-kokoro/symbols.py for Mandarin and Japanese, piper/english.py for English) say them in its own
-words."""
+digit groups, a ratio, an e-mail or web address, a power, a span of dates. Each language's rules
+(kokoro/numbers.py, kokoro/dates.py and kokoro/symbols.py for Mandarin and Japanese,
+piper/english.py for English, romance/ for Spanish, French, Italian and Portuguese) say them in
+its own words."""
 
 from __future__ import annotations
 
@@ -45,3 +46,30 @@ def phone_groups(match: re.Match[str]) -> list[str] | None:
     if sum(map(len, groups)) < _PHONE_DIGITS or (len(groups) < 3 and not set_apart):
         return None
     return groups
+
+
+# A power after a number, a letter or a bracket (x², r³, 2^10): espeak-ng and the CJK G2Ps read
+# ² as the digit and drop ^. Each language says power_of() in its own words.
+POWER = re.compile(r"(?<=[\dA-Za-z)\N{FULLWIDTH RIGHT PARENTHESIS}])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
+SUPERSCRIPTS = {c: n for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+
+
+def power_of(match: re.Match[str]) -> int:
+    """The power POWER found (2 for x², 10 for 2^10)."""
+    sign = match.group(1)
+    return SUPERSCRIPTS[sign] if sign else int(match.group(2))
+
+
+def small_fraction(top: int, bottom: int) -> bool:
+    """Whether top/bottom reads as a fraction people say (1/3, 3/4): a top under a bottom of 12
+    or less, where a month and day are as likely."""
+    return top < bottom <= 12
+
+
+def date_span(m1: int, d1: int, m2: int, d2: int) -> bool:
+    """Whether month/day m1/d1 to m2/d2 is a span of dates ("12/1-12/31", "12/25-1/5" over a
+    year's end), not of fractions: the second is later, and the two are not small fractions
+    rising ("1/3-2/3")."""
+    later = (m1, d1) < (m2, d2) or (m1 == 12 and m2 == 1)
+    rising = small_fraction(m1, d1) and small_fraction(m2, d2) and m1 / d1 < m2 / d2
+    return later and not rising

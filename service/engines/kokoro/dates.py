@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..written import date_span, small_fraction
+
 _MD = r"(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])"
 _ALONE = r"(?<![0-9A-Za-z/.])"
 _END = r"(?![0-9/]|\.\d)"
@@ -81,11 +83,6 @@ _JA = _Cues(
 _CUES = {"zh": _ZH, "ja": _JA}
 
 
-def _small(month: int, day: int) -> bool:
-    """Reads as a fraction people say: a top under a bottom of 12 or less (1/3, 3/4)."""
-    return month < day <= 12
-
-
 def _is_date(text: str, start: int, end: int, month: int, day: int, cues: _Cues) -> bool:
     before, after = text[max(0, start - _REACH) : start], text[end : end + _REACH]
     if cues.score.search(before):
@@ -93,7 +90,7 @@ def _is_date(text: str, start: int, end: int, month: int, day: int, cues: _Cues)
     if cues.before.search(before) or cues.after.match(after):
         return True
     if cues.particle.match(after):
-        return not _small(month, day)
+        return not small_fraction(month, day)
     if cues.measure.match(after):
         return False
     return (month >= 2 and day >= 13) or month > day
@@ -108,11 +105,8 @@ def month_days(text: str, language: str) -> str:
 
     def span(m: re.Match[str]) -> str:
         m1, d1, m2, d2 = (int(g) for g in m.groups())
-        later = (m1, d1) < (m2, d2) or (m1 == 12 and m2 == 1)
-        # "1/3-2/3" rising through the small fractions is a span of fractions.
-        fractions = _small(m1, d1) and _small(m2, d2) and m1 / d1 < m2 / d2
         before = text[max(0, m.start() - _REACH) : m.start()]
-        if not later or fractions or cues.score.search(before):
+        if not date_span(m1, d1, m2, d2) or cues.score.search(before):
             return m.group(0)
         return f"{m1}月{d1}日{cues.to}{m2}月{d2}日"
 

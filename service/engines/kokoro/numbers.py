@@ -99,8 +99,7 @@ _AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
 _LETTER_HYPHEN = re.compile(r"(?<=[A-Za-z])[-·](?=\d)")
 # Blood pressure ("血压120/80"): the two numbers with a pause, not 一百二十八十 run together; in
 # Japanese with の between (血圧120/80 is 120の80).
-_PRESSURE = re.compile(r"((?:血压|BP)[^\d]{0,6}?)(\d{2,3})/(\d{2,3})(?![\d/])")
-_JA_PRESSURE = re.compile(r"((?:血圧|BP)[^\d]{0,6}?)(\d{2,3})/(\d{2,3})(?![\d/])")
+_PRESSURE = re.compile(r"((?:血压|血圧|BP)[^\d]{0,6}?)(\d{2,3})/(\d{2,3})(?![\d/])")
 # A leading zero ("0371", "000000"), or ten digits and more with no measure word: no one counts
 # those. Before a date's or a time's unit ("05月") the zero is the writer's padding.
 _NOT_COUNTED = re.compile(
@@ -620,7 +619,7 @@ def japanese(text: str) -> str:
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
-    text = _JA_PRESSURE.sub(r"\1\2の\3", text)
+    text = _PRESSURE.sub(r"\1\2の\3", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _JA_FROM.sub("から", _TILDE.sub("から", _JA_WORD_TILDE.sub("から", text)))

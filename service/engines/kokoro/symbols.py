@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS, address_of
+from ..written import ADDRESS, POWER, SUPERSCRIPTS, address_of, power_of
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -64,10 +64,7 @@ _OPERATOR = re.compile(
 # G2P drops it). Not "1万+用户" (一万多: numbers.py), which a word follows, nor a sign before a
 # percentage ("增长+15%").
 _ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
-# A power after a number, a letter or a bracket (x², r³, 2^10) and a square root (√16): the G2Ps
-# read ² as the digit and drop ^ and √ (x²+2x would be x二二x).
-_POWER = re.compile(r"(?<=[\dA-Za-z)）])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
-_SUPERSCRIPTS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+# A square root (√16), which the G2Ps drop (powers: written.POWER).
 _ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
 # A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント"):
 # a pause.
@@ -171,7 +168,7 @@ _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
 
 def _power(match: re.Match[str], language: int) -> str:
-    power = int(_SUPERSCRIPTS.get(match.group(1) or "", match.group(2) or "0"))
+    power = power_of(match)
     if language == 1:
         return f"の{power}乗"
     return {2: "的平方", 3: "的立方"}.get(power, f"的{power}次方")
@@ -214,8 +211,8 @@ def _readable(text: str, language: int) -> str:
         # Any plus left is not arithmetic ("980円+税", "送料無料+ポイント"): プラス, where
         # OpenJTalk would say たす.
         text = text.replace("+", "プラス")
-    if "^" in text or "√" in text or any(c in _SUPERSCRIPTS for c in text):
-        text = _POWER.sub(lambda m: _power(m, language), text)
+    if "^" in text or "√" in text or any(c in SUPERSCRIPTS for c in text):
+        text = POWER.sub(lambda m: _power(m, language), text)
         text = _ROOT.sub(("根号", "ルート")[language], text)
     if text.isascii():
         return text

@@ -12,7 +12,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS, PHONE, RATIO, address_of, phone_groups
+from ..written import (
+    ADDRESS,
+    PHONE,
+    POWER,
+    RATIO,
+    SUPERSCRIPTS,
+    address_of,
+    date_span,
+    phone_groups,
+    power_of,
+)
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -142,9 +152,7 @@ _MENU_STEP = re.compile(
 _TIMES = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)x(?=[\s.,;:!?)]|$)(?!\s*[-+=<>\u2212])")
 # A formula: a power (x², r³, 2^10: espeak says "x two", "two ten"), a minus after "="
 # (espeak drops it: "x = -1" would be "x equals one"), π next to a letter ("πr²" pie-er).
-_POWER = re.compile(r"(?<=[\dA-Za-z)])(?:([²³⁴⁵⁶⁷⁸⁹])|\^\s?(\d+))")
-_POWERS = {"²": "squared", "³": "cubed"}
-_SUPERSCRIPT_DIGITS = {c: str(n) for n, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+_POWERS = {2: "squared", 3: "cubed"}
 _EQUALS_MINUS = re.compile(r"(?<=[=<>])\s?-(?=\d)")
 # In a text with "=", a spaced hyphen between terms is a minus ("y = 3x - 2"), not a dash.
 _TERM_MINUS = re.compile(r"(?<=[\w)²³])\s-\s(?=[\w(])")
@@ -432,9 +440,9 @@ def _dotted_letters(match: re.Match[str]) -> str:
 
 
 def _power(match: re.Match[str]) -> str:
-    if match.group(1) in _POWERS:
-        return " " + _POWERS[match.group(1)]
-    power = int(_SUPERSCRIPT_DIGITS.get(match.group(1) or "", match.group(2) or "0"))
+    power = power_of(match)
+    if match.group(1) and power in _POWERS:  # x² squared; 2^2 to the power of 2
+        return " " + _POWERS[power]
     return f" to the power of {power}"
 
 
@@ -446,8 +454,7 @@ def _code(match: re.Match[str]) -> str:
 
 def _month_day_span(match: re.Match[str]) -> str:
     m1, d1, m2, d2 = (int(g) for g in match.groups())
-    later = (m1, d1) < (m2, d2) or (m1 == 12 and m2 == 1)
-    if not later or (m1 < d1 <= 12 and m2 < d2 <= 12 and m1 / d1 < m2 / d2):
+    if not date_span(m1, d1, m2, d2):
         return match.group(0)
     return f"{_MONTHS[m1 - 1]} {_ordinal(d1)} to {_MONTHS[m2 - 1]} {_ordinal(d2)}"
 
@@ -645,8 +652,8 @@ def english(text: str) -> str:
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
     text = _UNIT.sub(_unit, text)
-    if any(c in text for c in "^=π") or any(c in _SUPERSCRIPT_DIGITS for c in text):
-        text = _POWER.sub(_power, _EQUALS_MINUS.sub(" minus ", _PI.sub(" pi ", text)))
+    if any(c in text for c in "^=π") or any(c in SUPERSCRIPTS for c in text):
+        text = POWER.sub(_power, _EQUALS_MINUS.sub(" minus ", _PI.sub(" pi ", text)))
         if "=" in text:
             text = _TERM_MINUS.sub(" minus ", text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..written import POWER, power_of
+
 
 @dataclass(frozen=True)
 class _Language:
@@ -162,7 +164,6 @@ _POWERS = {
     "it": ("al quadrato", "al cubo", "elevato alla", ""),
     "pt": ("ao quadrado", "ao cubo", "elevado a", ""),
 }
-_POWER = re.compile(r"(?<=[\dA-Za-z)])(?:([²³])|\^\s?(\d+))")
 _EQUALS = re.compile(r"(?<=[\w)²³])\s?=\s?(?=[-\w(])")
 _THOUSANDS = re.compile(r"(?<![\d.,/])\d{1,3}(?:\.\d{3})+(?![\d,]|\.\d)")
 _DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
@@ -197,10 +198,11 @@ def _formula(text: str, language: str) -> str:
     square, cube, raised, equals = _POWERS[language]
 
     def power(found: re.Match[str]) -> str:
-        sign = found.group(1)
-        return f" {square if sign == '²' else cube if sign == '³' else f'{raised} {found[2]}'}"
+        n, sign = power_of(found), found.group(1)
+        named = {2: square, 3: cube}.get(n) if sign else None  # x² al cuadrado; 2^2 elevado a 2
+        return f" {named or f'{raised} {n}'}"
 
-    text = _POWER.sub(power, text)
+    text = POWER.sub(power, text)
     return _EQUALS.sub(f" {equals} ", text) if equals else text
 
 
