@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import warnings
 
 import pytest
@@ -252,14 +253,19 @@ def test_chinese_slashed_month_and_day_is_a_date(text: str, spoken: str) -> None
 @pytest.mark.parametrize("language", ["zh", "ja"])
 def test_slashes_and_digits_in_any_order_are_rewritten(language: str) -> None:
     """Slashes, digits, spans and the words that make a date, in every order, and a run of them
-    as long as a request may carry: the rules return text and leave no date half written."""
+    as long as a request may carry: the rules return text, every date they write is a real one
+    (the alphabet has no 月 or 日 of its own), and a second pass finds nothing more to write."""
     rng = random.Random(language)
     alphabet = "0123456789/////-~〜到的之前后下午点時まで（周二火)评分第 "
     written = numbers.chinese if language == "zh" else numbers.japanese
     for _ in range(500):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40)))
         assert isinstance(written(text), str)
-        assert "月/" not in month_days(text, language)
+        dated = month_days(text, language)
+        for month, day in re.findall(r"(\d+)月(\d+)日", dated):
+            assert 1 <= int(month) <= 12, (text, dated)
+            assert 1 <= int(day) <= 31, (text, dated)
+        assert month_days(dated, language) == dated, text
     long = ("12/1-12/31，3/15下午3点，1/3-1/2，评分5/5，12/25の18時 " * 200)[:5000]
     assert "/" not in written(long).replace("5/5", "")
 
