@@ -5,6 +5,7 @@ loading and the drain."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import io
 import json
@@ -16,7 +17,7 @@ import ssl
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +90,52 @@ def speak(client: openai.OpenAI, text: str = TEXT, **fields: Any) -> tuple[bytes
         return b"".join(response.iter_bytes()), response.headers
 
 
-def reply(client: openai.OpenAI, response_format: Any = "pcm", text: str = LONG_TEXT) -> Any:
+def reply(
+    client: openai.OpenAI, response_format: Any = "pcm", text: str = LONG_TEXT, **fields: Any
+) -> Any:
     """A streamed reply whose first sentence is FIRST (say it once before, and its audio comes
     from the phrase cache, with no model run), `text` after it."""
     return client.audio.speech.with_streaming_response.create(
-        model="tts-1", voice="alloy", input=f"{FIRST} {text}", response_format=response_format
+        model="tts-1",
+        voice="alloy",
+        input=f"{FIRST} {text}",
+        response_format=response_format,
+        **fields,
     )
+
+
+def events_of(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Server-sent events as an SSE client reads them: each event's data lines, joined, as JSON
+    (the blank line ends an event)."""
+    data: list[str] = []
+    for line in lines:
+        if line:
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value.removeprefix(" "))
+        elif data:
+            yield json.loads("\n".join(data))
+            data = []
+    assert not data, "the stream ended inside an event"
+
+
+def spoken_events(client: openai.OpenAI, text: str = TEXT, **fields: Any) -> tuple[bytes, Any]:
+    """One POST /v1/audio/speech with stream_format "sse": the audio of its delta events, in
+    order, and its headers; asserts that speech.audio.done ends it, with the usage."""
+    fields.setdefault("voice", "alloy")
+    with client.audio.speech.with_streaming_response.create(
+        model="gpt-4o-mini-tts", input=text, stream_format="sse", **fields
+    ) as response:
+        events = list(events_of(response.iter_lines()))
+        headers = response.headers
+    *deltas, done = events
+    assert deltas
+    assert {event["type"] for event in deltas} == {"speech.audio.delta"}
+    assert done == {
+        "type": "speech.audio.done",
+        "usage": {"input_tokens": len(text), "output_tokens": 0, "total_tokens": len(text)},
+    }
+    return b"".join(base64.b64decode(event["audio"]) for event in deltas), headers
 
 
 def pcm16(data: bytes) -> np.ndarray:
@@ -159,6 +200,35 @@ def test_every_format_streams_audio_an_independent_decoder_reads(
     assert loud == pytest.approx(np.sqrt(np.mean(reference**2)), rel=0.2)
 
 
+def test_server_sent_events_carry_the_audio_of_each_format(
+    http_server: ServerThread, tmp_path: Path, sdk: Sdk
+) -> None:
+    """stream_format "sse": the same audio as the body would be, base64 in speech.audio.delta
+    events, then speech.audio.done. pcm first, so that every reply replays the same audio from
+    the phrase cache."""
+    client = sdk(http_server)
+    pcm_body, _ = speak(client, response_format="pcm")
+    reference = pcm16(pcm_body)
+    seconds = reference.size / RATE
+
+    pcm_events, headers = spoken_events(client, response_format="pcm")
+    assert headers["content-type"] == "text/event-stream"
+    assert headers["cache-control"] == "no-cache"
+    assert headers["x-voxlite-voice"] == "en_US-joe-medium"
+    assert pcm_events == pcm_body
+
+    wav, rate = soundfile.read(io.BytesIO(spoken_events(client, response_format="wav")[0]))
+    assert rate == RATE
+    assert wav.size == reference.size
+
+    opus, rate = opusdec_pcm(spoken_events(client, response_format="opus")[0], tmp_path)
+    assert opus.size / rate == pytest.approx(seconds, abs=0.05)
+
+    mp3 = ffmpeg_pcm(spoken_events(client)[0])  # mp3, as without events
+    assert seconds <= mp3.size / RATE < seconds + 0.15
+    assert np.sqrt(np.mean(mp3**2)) == pytest.approx(np.sqrt(np.mean(reference**2)), rel=0.2)
+
+
 def test_the_example_from_openais_documentation_saves_a_playable_mp3(
     http_server: ServerThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,19 +268,30 @@ def test_the_readmes_three_lines_save_a_playable_mp3(
     assert np.mean(np.abs(samples) > 0.01) > 0.3
 
 
-@pytest.mark.parametrize("response_format", ["mp3", "opus", "wav", "pcm"])
+@pytest.mark.parametrize(
+    ("response_format", "stream_format"),
+    [("mp3", "audio"), ("opus", "audio"), ("wav", "audio"), ("pcm", "audio"), ("mp3", "sse")],
+)
 def test_the_first_bytes_arrive_while_the_rest_is_still_being_synthesized(
-    http_server: ServerThread, response_format: str, sdk: Sdk
+    http_server: ServerThread, response_format: str, stream_format: str, sdk: Sdk
 ) -> None:
     """Order, not time: the reply's first sentence is in the phrase cache, every model worker
-    is held, and the first bytes of the reply still arrive, while its session cannot have
-    synthesized the rest. Closing the response early then ends the server's work for it."""
+    is held, and the first bytes of the reply still arrive (as a whole event, with events),
+    while its session cannot have synthesized the rest. Closing the response early then ends
+    the server's work for it."""
     client = sdk(http_server)
     speak(client, FIRST, response_format=response_format)  # its audio is cached from now on
     # No model run happens inside this block.
-    with held_workers(http_server), reply(client, response_format) as response:
-        chunks = response.iter_bytes()
-        assert next(chunks)
+    with (
+        held_workers(http_server),
+        reply(client, response_format, stream_format=stream_format) as response,
+    ):
+        if stream_format == "sse":
+            first = next(events_of(response.iter_lines()))
+            assert first["type"] == "speech.audio.delta"
+            assert base64.b64decode(first["audio"])
+        else:
+            assert next(response.iter_bytes())
         session = only_session(http_server)
         assert not session.finished
         assert session.spoken_seconds < 3.0  # the first sentence's audio, no more
@@ -262,7 +343,7 @@ def test_models_and_voices_are_listed(http_server: ServerThread, sdk: Sdk) -> No
         ({"response_format": "ogg"}, "response_format", "unknown"),
         ({"extra_body": {"colour": "red"}}, "colour", "unknown field"),
         ({"extra_body": {"language": 7}}, "language", "language must be a string"),
-        ({"extra_body": {"stream_format": "sse"}}, "stream_format", "use audio"),
+        ({"extra_body": {"stream_format": "ws"}}, "stream_format", "or sse (OpenAI's server-sent"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(
@@ -300,6 +381,12 @@ def test_an_unknown_voice_is_a_404_that_lists_the_voices(
     error = error_of(refused)
     assert error["param"] == "voice"
     assert "voice 'nobody' not found: choose one of en_US-joe-medium" in error["message"]
+    # Asked for as events, a refusal before any audio is still the status and its JSON.
+    with pytest.raises(openai.NotFoundError) as refused:
+        sdk(http_server).audio.speech.create(
+            model="tts-1", voice="nobody", input=TEXT, stream_format="sse"
+        )
+    assert error_of(refused)["param"] == "voice"
 
 
 def test_a_language_no_voice_speaks_is_a_404(http_server: ServerThread, sdk: Sdk) -> None:
@@ -404,6 +491,32 @@ def test_the_http_port_speaks_grpcs_tls(
 
 
 # -- loading and draining ----------------------------------------------------------------------
+
+
+def test_an_event_stream_cut_at_the_grace_ends_with_an_error_event(
+    cache_dir: Path, tmp_path: Path, sdk: Sdk
+) -> None:
+    """Past the drain's grace an event stream can say why it ends: an error event in OpenAI's
+    error shape where speech.audio.done would be, and no done event, so that no client takes
+    the audio it has for the whole reply."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0))
+    try:
+        client = sdk(srv)
+        speak(client, FIRST, response_format="pcm")
+        with held_workers(srv), reply(client, stream_format="sse") as running:
+            events = events_of(running.iter_lines())
+            assert next(events)["type"] == "speech.audio.delta"
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(0.2), srv.loop)
+            rest = list(events)
+        *deltas, last = rest
+        assert {event["type"] for event in deltas} <= {"speech.audio.delta"}
+        assert last["type"] == "error"
+        assert last["error"]["code"] == "unavailable"
+        assert last["error"]["type"] == "server_error"
+        assert "shutting down and ended this stream" in last["error"]["message"]
+        stopped.result(timeout=60)
+    finally:
+        srv.close()
 
 
 def test_while_loading_calls_get_503_then_are_served(cache_dir: Path, tmp_path: Path) -> None:

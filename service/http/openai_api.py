@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..ops.logs import ACCESS_LOG
 from ..settings.config import ServerConfig
-from .openai_audio import Format
+from .openai_audio import EVENTS_TYPE, EventsBody, Format, event
 from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
 
 _LOG = logging.getLogger(__name__)
@@ -46,6 +46,9 @@ MAX_BODY = 1024 * 1024
 """Bytes a request body may have, as gRPC's largest message: --max-text-chars is far less."""
 SHUTDOWN_TIMEOUT = 5.0
 """Seconds responses still being written get once the drain is over, as gRPC's STATUS_GRACE."""
+CLOSING_TIMEOUT = 1.0
+"""Seconds an event stream cut short gets to carry its error event to the client before its
+connection is closed all the same (a client that reads nothing never takes it)."""
 RETRY_AFTER = "1"
 """Seconds a refused caller is told to wait (429, 503): what "retry in a moment" means."""
 PATHS = "POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices and GET /"
@@ -274,6 +277,10 @@ class SpeechHTTP:
         log.session = session
         fmt: Format = speech.format
         body = fmt.body()
+        headers = {"Content-Type": fmt.media_type}
+        if speech.events:
+            body = EventsBody(body, len(speech.input))
+            headers = {"Content-Type": EVENTS_TYPE, "Cache-Control": "no-cache"}
         response: web.StreamResponse | None = None
         watchdog = Watchdog(self._config.idle_timeout_seconds or None)
 
@@ -281,7 +288,7 @@ class SpeechHTTP:
             nonlocal response
             if response is None:
                 response = web.StreamResponse(
-                    headers={"Content-Type": fmt.media_type, "X-Voxlite-Voice": log.voice or ""}
+                    headers=headers | {"X-Voxlite-Voice": log.voice or ""}
                 )
                 response.enable_chunked_encoding()
                 await response.prepare(request)
@@ -309,6 +316,9 @@ class SpeechHTTP:
         except VoxliteError as exc:
             if response is None:
                 raise
+            if speech.events and await _said(response, exc):
+                log.status, log.cut = http_error(exc).status, str(exc)
+                return response
             return _cut(request, response, exc, log)
         except asyncio.CancelledError:
             if watchdog.error is None:
@@ -371,6 +381,24 @@ def _voice_error(speech: Speech, error: VoiceNotFound, first: str) -> HttpError:
     if not speech.language and text_language(first):
         return http_error(error, "input")
     return http_error(error, "language")
+
+
+async def _said(response: web.StreamResponse, error: VoxliteError) -> bool:
+    """End an event stream cut short with an error event in place of speech.audio.done, in
+    OpenAI's error shape; False when the client does not take it in time (then the connection
+    is cut, as a body's is)."""
+    answer = http_error(error)
+    fields = {"message": answer.message, "type": answer.type, "param": None, "code": answer.code}
+
+    async def close() -> None:
+        await response.write(event({"type": "error", "error": fields}))
+        await response.write_eof()
+
+    try:
+        await asyncio.wait_for(close(), CLOSING_TIMEOUT)
+    except (OSError, asyncio.TimeoutError):  # the client gone, or reading nothing
+        return False
+    return True
 
 
 def _cut(

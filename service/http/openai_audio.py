@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 from dataclasses import dataclass
 
@@ -75,6 +77,39 @@ def wav_header(rate: int = RATE) -> bytes:
         + b"data"
         + struct.pack("<I", STREAMING_SIZE)
     )
+
+
+class EventsBody(BodyEncoder):
+    """OpenAI's server-sent events around another format's bytes (stream_format "sse"): a
+    speech.audio.delta event for each chunk, its bytes in base64, and speech.audio.done at the
+    end. There are no tokens here: the usage counts the input's characters, as tts-1 bills."""
+
+    def __init__(self, audio: BodyEncoder, characters: int) -> None:
+        self._audio = audio
+        self._characters = characters
+
+    def encode(self, data: bytes) -> bytes:
+        return self._delta(self._audio.encode(data))
+
+    def finish(self) -> bytes:
+        n = self._characters
+        usage = {"input_tokens": n, "output_tokens": 0, "total_tokens": n}
+        done = event({"type": "speech.audio.done", "usage": usage})
+        return self._delta(self._audio.finish()) + done
+
+    @staticmethod
+    def _delta(chunk: bytes) -> bytes:
+        if not chunk:
+            return b""
+        return event({"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode()})
+
+
+def event(data: dict[str, object]) -> bytes:
+    """One server-sent event: its JSON on a data line, and the blank line that ends it."""
+    return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
+
+
+EVENTS_TYPE = "text/event-stream"
 
 
 @dataclass(frozen=True)

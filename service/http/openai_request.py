@@ -50,6 +50,9 @@ class Speech:
     the voice, as for a Synthesize call."""
     format: Format
     speed: float
+    events: bool = False
+    """stream_format "sse": the audio goes as OpenAI's server-sent events (speech.audio.delta,
+    speech.audio.done), each chunk base64 in JSON, rather than as the body itself."""
 
     # What the session opener reads of it (call.opening.CallConfig), as a gRPC caller's
     # SynthesisConfig for the same speech would give it.
@@ -113,7 +116,7 @@ def read_speech(body: object, max_chars: int) -> Speech:
     language = _text(body, "language").strip()
     if voice.lower() in OPENAI_VOICES:
         voice = ""
-    return Speech(text, voice, language, _format(body), _speed(body))
+    return Speech(text, voice, language, _format(body), _speed(body), _events(body))
 
 
 def _format(body: dict[str, object]) -> Format:
@@ -129,17 +132,22 @@ def _format(body: dict[str, object]) -> Format:
         raise BadField(
             "response_format", f"response_format {name[:20]!r} is unknown: use one of {served}"
         )
+    return FORMATS[name]
+
+
+def _events(body: dict[str, object]) -> bool:
+    """Whether the audio goes as server-sent events (stream_format "sse") or as the body."""
     stream_format = _text(body, "stream_format", "audio") or "audio"
-    if stream_format != "audio":
+    if stream_format not in ("audio", "sse"):
         raise BadField(
             "stream_format",
-            f"stream_format {stream_format[:20]!r} is not served here: use audio (the body is "
-            "the audio, streamed as it is made)",
+            f"stream_format {stream_format[:20]!r} is unknown: use audio (the body is the audio, "
+            "streamed as it is made) or sse (OpenAI's server-sent events, the audio in base64)",
         )
     stream = body.get("stream", True)
     if not isinstance(stream, bool):
         raise BadField("stream", "stream must be true or false (the body streams either way)")
-    return FORMATS[name]
+    return stream_format == "sse"
 
 
 def _speed(body: dict[str, object]) -> float:
