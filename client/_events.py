@@ -86,7 +86,8 @@ class WordTimestamp:
 
 @dataclass(frozen=True)
 class Timestamps:
-    """The words of one segment with their times (asked for with `word_timestamps=True`)."""
+    """Words of one segment with their times (asked for with `word_timestamps=True`): all of
+    them, or the next of them (a long segment's may come in several events)."""
 
     segment: int
     text: str

@@ -50,7 +50,8 @@ class SynthesisOptions(FileOptions, total=False):
     encoding: Encoding | str
     """The audio encoding; default `Encoding.OGG_OPUS`."""
     word_timestamps: bool
-    """Send a `Timestamps` event per segment, for voices that can tell; default False."""
+    """Send `Timestamps` events (a segment's words, before their audio), for voices that can
+    tell; default False."""
 
 
 def check(options: Mapping[str, object], allowed: type) -> None:

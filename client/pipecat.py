@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -55,6 +56,8 @@ _IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled)
 _CALL_SETTINGS = frozenset({"voice", "language", "speaking_rate"})
 # How long a graceful stop waits for the server to finish a call before cancelling it.
 _CLOSE_TIMEOUT_S = 5.0
+# Han characters and kana: text in them has no spaces between its words.
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 @dataclass
@@ -314,7 +317,12 @@ class VoxliteTTSService(TTSService):
                 elif isinstance(event, Timestamps):
                     timed = call.words(event)
                     if timed is not None and timed[1]:
-                        await self.add_word_timestamps(timed[1], timed[0].context_id)
+                        # Chinese and Japanese put no spaces between words: told so, Pipecat
+                        # records 价格是25元 in the context, not 价格 是 25元.
+                        unspaced = _UNSPACED.search(event.text) is not None
+                        await self.add_word_timestamps(
+                            timed[1], timed[0].context_id, includes_inter_frame_spaces=unspaced
+                        )
                 elif isinstance(event, FlushDone | ClearDone):
                     run = call.acknowledge(event)
                     if run is not None and not run.dropped:

@@ -147,7 +147,7 @@ def test_voice_info(mandarin: KokoroVoice, japanese: KokoroVoice) -> None:
     assert (japanese.info.language, japanese.info.family) == ("ja-JP", "kokoro")
     assert mandarin.info.native_rate == japanese.info.native_rate == SAMPLE_RATE
     assert mandarin.info.word_timestamps
-    assert not japanese.info.word_timestamps  # documented: its G2P names no words
+    assert japanese.info.word_timestamps
     assert mandarin.gain > 0
     assert mandarin.cost > 0
 
@@ -218,10 +218,31 @@ def test_mandarin_word_timestamps(mandarin: KokoroVoice) -> None:
 
 
 @pytest.mark.slow
-def test_japanese_has_no_word_timestamps(japanese: KokoroVoice) -> None:
+def test_japanese_word_timestamps(japanese: KokoroVoice) -> None:
+    """Phrases, named as written, in order, within the audio."""
     segment = japanese.segment(JAPANESE, KokoroParams(1.0), word_timestamps=True)
-    assert segment.next_window(0.0) is not None
-    assert segment.words == []
+    audio = np.concatenate(list(windows(segment)))
+    words = segment.words
+    assert [w.word for w in words] == ["お電話", "ありがとうございます", "ご用件を", "お伺いします"]
+    duration_ms = 1000 * audio.size / SAMPLE_RATE
+    assert all(0 <= w.start_ms < w.end_ms <= duration_ms for w in words)
+    assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(words))
+
+
+@pytest.mark.slow
+def test_a_rewritten_word_is_timed_whole_under_its_written_name(mandarin: KokoroVoice) -> None:
+    """ "12/25" is said as two words (十二月 二十五日): its timing runs from the first one's
+    start to the second one's end, under the name the text gives it."""
+    text = "请在12/25之前付款。"
+    segment = mandarin.segment(text, KokoroParams(1.0), word_timestamps=True)
+    list(windows(segment))
+    words = segment.words
+    assert [w.word for w in words] == ["请", "在", "12/25", "之前", "付款"]
+    # No gap where 二十五日 is said: the date ends where 之前 begins, as 在 ends where it
+    # begins (the model's frames between two words, no more).
+    date, before = words[2], words[3]
+    assert before.start_ms - date.end_ms <= date.start_ms - words[1].end_ms + 50
+    assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(words))
 
 
 def test_params(mandarin: KokoroVoice) -> None:

@@ -249,3 +249,22 @@ def test_any_text_is_rewritten_without_error(language: str) -> None:
         assert isinstance(romance.spoken(text, language), str)
     long = ("1.º 15/03/2026 14:30 h -5 °C 2x1 Sr. c/ a@b.es 10-20 9 €/mes PIN 1234 " * 80)[:5000]
     said(language, long)
+
+
+@pytest.mark.parametrize(("language", "text", "named"), [
+    ("es", "Hola, gracias por llamar. ¿En qué puedo ayudarle?",
+     ["Hola", "gracias", "por", "llamar", "En", "qué", "puedo", "ayudarle"]),
+    # A word said in several (an amount, a date, a time, a code): the first is named by it,
+    # the rest add their time to it.
+    ("pt", "O total é R$ 1.234,56.", ["O", "total", "é", "R$ 1.234,56", "", "", "", "", ""]),
+    ("es", "Llega el 12/03.", ["Llega", "el", "12/03", "", ""]),
+    ("fr", "Il est 15h30, votre code est 482913.",
+     ["Il", "est", "15h30", "", "", "votre", "code", "est", "482913", "", "", "", "", ""]),
+    ("it", "Il totale è di 25 euro.", ["Il", "totale", "è", "di", "25", "euro"]),
+])  # fmt: skip
+def test_words_are_named_as_written(language: str, text: str, named: list[str]) -> None:
+    """espeak-ng's groups had no names (no word timestamps): each is named by the word of the
+    text it reads, a word espeak-ng says in several groups (a number) by its first."""
+    words = g2p(language)(text)
+    assert [w.name for w in words if w.name is not None] == named
+    assert g2p(language).words

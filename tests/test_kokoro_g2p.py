@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import unicodedata
 import warnings
 
 import pytest
@@ -803,11 +804,14 @@ def test_a_kanji_openjtalk_lacks_does_not_fail(japanese: JapaneseG2P) -> None:
     assert "".join(w.phonemes for w in japanese("龘です。")) == "desɨ."
 
 
-def test_japanese_words_have_no_text(japanese: JapaneseG2P) -> None:
+def test_japanese_words_are_phrases_with_only_a_written_name(japanese: JapaneseG2P) -> None:
+    """The romanizer names no words of its own: a phrase has no text (pieces are cut at the
+    spaces between phrases, tokens.py), only the part of the text it reads."""
     words = japanese("お電話ありがとうございます。")
-    assert not japanese.words
+    assert japanese.words
     assert texts(words) == []
     assert "".join(w.phonemes for w in words) == "o deɴβa aɾʲiɡatoː ɡoʣaimasɨ."
+    assert names(words) == ["お電話", "ありがとうございます"]
 
 
 def test_pieces_stay_within_the_budget_and_cut_at_punctuation(mandarin: MandarinG2P) -> None:
@@ -990,3 +994,69 @@ def test_g2p_calls_end_at_a_clause_and_never_inside_a_number(mandarin: MandarinG
     assert len(recorded.sizes) > 1
     for end in list(itertools.accumulate(recorded.sizes))[:-1]:
         assert not (amounts[end - 1].isdigit() and amounts[end].isdigit()), end
+
+
+def _bare(text: str) -> str:
+    """`text` without punctuation and spaces."""
+    return "".join(c for c in text if not (c.isspace() or unicodedata.category(c)[0] == "P"))
+
+
+def names(words: list[Word]) -> list[str]:
+    """What word timestamps call the words ("" for the rest of the word before)."""
+    return [name for w in words if (name := w.name) is not None]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("价格是25元，请在12/25之前付款。",
+         ["价格", "是", "25元", "请", "在", "12/25", "", "之前", "付款"]),
+        ("我用iPhone 15 Pro。", ["我用", "iPhone", "15", "Pro"]),
+        ("3月15日（周五）下午3:30开会", ["3月", "15日", "周五", "下午", "3:30", "", "开会"]),
+        ("成功率达99.9%", ["成功率", "达", "99.9%", ""]),
+        ("温度在20～25℃之间", ["温度", "在", "20～25℃", "", "", "", "之间"]),
+        ("电话：400-800-8888", ["电话", "400-800-8888", "", "", "", "", ""]),
+        ("今天天气很好，我们一起去公园散步吧。",
+         ["今天天气", "很", "好", "我们", "一起", "去", "公园", "散步", "吧"]),
+    ],
+)  # fmt: skip
+def test_mandarin_words_are_named_as_written(
+    mandarin: MandarinG2P, text: str, named: list[str]
+) -> None:
+    """Bug: word timestamps named the words as the text rules wrote them (二十五元, 十二月
+    二十五日), so a transcript, subtitles or a Pipecat context held text the caller never
+    wrote. Each word is named by the part of the text it reads; a word that says the rest of
+    a rewritten one (二十五日 of "12/25") is "", its time going to the word before."""
+    assert names(mandarin(text)) == named
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "お電話ありがとうございます。ご用件をお伺いします。",
+        "東京に行きます。明日は晴れです。",
+        "価格は2,980円です。12/25の18時に届きます。",
+        "SaaSのQ&Aはこちら、ちょっと待ってください！",
+        "電話番号は090-1234-5678です。",
+        "パスワードはabc12345です。",
+        "お問い合わせはこちらまで、よろしくお願いいたします。",
+    ],
+)
+def test_japanese_words_are_phrases_named_as_written(japanese: JapaneseG2P, text: str) -> None:
+    """Japanese words were unnamed (no word timestamps): each phrase of the romanizer (a word
+    with its particles and endings) is now named by the part of the text it reads, so that the
+    names, in order, give back the whole text but its punctuation, the phonemes unchanged."""
+    words = japanese(text)
+    named = names(words)
+    assert _bare("".join(named)) == _bare(text)
+    assert sum(1 for name in named if name) > 1
+    spoken = [w for w in words if w.phonemes.strip(" ,.!?;:…—“”")]
+    assert all(w.name is not None for w in spoken)
+    assert japanese.words
+
+
+def test_japanese_phrases_are_the_texts_own() -> None:
+    """A phrase is named by the text it reads: 東京に, 行きます (not the romanizer's own words,
+    nor their readings)."""
+    words = JapaneseG2P()("東京に行きます。明日は晴れです。")
+    assert names(words) == ["東京に", "行きます", "明日は", "晴れです"]

@@ -194,6 +194,34 @@ def test_language_voices_for_a_range_replace_the_suggested_default_inside_it(
         srv.close()
 
 
+@pytest.mark.parametrize(("language", "text"), [
+    # One clause over the token budget each: a segment of several pieces on any machine.
+    ("ja", "一番近いお店は駅から歩いて五分ほどの場所にあり夜十時まで毎日営業しています。"),
+    ("es", "Su pedido número 4821 ya ha salido de nuestro almacén y llegará pasado mañana."),
+])  # fmt: skip
+def test_a_segments_words_come_piece_by_piece_before_the_audio_they_time(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, language: str, text: str
+) -> None:
+    """Bug: with word timestamps (which the Pipecat plugin always asks for) a Kokoro segment's
+    first audio waited for the encoder run of every one of its pieces, to send all of its words
+    first. Each piece's words now go out with its first audio, in a Timestamps message of their
+    own, never after the audio they time; all together they name the text."""
+    config = pb.SynthesisConfig(language=language, enable_word_timestamps=True)
+    responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=120))
+    sent_until, messages, words = 0.0, 0, []
+    for response in responses:
+        kind = response.WhichOneof("response")
+        if kind == "audio":
+            sent_until = response.audio.start_ms + response.audio.duration_ms
+        elif kind == "timestamps":
+            messages += 1
+            assert all(w.start_ms >= sent_until for w in response.timestamps.words)
+            words += list(response.timestamps.words)
+    assert messages > 1
+    assert "".join(w.word for w in words).replace(" ", "") == re.sub(r"[\s。.,]", "", text)
+    assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(words))
+
+
 def test_mandarin_subtitles_are_written_without_spaces_and_cut_between_words(
     kokoro_server: ServerThread, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,36 @@ async def test_stream_speaks_pieces_as_pushed_flushes_and_ends_with_end_input(
     assert len(spans) == len(words)
     assert [a for a, _ in spans] == sorted(a for a, _ in spans)
     assert all(0 <= a <= b <= expected + 0.1 for a, b in spans)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("zh", "价格是25元，请在12/25之前付款。谢谢！"),
+        ("ja", "お電話ありがとうございます。価格は2,980円です。"),
+    ],
+)
+async def test_a_chinese_or_japanese_transcript_is_the_text_as_written(
+    kokoro_server: ServerThread, language: str, text: str
+) -> None:
+    """Bug: the server named Mandarin words as its text rules wrote them (二十五元 for 25元),
+    which the transcript could not find in the text: it held both, "二十五元 25元，请…".
+    Japanese had no timed transcript at all. The timed pieces now give the text back."""
+    async with make_tts(kokoro_server, language=language) as voice:
+        stream = voice.stream()
+        listener = Listener(stream)
+        for piece in llm_pieces(text):
+            stream.push_text(piece)
+        stream.end_input()
+        await asyncio.wait_for(listener.task, timeout=120)
+        await stream.aclose()
+    words = listener.words()
+    assert "".join(words) == text
+    assert len(words) > len(re.findall("[。！]", text))  # words, not whole sentences
+    starts = [w.start_time for w in words if isinstance(w.start_time, float)]
+    assert len(starts) == len(words)
+    assert starts == sorted(starts)
 
 
 @pytest.mark.asyncio

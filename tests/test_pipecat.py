@@ -33,6 +33,7 @@ from pipecat.metrics.metrics import TTFBMetricsData
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
 from pipecat.workers.runner import WorkerRunner
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
 
@@ -371,6 +372,40 @@ async def test_the_language_reaches_the_server(agent_for: Any) -> None:
     await nobody.say("Hello there.")
     await nobody.queue(LLMFullResponseEndFrame())
     await eventually(lambda: bool(nobody.errors()), "no voice speaks xx-XX: an error frame")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("language", "reply"),
+    [
+        ("zh", "价格是25元，请在12/25之前付款。谢谢！"),
+        ("ja", "お電話ありがとうございます。価格は2,980円です。"),
+        ("es", "Hola, gracias por llamar. El total es de 25,50 €."),
+    ],
+)
+async def test_a_kokoro_turn_is_recorded_as_the_llm_wrote_it(
+    kokoro_server: ServerThread, agent_for: Any, language: str, reply: str
+) -> None:
+    """Bug: Pipecat's context recorded a Mandarin turn with spaces between its words, the
+    server's words for numbers (二十五元) matched nothing of the LLM's text, and a Japanese or
+    Spanish turn had no words at all until its end (its text then pushed whole, untimed: after
+    an interruption the context could not know what had been said). The words come timed, as
+    the LLM wrote them, and Pipecat joins them as its assistant aggregator does into the
+    turn's own text."""
+    agent = await agent_for(kokoro_server, language=language)
+    await agent.say(reply)
+    await agent.queue(LLMFullResponseEndFrame())
+    await eventually(lambda: bool(agent.contexts()), "audio")
+    [context] = agent.contexts()
+    await eventually(lambda: agent.stopped(context), "the end of the turn")
+    frames = [f for f in agent.of(TTSTextFrame) if f.context_id == context]
+    parts = [TextPartForConcatenation(f.raw_text, f.includes_inter_frame_spaces) for f in frames]
+    assert concatenate_aggregated_text(parts) == reply
+    assert len(frames) > len(re.findall("[。！.]", reply))  # words, not whole sentences
+    times = [f.pts for f in frames]
+    assert all(t is not None for t in times)
+    assert times == sorted(times)
+    assert not agent.errors()
 
 
 def test_the_public_signature() -> None:

@@ -32,6 +32,10 @@ class Output:
         self._base_ms = 0.0
         self._pushed_native = 0
         self._segment = 0
+        self._timed_segment: int | None = None
+        self._timed_from_ms = 0.0
+        """Where the segment whose words came last starts in the output stream: its words
+        may come in several events, the later ones after some of its audio."""
         self.samples_sent = 0
         """Output samples in the audio events so far."""
         self.first_audio_at: float | None = None
@@ -57,15 +61,25 @@ class Output:
 
     def pcm(self, samples: np.ndarray, segment: int) -> list[Event]:
         """A window of synthesized audio (native rate, before gain)."""
+        self._start(segment)
         self._segment = segment
         self._pushed_native += samples.size
         return self._audio(self._pipeline.push(samples))
 
     def words(self, segment: int, text: str, words: Sequence[WordTiming]) -> TimestampsEvent:
-        """A segment's word times (relative to its first sample), sent before its audio."""
-        offset = self._base_ms + 1000.0 * self._pushed_native / self._native
+        """Word times of a segment (relative to its first sample), sent before the audio they
+        time."""
+        offset = self._start(segment)
         placed = [WordTiming(w.word, w.start_ms + offset, w.end_ms + offset) for w in words]
         return TimestampsEvent(segment, text, placed)
+
+    def _start(self, segment: int) -> float:
+        """Where `segment` starts in the output stream (ms): where the next audio goes when
+        the segment is first seen."""
+        if segment != self._timed_segment:
+            self._timed_segment = segment
+            self._timed_from_ms = self._base_ms + 1000.0 * self._pushed_native / self._native
+        return self._timed_from_ms
 
     def _restart(self) -> None:
         self._pushed_native, self._base_ms = 0, 1000.0 * self._emitted / self._rate

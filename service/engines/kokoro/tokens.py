@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 from .g2p import Word
@@ -92,7 +92,7 @@ def cut_pieces(
         # A word longer than a whole piece is cut inside; its text stays with its first part.
         parts = [known[k : k + budget] for k in range(0, len(known), budget)] or [""]
         for k, phonemes in enumerate(parts):
-            word = Word(whole.text if k == 0 else "", phonemes)
+            word = replace(whole, phonemes=phonemes) if k == 0 else Word("", phonemes)
             ids = _ids(vocab, phonemes)
             if size + len(ids) > budget:
                 close(_cut_at(current, budget) or len(current))

@@ -66,9 +66,6 @@ G2P_SECONDS_PER_CHARACTER = 0.00015
 # test_kokoro_server.py's Spanish reply): a reply's first clause shorter than this goes on with
 # the next (whose segment's first piece budgets() still keeps short).
 FIRST_CLAUSE_CHARS = {"es": 8, "fr": 8, "it": 8, "pt": 8}
-# The encoder's share of a piece's work (docs/kokoro.md#streaming): what encoding the pieces
-# after the first (for their word timestamps) adds to a segment's first step.
-ENCODER_SHARE = 0.08
 
 
 @dataclass(frozen=True)
@@ -290,6 +287,8 @@ class KokoroSegment(ModelSteps):
         """Index of the next piece to start."""
         self._windowed: WindowedDecode | None = None
         self._words: list[WordTiming] = []
+        self._timed_frames = 0
+        """Frames the segment emits before the next piece to be encoded (its words' clock)."""
         self.model_runs = 0
         """Decoder runs made so far (tests count them)."""
         self.joins: list[int] = []
@@ -301,7 +300,7 @@ class KokoroSegment(ModelSteps):
         """Worker seconds the next step is likely to take: the decoder's frames it will run
         (the voice's cost per audio second, per 25 ms frame: its piece's encoder run counted in).
         Before G2P, the frames are guessed from the text's length, and the step also pays for
-        the G2P of the whole segment (and, for word timestamps, every piece's encoder run)."""
+        the G2P of the whole segment."""
         voice = self._voice
         per_frame = voice.cost * FRAME_MS / 1000
         windowed = self._windowed
@@ -310,10 +309,6 @@ class KokoroSegment(ModelSteps):
         start = 0.0
         if self._pieces is None:
             start = G2P_SECONDS_PER_CHARACTER * len(self._text)
-            if self._word_timestamps:  # the encoder runs of the pieces after the first
-                tokens = TOKENS_PER_CHARACTER * len(self._text)
-                later = max(0.0, tokens - voice.token_budget) * FRAMES_PER_TOKEN
-                start += ENCODER_SHARE * per_frame * later
         return start + self._decode_cost(ahead, per_frame)
 
     def _decode_cost(self, ahead: float, per_frame: float) -> float:
@@ -384,18 +379,20 @@ class KokoroSegment(ModelSteps):
         voice = self._voice
         self._pieces = voice.pieces(self._text, voice.budgets(ahead), whole_if_one=self._long_first)
         self._encoded = [None] * len(self._pieces)
-        if self._word_timestamps:
-            # Every piece's durations now, so that the words are complete with the first window
-            # (the encoder is about ENCODER_SHARE of a piece's cost).
-            for k, piece in enumerate(self._pieces):
-                self._encoded[k] = voice.encode(piece, self._params)
-            self._words = _word_times(self._pieces, self._encoded, voice.pauses)
 
     def _encoded_piece(self, k: int) -> Encoded:
+        """Piece k encoded (the pieces are, in order), and with word timestamps its words
+        timed: each piece's words are known with its first window, not all of them before
+        the segment's first audio, which would wait for every piece's encoder run."""
         assert self._pieces is not None
         enc = self._encoded[k]
         if enc is None:
             enc = self._encoded[k] = self._voice.encode(self._pieces[k], self._params)
+            if self._word_timestamps:
+                words, self._timed_frames = _piece_words(
+                    self._pieces[k], enc, self._voice.pauses, self._timed_frames
+                )
+                self._words.extend(words)
         return enc
 
     def next_window(self, ahead: float, *, wide: bool = False) -> np.ndarray | None:
@@ -451,25 +448,30 @@ def kept_pause(piece: Piece, pauses: Pauses) -> int:
 _SENTENCE_ENDS = frozenset(".!?…")
 
 
-def _word_times(
-    pieces: Sequence[Piece], encoded: Sequence[Encoded | None], pauses: Pauses
-) -> list[WordTiming]:
-    """Each word's start and end from the encoder's per-token frames (the leading pad's frames
-    before the first token), the pieces one after another as emitted."""
-    timings = []
-    offset = 0
-    for piece, enc in zip(pieces, encoded, strict=True):
-        assert enc is not None
-        first, end = emitted(piece, enc, pauses)
-        offset -= first
-        # ends[i]: the frame where token i (0: the leading pad) ends.
-        ends = np.cumsum(enc.durations).astype(np.int64)
-        for word, (lo, hi) in zip(piece.words, piece.spans, strict=True):
-            if word.text and hi > lo:
-                # ids[i] is the model's token i + 1: it starts where token i ends.
-                # A word's last frames may be in the closing pause cut after it.
-                start_frame = offset + min(int(ends[lo]), end)
-                end_frame = offset + min(int(ends[hi]), end)
-                timings.append(WordTiming(word.text, start_frame * FRAME_MS, end_frame * FRAME_MS))
-        offset += end
-    return timings
+def _piece_words(
+    piece: Piece, enc: Encoded, pauses: Pauses, before: int
+) -> tuple[list[WordTiming], int]:
+    """A piece's words, started and ended from the encoder's per-token frames (the leading
+    pad's frames before the first token), the segment having emitted `before` frames ahead of
+    it; and the frames emitted once it is. A word that says the rest of the one before (its
+    name ""), adds its time to it; at a piece's start, where that word went out with the piece
+    before, it is left out."""
+    timings: list[WordTiming] = []
+    first, end = emitted(piece, enc, pauses)
+    offset = before - first
+    # ends[i]: the frame where token i (0: the leading pad) ends.
+    ends = np.cumsum(enc.durations).astype(np.int64)
+    for word, (lo, hi) in zip(piece.words, piece.spans, strict=True):
+        name = word.name
+        if name is None or hi <= lo:
+            continue
+        # ids[i] is the model's token i + 1: it starts where token i ends.
+        # A word's last frames may be in the closing pause cut after it.
+        start_frame = offset + min(int(ends[lo]), end)
+        end_frame = offset + min(int(ends[hi]), end)
+        if name:
+            timings.append(WordTiming(name, start_frame * FRAME_MS, end_frame * FRAME_MS))
+        elif timings:  # the rest of the word before ("12/25": 十二月 二十五日)
+            last = timings[-1]
+            timings[-1] = WordTiming(last.word, last.start_ms, end_frame * FRAME_MS)
+    return timings, offset + end
