@@ -317,11 +317,9 @@ class VoxliteTTSService(TTSService):
                 elif isinstance(event, Timestamps):
                     timed = call.words(event)
                     if timed is not None and timed[1]:
-                        # Chinese and Japanese put no spaces between words: told so, Pipecat
-                        # records 价格是25元 in the context, not 价格 是 25元.
-                        unspaced = _UNSPACED.search(event.text) is not None
+                        words, spaced = _spaced(event.text, timed[1])
                         await self.add_word_timestamps(
-                            timed[1], timed[0].context_id, includes_inter_frame_spaces=unspaced
+                            words, timed[0].context_id, includes_inter_frame_spaces=spaced
                         )
                 elif isinstance(event, FlushDone | ClearDone):
                     run = call.acknowledge(event)
@@ -360,6 +358,30 @@ class VoxliteTTSService(TTSService):
         if self.audio_context_available(context_id):
             await self.append_to_audio_context(context_id, TTSStoppedFrame(context_id=context_id))
             await self.remove_audio_context(context_id)
+
+
+def _spaced(text: str, words: list[tuple[str, float]]) -> tuple[list[tuple[str, float]], bool]:
+    """A segment's words for Pipecat, and whether they carry their own spacing. Pipecat puts a
+    space between two words unless they say they do, and keeps no space of the text itself: in
+    Chinese or Japanese text, which puts none between words, they say so (the context records
+    价格是25元, not 价格 是 25元), and words the text writes with spaces between them ("iPhone 15
+    Pro" inside Chinese) go as one, timed from the first, which keeps those spaces."""
+    if _UNSPACED.search(text) is None:
+        return words, False
+    joined: list[tuple[str, float]] = []
+    position, end = 0, -1  # where to look for the next word; where the last one found ends
+    for word, start in words:
+        found = text.find(word, position)
+        if found < 0:  # not as the text has it: alone
+            joined.append((word, start))
+            end = -1
+            continue
+        if joined and end >= 0 and found > end and text[end:found].isspace():
+            joined[-1] = (joined[-1][0] + text[end:found] + word, joined[-1][1])
+        else:
+            joined.append((word, start))
+        position = end = found + len(word)
+    return joined, True
 
 
 def _pipecat_queue(service: TTSService, context_id: str) -> asyncio.Queue[Any] | None:

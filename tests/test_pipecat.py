@@ -379,6 +379,7 @@ async def test_the_language_reaches_the_server(agent_for: Any) -> None:
     ("language", "reply"),
     [
         ("zh", "价格是25元，请在12/25之前付款。谢谢！"),
+        ("zh", "我用iPhone 15 Pro拍照，效果很好。"),  # Latin words with spaces inside Chinese
         ("ja", "お電話ありがとうございます。価格は2,980円です。"),
         ("es", "Hola, gracias por llamar. El total es de 25,50 €."),
     ],
