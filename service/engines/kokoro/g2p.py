@@ -308,11 +308,9 @@ class EspeakG2P:
             groups = unicodedata.normalize("NFD", phonemes).split()
             sources = self._sources(text.split(), len(groups))
         words: list[Word] = []
-        said: list[str] = []
         for group in groups:
             if words:
                 words.append(Word("", " "))
-                said.append(" ")
             words.append(Word("", group))
         if sources is not None:
             said = [piece for source in sources for piece in (source, " ")][:-1]
