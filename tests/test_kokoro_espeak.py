@@ -258,6 +258,9 @@ def test_any_text_is_rewritten_without_error(language: str) -> None:
     # the rest add their time to it.
     ("pt", "O total é R$ 1.234,56.", ["O", "total", "é", "R$ 1.234,56", "", "", "", "", ""]),
     ("es", "Llega el 12/03.", ["Llega", "el", "12/03", "", ""]),
+    # A sign the rules move (euros said after the amount) stays with its amount.
+    ("es", "Son 1.234,56 € y nada más.",
+     ["Son", "1.234,56 €", "", "", "", "", "", "y", "nada", "más"]),
     ("fr", "Il est 15h30, votre code est 482913.",
      ["Il", "est", "15h30", "", "", "votre", "code", "est", "482913", "", "", "", "", ""]),
     ("it", "Il totale è di 25 euro.", ["Il", "totale", "è", "di", "25", "euro"]),

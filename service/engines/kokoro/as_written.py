@@ -49,7 +49,7 @@ def as_written(text: str, said: Sequence[str], *, spaced: bool = False) -> list[
     ]
     for k in range(1, len(spans)):
         start, end = spans[k]
-        if not said[k].strip() and any(c.isalnum() for c in text[start:end]):
+        if not said[k].strip() and any(_said(c) for c in text[start:end]):
             # A space the rules put inside a rewritten stretch ("12/03": 12 de marzo) takes
             # none of it: the word before does.
             spans[k - 1], spans[k] = (spans[k - 1][0], end), (end, end)
@@ -69,6 +69,10 @@ def as_written(text: str, said: Sequence[str], *, spaced: bool = False) -> list[
 # Marks a word does not say, left to the text between words: a clause's or sentence's end,
 # brackets and quotes. Signs that are said (% & # / -) stay with their word.
 _UNSAID = frozenset(",.!?;:…¿¡、，。．！？；：\"'“”‘’«»()（）[]【】「」『』《》〈〉〔〕")
+
+
+def _said(character: str) -> bool:
+    return not (character.isspace() or character in _UNSAID)
 
 
 def _bare(text: str, start: int, end: int) -> tuple[int, int]:
