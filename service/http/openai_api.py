@@ -316,7 +316,7 @@ class SpeechHTTP:
         except VoxliteError as exc:
             if response is None:
                 raise
-            if speech.events and await _said(response, exc):
+            if speech.events and await _end_with_error(response, exc):
                 log.status, log.cut = http_error(exc).status, str(exc)
                 return response
             return _cut(request, response, exc, log)
@@ -383,7 +383,7 @@ def _voice_error(speech: Speech, error: VoiceNotFound, first: str) -> HttpError:
     return http_error(error, "language")
 
 
-async def _said(response: web.StreamResponse, error: VoxliteError) -> bool:
+async def _end_with_error(response: web.StreamResponse, error: VoxliteError) -> bool:
     """End an event stream cut short with an error event in place of speech.audio.done, in
     OpenAI's error shape; False when the client does not take it in time (then the connection
     is cut, as a body's is)."""

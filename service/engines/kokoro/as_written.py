@@ -77,8 +77,8 @@ def _said(character: str) -> bool:
 
 def _bare(text: str, start: int, end: int) -> tuple[int, int]:
     """text[start:end] without the marks it does not say and the spaces at its ends."""
-    while start < end and (text[start].isspace() or text[start] in _UNSAID):
+    while start < end and not _said(text[start]):
         start += 1
-    while end > start and (text[end - 1].isspace() or text[end - 1] in _UNSAID):
+    while end > start and not _said(text[end - 1]):
         end -= 1
     return start, end
