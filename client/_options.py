@@ -39,9 +39,11 @@ class FileOptions(VoiceOptions, total=False):
     sample_rate_hz: int | None
     """Output sample rate in Hz; None: the encoding's default (24000; 8000 for G.711)."""
     bitrate_bps: int | None
-    """Opus bitrate, 6000 to 510000; None: 32000. Ignored by other encodings."""
+    """Opus bitrate, 6000 to 510000; None: 32000. Other encodings take None only (the server
+    refuses a value with `InvalidRequest`)."""
     frame_duration_ms: int | None
-    """Opus frame duration: 10, 20, 40 or 60; None: 20. Ignored by other encodings."""
+    """Opus frame duration: 10, 20, 40 or 60; None: 20. Other encodings take None only (the
+    server refuses a value with `InvalidRequest`)."""
 
 
 class SynthesisOptions(FileOptions, total=False):

@@ -12,7 +12,7 @@ class InvalidRequest(VoxliteError):
 
 
 class VoiceNotFound(VoxliteError):
-    """The named voice or speaker does not exist (NOT_FOUND)."""
+    """The named voice does not exist, or no voice speaks the language asked for (NOT_FOUND)."""
 
 
 class VoiceUnavailable(VoxliteError):

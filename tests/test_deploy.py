@@ -22,6 +22,7 @@ from typing import Any
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml  # type: ignore[import-untyped]
+from voxlite.service.server import STATUS_GRACE
 from voxlite.service.settings.config import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,9 +138,11 @@ def test_probes_are_grpc_health_checks_on_the_grpc_port(container: Resource) -> 
 
 
 def drain_seconds(container: Resource) -> float:
-    """SIGTERM to exit, at most: the drain delay (still admitting), then the grace period."""
+    """SIGTERM to exit, at most: the drain delay (still admitting), the grace period, then the
+    time the streams still speaking at its end have for their status."""
     env = env_of(container)
-    return float(env.get("VOXLITE_DRAIN_DELAY_SECONDS", 0)) + float(env["VOXLITE_GRACE_SECONDS"])
+    delay = float(env.get("VOXLITE_DRAIN_DELAY_SECONDS", 0))
+    return delay + float(env["VOXLITE_GRACE_SECONDS"]) + STATUS_GRACE
 
 
 def test_termination_grace_covers_prestop_and_drain(pod: Resource, container: Resource) -> None:

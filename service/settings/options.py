@@ -293,7 +293,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "cache-dir",
         _cache_dir,
-        "split-graph cache folder; 'none' disables (default ~/.cache/voxlite)",
+        "split-graph cache folder; 'none' disables "
+        "(default $XDG_CACHE_HOME/voxlite, else ~/.cache/voxlite)",
         metavar="FOLDER",
     ),
     Option(

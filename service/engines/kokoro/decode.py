@@ -42,7 +42,7 @@ class Pauses:
     """Of a piece's closing pause (its last mark's frames and the end pad: Kokoro ends every
     piece as if the text ended there, 500 ms and more even after a comma), the most frames a piece
     emits after a sentence's end and after a clause's: what Kokoro gives at those marks inside
-    a whole text of the language (docs/kokoro.md#pauses, bench.kokoro --pauses)."""
+    a whole text of the language (docs/kokoro.md#how-a-segment-is-spoken, bench.kokoro --pauses)."""
 
     sentence: int
     clause: int
