@@ -15,6 +15,7 @@ pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES
 
 from voxlite.service.call.segmenter import Segmenter
 from voxlite.service.engines.kokoro import numbers
+from voxlite.service.engines.kokoro.as_written import as_written
 from voxlite.service.engines.kokoro.dates import month_days
 from voxlite.service.engines.kokoro.english import Lexicon
 from voxlite.service.engines.kokoro.g2p import (
@@ -1028,6 +1029,17 @@ def test_mandarin_words_are_named_as_written(
     wrote. Each word is named by the part of the text it reads; a word that says the rest of
     a rewritten one (二十五日 of "12/25") is "", its time going to the word before."""
     assert names(mandarin(text)) == named
+
+
+@pytest.mark.parametrize("text", ["+", "©", "→", "±"])
+def test_a_sign_read_as_nothing_has_no_words(
+    mandarin: MandarinG2P, japanese: JapaneseG2P, text: str
+) -> None:
+    """Bug: a segment the G2P reads as nothing ("你好。+") failed the call with UNKNOWN: the
+    names of no words were looked for in the text."""
+    assert as_written(text, []) == []
+    assert texts(mandarin(text)) == []
+    assert [w.name for w in japanese(text) if w.name] in ([], [text])  # "+": purasu
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,56 @@ def test_streaming_synthesize(
     assert judge().cer(audio, rate, whisper, text) <= 0.10
 
 
+@pytest.mark.parametrize(("voice", "first", "sign", "last"), [
+    ("zf_xiaoxiao", "你好。", "©", "好的。"),
+    ("jf_alpha", "こんにちは。", "→", "はい。"),
+    ("ef_dora", "Hola, amigos.", "×", "Muy bien."),
+])  # fmt: skip
+def test_a_segment_the_voice_reads_as_nothing_leaves_the_stream_speaking(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: str, first: str, sign: str, last: str
+) -> None:
+    """Bug: a sign alone in a segment ("你好。+", a stray times sign from an LLM) failed the
+    stream with UNKNOWN (ValueError in the words' names): it says nothing, and the stream goes
+    on."""
+    requests = [
+        pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig(voice=voice)),
+        pb.StreamingSynthesizeRequest(text=first),
+        pb.StreamingSynthesizeRequest(flush=pb.Flush(id=1)),
+        pb.StreamingSynthesizeRequest(text=sign),
+        pb.StreamingSynthesizeRequest(flush=pb.Flush(id=2)),
+        pb.StreamingSynthesizeRequest(text=last),
+    ]
+    responses = list(stub.StreamingSynthesize(iter(requests), timeout=120))
+    kinds = [r.WhichOneof("response") for r in responses]
+    acks = [r.flush_done.id for r in responses if r.WhichOneof("response") == "flush_done"]
+    assert acks == [1, 2]
+    assert kinds[-1] == "summary"
+    # The last sentence is spoken after the sign: audio follows the second flush's ack.
+    assert "audio" in kinds[kinds.index("flush_done", kinds.index("flush_done") + 1) :]
+    text = f"{first}{sign}"
+    whole = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=pb.SynthesisConfig(
+        voice=voice)), timeout=120))  # fmt: skip
+    assert whole[-1].WhichOneof("response") == "summary"
+    assert whole[-1].summary.audio_duration_ms > 0
+
+
+@pytest.mark.parametrize(("voice", "text", "plain", "whisper"), [
+    ("zf_xiaoxiao", "价格٣元。", "价格3元。", "zh"),
+    ("zf_xiaoxiao", "价格𝟏𝟐元。", "价格12元。", "zh"),
+    ("jf_alpha", "٣時です。", "3時です。", "ja"),
+])  # fmt: skip
+def test_digits_of_other_scripts_are_read_as_numbers(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, voice: str, text: str, plain: str, whisper: str
+) -> None:
+    """Bug: an Arabic-Indic or Devanagari digit, or a styled one, failed the call with UNKNOWN
+    (KeyError, AssertionError in the number readers)."""
+    config = pb.SynthesisConfig(voice=voice)
+    responses = list(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=120))
+    assert responses[-1].WhichOneof("response") == "summary"
+    audio, rate = ogg_of(responses)
+    assert judge().cer(audio, rate, whisper, plain) <= 0.34
+
+
 def test_a_spanish_price_is_said_as_people_say_it(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:

@@ -73,6 +73,36 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
+        ("Room \uff11\uff12, \uff28\uff45\uff4c\uff4c\uff4f.", "Room 12, Hello."),
+        ("\U0001d407\U0001d41e\U0001d425\U0001d425\U0001d428 \U0001d7cf\U0001d7d0", "Hello 12"),
+        ("价格\u0663元\uff0c\u0967\u0968个", "价格3元\uff0c12个"),
+        ("\u2460首先\uff0c\u2461其次", "1首先\uff0c2其次"),
+        ("\u2474 a \u2488 b \u24b6 \u3251", "(1) a 1 b A 21"),
+        # Signs and fractions are no letters or digits: the voices read them as they are.
+        ("m\u00b2, \u00bd, \u2122, \uff0c", "m\u00b2, \u00bd, \u2122, \uff0c"),
+    ],
+)
+def test_other_forms_of_letters_and_digits_are_read_as_the_plain_ones(text: str, said: str) -> None:
+    """Bug: the English voice read full-width "Hello." as code points for 4 s and dropped the
+    full-width 12 of "Room 12."; an Arabic-Indic 3 in "价格3元" failed the Mandarin voice with
+    UNKNOWN."""
+    assert spoken(text) == said
+
+
+@pytest.mark.parametrize("text", ["^", "|"])
+def test_a_text_the_voice_says_nothing_of_is_refused(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str
+) -> None:
+    """Bug: "^" alone was answered OK with no audio (a 44-byte WAV from the client)."""
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.Synthesize(pb.SynthesizeRequest(text=text), timeout=60))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"says nothing for the text '{text}'" in (caught.value.details() or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
         ("Visit https://www.example.com/help.", "Visit www.example.com/help."),
         ("请访问https://www.qq.com。", "请访问www.qq.com。"),
         ("(see:http://x.io)", "(see:x.io)"),

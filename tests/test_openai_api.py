@@ -358,6 +358,13 @@ def test_bad_input_is_a_400_naming_the_field(
     assert says in error["message"]
 
 
+def test_input_the_voice_says_nothing_of_is_a_400(http_server: ServerThread, sdk: Sdk) -> None:
+    """Bug: "^" alone was a 200 with an empty file."""
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk(http_server).audio.speech.create(model="tts-1", voice="alloy", input="^")
+    assert "says nothing for the text '^'" in error_of(refused)["message"]
+
+
 def test_a_body_that_is_not_json_is_a_400(http_server: ServerThread) -> None:
     status, body, _ = raw_post(http_server, b"input=hello")
     assert status == 400

@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 import soundfile
+from voxlite.service.call.opening import opening_text
 from voxlite.service.call.textlang import (
     HAN,
     HANGUL,
@@ -309,6 +310,51 @@ def test_blank_text_before_the_first_sentence_is_bounded(two_languages: ServerTh
         assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "before its first sentence, over the limit of 50" in (info.value.details() or "")
         call.close()
+
+
+def test_a_clear_before_the_voice_is_picked_drops_the_text_before_it(
+    two_languages: ServerThread,
+) -> None:
+    """Bug: "你好", clear, "Hello there." got the English voice, then INVALID_ARGUMENT for the
+    cleared 你好 (replayed to it), and no clear_done."""
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config()
+        call.send(text="你好")
+        call.send(clear=pb.Clear(id=1))
+        call.send(text="Hello there. ")
+        call.send(flush=pb.Flush(id=2))
+        first = call.next()
+        assert first.format.voice == "en_US-joe-medium"
+        assert call.until("clear_done").clear_done.id == 1
+        assert call.until("flush_done").flush_done.id == 2
+        call.close()
+        responses = call.received + call.rest()
+        assert kinds(responses)[-1] == "summary"
+        assert responses[-1].summary.segments == 1
+
+
+def test_emoji_alone_before_the_first_sentence_picks_no_voice(two_languages: ServerThread) -> None:
+    """Bug: an emoji flushed before the first sentence picked the server's default voice, and
+    the Chinese after it was refused: a segment with no words tells no language."""
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config()
+        call.send(text="😊 ")
+        call.send(flush=pb.Flush(id=1))
+        call.send(text="你好。今天")
+        first = call.next()
+        assert first.format.voice == "zh_CN-copy-medium"
+        assert call.until("flush_done").flush_done.id == 1
+        call.close()
+        assert kinds(call.rest())[-1] == "summary"
+
+
+def test_the_opening_of_a_whole_text_is_its_first_segment_with_words() -> None:
+    assert opening_text("👍。你好。Hi.", ["👍。", "你好。", "Hi."]) == "👍。你好。"
+    assert opening_text("Hello. 你好。", ["Hello.", " 你好。"]) == "Hello."
+    assert opening_text("😊", ["😊"]) == ""
+    assert opening_text("", []) == ""
 
 
 # -- with Mandarin and Japanese voices ----------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 # Emphasis and bullets: a run of asterisks not between two spaces or digits ("2 * 3", "5*3",
 # "press *69" keep theirs). Backticks around code. A heading's hashes at a line's start.
@@ -33,19 +34,36 @@ _EMOJI = re.compile(
 _SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 # A character reference: &amp; &lt; &#39; &nbsp;
 _REFERENCE = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
+# Letters and digits written in another form of the plain ones: full-width Latin (common in
+# Chinese and Japanese text), the styled letters of the mathematical block (bold, italic) and
+# circled or bracketed numbers and letters (① ⑴ Ⓐ), which espeak-ng reads as their code points
+# or not at all; and the decimal digits of any script (Arabic-Indic, Devanagari, styled), on
+# which the Chinese and Japanese number readers fail.
+_FORMS = re.compile(
+    "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\u2460-\u24ff\u3251-\u325f\u32b1-\u32bf"
+    "\U0001d400-\U0001d7ff]|(?![0-9])\\d"
+)
+
+
+def _plain(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    digit = unicodedata.decimal(ch, None)
+    # A number with its full stop (⒈) is a list's number, not a decimal point's.
+    return str(digit) if digit is not None else unicodedata.normalize("NFKC", ch).rstrip(".")
 
 
 def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, code marks, heading hashes and link
     targets, without tags (an opening one leaves a space, as <br> does between words), emoji and
-    a web address's https://, and with character references as their characters; anything else
-    as it is."""
+    a web address's https://, with character references as their characters, and with letters
+    and digits of other forms (full-width, styled, circled, another script's digits) as the
+    plain ones; anything else as it is."""
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
     if "&" in text:
         text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
     if not text.isascii():
-        text = _EMOJI.sub("", text)
+        text = _FORMS.sub(_plain, _EMOJI.sub("", text))
     if "://" in text:
         text = _SCHEME.sub("", text)
     if not any(c in text for c in "*`#]"):

@@ -210,6 +210,21 @@ def segments_of(text: str, first_clause_chars: int = 0) -> list[str]:
     return [s for s in [*segmenter.push(text), *segmenter.flush()] if s.strip()]
 
 
+def opening_text(text: str, segments: list[str]) -> str:
+    """The start of a whole `text`, cut into `segments` (segments_of), that picks its voice when
+    the call names none: up to the end of its first segment with words (one of only emoji or
+    marks tells no language), and on while that leaves the language open (textlang.settled)."""
+    end = 0
+    for segment in segments:
+        start = text.find(segment, end)
+        if start < 0:  # not cut from this text: its own script decides
+            return textlang.settled(segment, segment)
+        end = start + len(segment)
+        if textlang.has_words(markup.spoken(segment)):
+            return textlang.settled(text, text[:end])
+    return ""
+
+
 def _replayed(settings: StreamSettings, segments: list[str]) -> bool:
     """Whether the phrase cache holds every segment: the call needs no model work."""
     voice = settings.voice

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..audio.settings import AudioSettings
 from ..engines.engine import Segment, Voice
-from ..errors import Overloaded
+from ..errors import InvalidRequest, Overloaded
 from ..jobs import Batch, JobDropped, Runner, Work
 from . import markup
 from .events import Event, SummaryEvent
@@ -132,6 +132,8 @@ class Session:
         self._idle_since = self._last_input
         """When the producer last ran out of work."""
         self._quiet_check: asyncio.TimerHandle | None = None
+        self._whole: str | None = None
+        """The text of a whole-text call (speak_whole), which must come out as some audio."""
 
     # -- input side --------------------------------------------------------------------------
 
@@ -231,6 +233,14 @@ class Session:
         self._work = deque(item for item in self._work if not isinstance(item, (_Segment, Flush)))
         self._queued_chars = 0
         self._out.clear([*acks, Clear(clear_id)])
+
+    def speak_whole(self, text: str) -> None:
+        """A whole text's call (Synthesize, HTTP): `text`, then end(). If the voice says
+        nothing of it (a sign it does not read, alone), the call fails with INVALID_ARGUMENT
+        instead of ending with no audio."""
+        self._whole = text
+        self.push_text(text)
+        self.end()
 
     def end(self) -> None:
         """No more input: speak what is buffered, then finish with a summary. Idempotent."""
@@ -406,6 +416,11 @@ class Session:
                 elif isinstance(item, Clear):
                     events = out.clear(item.id)
                 else:
+                    if self._whole is not None and not out.samples_sent:
+                        raise InvalidRequest(
+                            f"voice '{voice.info.name}' says nothing for the text "
+                            f"{_quoted(self._whole)}: write it in words"
+                        )
                     events = out.finish()
                 for event in events:
                     yield event
@@ -423,3 +438,9 @@ class Session:
         audio_ms = 1000.0 * out.samples_sent / out.settings.sample_rate_hz
         rtf = self._pacer.busy_seconds * 1000.0 / audio_ms if audio_ms else 0.0
         return SummaryEvent(audio_ms, self._stats.segments, self.first_audio_ms or 0.0, rtf)
+
+
+def _quoted(text: str, most: int = 40) -> str:
+    """`text` in quotes for a message, cut to `most` characters."""
+    text = " ".join(text.split())
+    return f"'{text}'" if len(text) <= most else f"'{text[: most - 3]}...'"

@@ -15,7 +15,7 @@ from voxlite.tts.v1 import tts_pb2, tts_pb2_grpc
 
 from ..call import markup, textlang
 from ..call.events import Event
-from ..call.opening import SessionOpener, check_readable, segments_of
+from ..call.opening import SessionOpener, check_readable, opening_text, segments_of
 from ..call.segmenter import Segmenter
 from ..call.session import Session
 from ..call.tokens import tenant
@@ -123,10 +123,9 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 )
             self._check_text(parsed.text)
             segments = segments_of(parsed.text)
-            first = textlang.settled(parsed.text, segments[0]) if segments else ""
+            first = opening_text(parsed.text, segments)
             session = await self._admitted(context, call, parsed.config, first, segments)
-            session.push_text(parsed.text)
-            session.end()
+            session.speak_whole(parsed.text)
             return session
 
         async for response in self._speak(context, start, convert.synthesize_response):
@@ -235,6 +234,10 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
             elif kind == "clear":
                 segmenter.clear()
                 settle_by = None
+                # The text before it is dropped: replayed, it would be read against the voice
+                # the text after it picks. The flushes and clears stay, for their acks.
+                early = [r for r in early if r.WhichOneof("request") != "text"]
+                held = len(early)
             else:
                 raise _misplaced(kind)
             seen = "" if kind == "clear" else seen + request.text
@@ -387,8 +390,9 @@ _SETTLE_SECONDS = 1.0
 
 
 def _first(segments: list[str]) -> str:
-    """The first segment with something to say, or ""."""
-    return next((s for s in segments if s.strip()), "")
+    """The first segment with words to say, or "": one of only emoji or marks tells no
+    language."""
+    return next((s for s in segments if textlang.has_words(markup.spoken(s))), "")
 
 
 @dataclass

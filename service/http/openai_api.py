@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from ..call.events import AudioEvent, FormatEvent
-from ..call.opening import SessionOpener, segments_of
+from ..call.opening import SessionOpener, opening_text, segments_of
 from ..call.session import Session
-from ..call.textlang import settled, text_language
+from ..call.textlang import text_language
 from ..call.tokens import Tokens, bearer_token, tenant
 from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller
@@ -248,7 +248,7 @@ class SpeechHTTP:
             # The path of a Synthesize call: the voice from the first segment's script when
             # none is named, the queue at capacity, a text all in the phrase cache let in.
             segments = segments_of(speech.input)
-            first = settled(speech.input, segments[0]) if segments else ""
+            first = opening_text(speech.input, segments)
             try:
                 session, slot = await self._opener.open(caller, speech, first, segments)
             except VoiceNotFound as exc:
@@ -297,8 +297,7 @@ class SpeechHTTP:
             return response
 
         try:
-            session.push_text(speech.input)
-            session.end()
+            session.speak_whole(speech.input)
             watchdog.watch(lambda: session.working, unread=lambda: session.unread)
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:

@@ -42,7 +42,7 @@ def as_written(text: str, said: Sequence[str], *, spaced: bool = False) -> list[
         for j in range(j1 + 1, j2):
             where[j] = i1 + (j - j1) if tag == "equal" else i2
     where[len(rewritten)] = len(text)
-    ends = [*starts[1:], len(rewritten)]
+    ends = [*starts[1:], len(rewritten)][: len(starts)]  # none when nothing was said
     spans = [
         (where[a], where[b]) if b > a else (where[a], where[a])
         for a, b in zip(starts, ends, strict=True)
