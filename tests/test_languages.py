@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 import pytest
 from voxlite.client import Client
+from voxlite.service.engines.engine import canonical
 from voxlite.service.settings.config import config_from_args
 from voxlite.tts.v1 import tts_pb2 as pb
 
@@ -61,6 +62,25 @@ def test_a_language_without_a_voice_gets_that_languages_default(
     # the default's ("pt" for "pt-BR") gets that default.
     assert voice_of(multilingual, language="pt") == "pt_BR-b-medium"
     assert voice_of(multilingual, language="pt-BR") == "pt_BR-b-medium"
+
+
+def test_script_subtags_and_three_letter_codes_name_the_same_languages(
+    multilingual: ServerThread,
+) -> None:
+    """Bug: "zh-Hans", "cmn" and "en-Latn-US", as platforms and clients write them, were
+    NOT_FOUND: no voice's tag has a script, and ISO 639-3 names Mandarin cmn."""
+    assert voice_of(multilingual, language="en-Latn-US") == "en_US-joe-medium"
+    assert voice_of(multilingual, language="eng") == "en_US-joe-medium"
+    assert voice_of(multilingual, language="deu-DE") == "de_DE-copy-medium"
+    assert voice_of(multilingual, language="por-Latn-BR") == "pt_BR-b-medium"
+    with multilingual.channel() as channel:
+        listed = multilingual.stub(channel).ListVoices(
+            pb.ListVoicesRequest(language="en-Latn"), timeout=10
+        )
+        assert {v.language for v in listed.voices} == {"en-US", "en-GB"}
+    assert canonical("cmn-Hans-CN") == canonical("zh-cmn-Hans-CN") == "zh-cn"
+    assert canonical("zh-Hant-TW") == "zh-tw"
+    assert canonical("yue-HK") == "yue-hk"  # Cantonese is not Mandarin
 
 
 def test_a_language_nobody_speaks_is_not_found_and_lists_the_languages(

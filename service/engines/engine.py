@@ -23,10 +23,31 @@ class WordTiming:
 
 def language_matches(language: str, wanted: str) -> bool:
     """Whether a voice's BCP-47 language falls in a request's range (RFC 4647 basic filtering:
-    "zh" takes zh-CN and zh-TW, "en-us" en-US; case and "_" for "-" do not matter; "" takes
-    all)."""
-    language, wanted = language.lower(), wanted.lower().replace("_", "-")
+    "zh" takes zh-CN and zh-TW, "en-us" en-US; case and "_" for "-" do not matter, nor a script
+    subtag or a three-letter code (canonical); "" takes all)."""
+    language, wanted = canonical(language), canonical(wanted)
     return not wanted or language == wanted or language.startswith(wanted + "-")
+
+
+_THREE_LETTERS = {
+    "cmn": "zh", "zho": "zh", "chi": "zh", "jpn": "ja", "eng": "en", "spa": "es", "fra": "fr",
+    "fre": "fr", "ita": "it", "por": "pt", "deu": "de", "ger": "de", "nld": "nl", "dut": "nl",
+    "rus": "ru", "ukr": "uk", "pol": "pl", "tur": "tr", "ara": "ar", "kor": "ko", "vie": "vi",
+}  # fmt: skip
+"""ISO 639-3 and 639-2 codes of the languages voxlite's voices and the common Piper voices
+speak, as their two-letter codes (the voices' tags have those)."""
+
+
+def canonical(tag: str) -> str:
+    """A BCP-47 tag as the voices' tags are written, lower case: "_" as "-", a three-letter
+    language code as its two letters (cmn, zho: zh), without a script subtag (zh-Hans-CN:
+    zh-cn, en-Latn-US: en-us) or Mandarin's extended subtag (zh-cmn-CN): clients and
+    platforms write them, and no voice's tag has one."""
+    primary, *rest = tag.lower().replace("_", "-").split("-")
+    rest = [
+        s for i, s in enumerate(rest) if not (len(s) == 4 and s.isalpha()) and (i, s) != (0, "cmn")
+    ]
+    return "-".join([_THREE_LETTERS.get(primary, primary), *rest])
 
 
 @dataclass(frozen=True)
