@@ -5,6 +5,7 @@ the prices, numbers, units, dates and times it would misread written first as pe
 from __future__ import annotations
 
 import functools
+import logging
 import random
 
 import pytest
@@ -271,3 +272,16 @@ def test_words_are_named_as_written(language: str, text: str, named: list[str]) 
     words = g2p(language)(text)
     assert [w.name for w in words if w.name is not None] == named
     assert g2p(language).words
+
+
+def test_words_espeak_reads_in_several_groups_log_no_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Bug: phonemizer logged "words count mismatch" for every price or date, 119 lines in one
+    session's log: the groups are counted for the word timestamps, no mistake."""
+    g2p("es")("Son 1.234,56 € y llega el 12/03.")
+    g2p("fr")("Le 12/03 à 15h30.")  # another backend made: the level is set again
+    with caplog.at_level(logging.WARNING):
+        g2p("es")("Son 1.234,56 € y llega el 12/03.")
+        g2p("fr")("Le 12/03 à 15h30.")
+    assert not [r for r in caplog.records if r.name.startswith("phonemizer")]

@@ -292,6 +292,9 @@ class EspeakG2P:
         with _ESPEAK_LOCK:
             self._g2p = Misaki(language)
             self._g2p("a")  # loads the language's rules now, not on the first request
+        # phonemizer warns on every text whose words espeak-ng reads in more or fewer groups
+        # (a number, a date): _sources counts them itself. Each backend made resets the level.
+        self._g2p.backend.logger.setLevel(logging.ERROR)
 
     def no_reading(self, text: str) -> str | None:
         """None: espeak-ng reads any character of the voice's script, and the server refuses
