@@ -75,6 +75,16 @@ def test_newline_counts_as_whitespace_after_a_sentence_end() -> None:
     assert segments("One.\nTwo.\n") == ["One.", "\nTwo.", "\n"]
 
 
+def test_a_character_references_semicolon_does_not_cut() -> None:
+    """Bug: "Tom &amp; Jerry." was two segments, with a clause's pause after "Tom &": the
+    reference is read as its character."""
+    assert segments("Tom &amp; Jerry. Then, more.") == ["Tom &amp; Jerry.", " Then, more."]
+    assert run(["Tom &am", "p; Jerry, &#39;yes&#39;; no."]) == [
+        "Tom &amp; Jerry,",
+        " &#39;yes&#39;; no.",
+    ]
+
+
 def test_marks_inside_numbers_times_and_domains_do_not_cut() -> None:
     text = "Pi is 3.14 and 1,000 people visit example.com at 12:30 daily."
     assert segments(text) == [text]

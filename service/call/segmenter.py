@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Sentence terminators. `…` and the rare double marks behave like `.`/`!`/`?`: they need
@@ -29,6 +30,8 @@ _ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
 # A CJK character carries the speech of about three Latin ones: clause_min_chars counts them so.
 _WIDE_WEIGHT = 3
 _CLAUSE = _CLAUSE_LATIN | _CLAUSE_CJK
+# A character reference's end (&amp; &#39; &#x4e2d;): its ";" is no clause mark.
+_REFERENCE_END = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);\Z")
 # Closing quotes/brackets belong to the sentence they close. `*`, `_` and backticks close
 # Markdown emphasis/code, which LLM output is full of ("**Done.** Next").
 _CLOSERS = frozenset(
@@ -254,7 +257,7 @@ class Segmenter:
         if ch in _TERM:
             self._start_run(_TERM_RUN, ch in _TERM_CJK)
             self._abbrev = ch == "." and self._ends_abbreviation(i)
-        elif ch in _CLAUSE:
+        elif ch in _CLAUSE and not (ch == ";" and self._ends_reference(i)):
             self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
         elif ch in _DASHES:
             self._start_run(_DASH_RUN, False)
@@ -263,6 +266,11 @@ class Segmenter:
             before = self._buf[i - 1]
             if before.isspace() and before not in _LINE_BREAKS:
                 self._start_run(_HYPHEN_RUN, False)
+
+    def _ends_reference(self, i: int) -> bool:
+        """Whether the ";" at `i` ends a character reference ("Tom &amp; Jerry"), which is read
+        as its character (markup.spoken), not as a clause's end."""
+        return _REFERENCE_END.search(self._buf, max(0, i - 12), i + 1) is not None
 
     def _item_line(self, i: int, ch: str) -> int:
         """Where the line starts when `ch` at `i` marks a list item (see _BULLETS), else -1.
