@@ -44,13 +44,16 @@ class AsyncStreamSession(BaseStreamSession):
     async def _request_stream(
         self, config: tts_pb2.SynthesisConfig
     ) -> AsyncIterator[tts_pb2.StreamingSynthesizeRequest]:
-        # The one difference from the sync twin, which sends at once: the config alone, then the
-        # rest once the server has answered it (its format, or the status of a config it
-        # refuses). A write that meets a call the server has just ended makes grpc.aio report
-        # INTERNAL "Internal error from Core" in place of the server's status (grpc/grpc#36066):
-        # a refused voice must read as VoiceNotFound, not INTERNAL.
+        # The one difference from the sync twin, which sends at once: a config that names a
+        # voice or a language goes alone, the rest once the server has answered it (its
+        # format, or the status of a config it refuses). A write that meets a call the server
+        # has just ended makes grpc.aio report INTERNAL "Internal error from Core" in place of
+        # the server's status (grpc/grpc#36066): a refused voice must read as VoiceNotFound,
+        # not INTERNAL. A config naming neither is answered only once text has picked the
+        # voice (the proto's SynthesisConfig): waiting for it would wait for ever.
         yield _convert.config_request(config)
-        await self._answered.wait()
+        if config.voice or config.language:
+            await self._answered.wait()
         while (request := await self._requests.get()) is not None:
             yield request
 

@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 import soundfile
+from voxlite.client import AsyncClient, AudioFormat, Summary
 from voxlite.service.call.opening import opening_text
 from voxlite.service.call.textlang import (
     HAN,
@@ -348,6 +349,24 @@ def test_emoji_alone_before_the_first_sentence_picks_no_voice(two_languages: Ser
         assert call.until("flush_done").flush_done.id == 1
         call.close()
         assert kinds(call.rest())[-1] == "summary"
+
+
+@pytest.mark.asyncio
+async def test_an_async_stream_with_no_voice_gets_the_voice_of_its_text(
+    two_languages: ServerThread,
+) -> None:
+    """Bug: AsyncClient.stream() with neither voice nor language sent no text until the server
+    answered its config, and the server answers such a config only once text has picked the
+    voice: nothing came for 300 s, and both plugins, built with their defaults, said nothing."""
+    async with AsyncClient(two_languages.address) as client, client.stream() as session:
+        await session.send("你好。")
+        await session.send("今天天气很好。")
+        await session.close()
+        events = [event async for event in session]
+    assert isinstance(events[0], AudioFormat)
+    assert events[0].voice == "zh_CN-copy-medium"
+    assert isinstance(events[-1], Summary)
+    assert events[-1].audio_duration_ms > 0
 
 
 def test_the_opening_of_a_whole_text_is_its_first_segment_with_words() -> None:
