@@ -379,13 +379,15 @@ async def test_the_language_reaches_the_server(agent_for: Any) -> None:
     ("language", "reply"),
     [
         ("zh", "价格是25元，请在12/25之前付款。谢谢！"),
+        # No language: the service as README builds it, its voice picked by the text.
+        (None, "您好，请问有什么可以帮您？"),
         ("zh", "我用iPhone 15 Pro拍照，效果很好。"),  # Latin words with spaces inside Chinese
         ("ja", "お電話ありがとうございます。価格は2,980円です。"),
         ("es", "Hola, gracias por llamar. El total es de 25,50 €."),
     ],
 )
 async def test_a_kokoro_turn_is_recorded_as_the_llm_wrote_it(
-    kokoro_server: ServerThread, agent_for: Any, language: str, reply: str
+    kokoro_server: ServerThread, agent_for: Any, language: str | None, reply: str
 ) -> None:
     """Bug: Pipecat's context recorded a Mandarin turn with spaces between its words, the
     server's words for numbers (二十五元) matched nothing of the LLM's text, and a Japanese or
