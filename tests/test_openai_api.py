@@ -157,7 +157,8 @@ def raw_post(srv: ServerThread, body: bytes, headers: dict[str, str] | None = No
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
-    return refused.value.code, json.loads(refused.value.read()), refused.value.headers
+    with refused.value as error:  # its socket closed now, not whenever it is collected
+        return error.code, json.loads(error.read()), error.headers
 
 
 # -- formats -----------------------------------------------------------------------------------
@@ -419,6 +420,50 @@ def test_unknown_paths_and_methods_answer_in_the_error_shape(http_server: Server
             urllib.request.urlopen(request, timeout=30)
         assert refused.value.code in (404, 405)
         assert "POST /v1/audio/speech" in json.loads(refused.value.read())["error"]["message"]
+    # A method a path does not take: 405 with the methods it does (RFC 9110).
+    request = urllib.request.Request(http_url(http_server, "/v1/audio/speech"), method="GET")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    with refused.value as error:
+        assert error.code == 405
+        assert error.headers["Allow"] == "POST"
+
+
+def test_bodies_no_sdk_sends_are_400s_not_500s(http_server: ServerThread) -> None:
+    """Bugs: a lone surrogate in input ("\\ud800" in the JSON) failed the English voice's
+    espeak-ng, a speed of 400 digits overflowed, and a body not in its Content-Encoding broke
+    the read: each a plain-text 500."""
+    status, body, _ = raw_post(http_server, b'{"input": "Hi \\ud800 there."}')
+    assert (status, body["error"]["param"]) == (400, "input")
+    assert "unpaired surrogate" in body["error"]["message"]
+    huge = b'{"input": "Hi.", "speed": 1' + b"0" * 400 + b"}"
+    status, body, _ = raw_post(http_server, huge)
+    assert (status, body["error"]["param"]) == (400, "speed")
+    status, body, _ = raw_post(http_server, b'{"input": "Hi."}', {"Content-Encoding": "gzip"})
+    assert status == 400
+    assert "Content-Encoding" in body["error"]["message"]
+
+
+def test_an_http_1_0_client_gets_the_audio_until_the_connection_closes(
+    http_server: ServerThread,
+) -> None:
+    """Bug: every good request over HTTP/1.0 (nginx's proxy_pass unless told
+    proxy_http_version 1.1) was a 500: the answer was chunked, which HTTP/1.0 lacks."""
+    body = b'{"input": "Hello there, over HTTP one point oh.", "response_format": "pcm"}'
+    head = (
+        "POST /v1/audio/speech HTTP/1.0\r\nHost: localhost\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    port = http_server.server.http_port
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    headers, _, audio = answer.partition(b"\r\n\r\n")
+    assert headers.startswith(b"HTTP/1.0 200") or headers.startswith(b"HTTP/1.1 200")
+    assert b"chunked" not in headers.lower()
+    assert len(audio) / 2 / RATE > 1.0  # seconds of 24 kHz speech, whole
 
 
 def test_at_capacity_is_a_429_with_retry_after(cache_dir: Path, tmp_path: Path, sdk: Sdk) -> None:

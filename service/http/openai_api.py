@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from ..call.events import AudioEvent, FormatEvent
 from ..call.opening import SessionOpener, opening_text, segments_of
@@ -116,7 +116,10 @@ async def _errors(
             405: f"{request.method} is not allowed on {request.path}: this server answers {PATHS}",
             413: f"the body is over {MAX_BODY} bytes: send less text in input",
         }.get(exc.status, exc.reason)
-        return HttpError(exc.status, message, code=exc.reason.lower().replace(" ", "_")).response()
+        # A 405 says which methods the path takes (RFC 9110), as aiohttp's own answer did.
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
+        code = exc.reason.lower().replace(" ", "_")
+        return HttpError(exc.status, message, code=code, headers=allow).response()
 
 
 def _peer(remote: str | None) -> str:
@@ -290,10 +293,17 @@ class SpeechHTTP:
                 response = web.StreamResponse(
                     headers=headers | {"X-Voxlite-Voice": log.voice or ""}
                 )
-                response.enable_chunked_encoding()
+                if request.version >= HttpVersion11:
+                    # HTTP/1.0 has no chunks: its body ends as the connection closes (nginx's
+                    # proxy_pass speaks 1.0 unless told proxy_http_version 1.1).
+                    response.enable_chunked_encoding()
                 await response.prepare(request)
             if data:
-                await response.write(data)
+                try:
+                    await response.write(data)
+                except ConnectionResetError:
+                    # The client left between two writes: as when aiohttp cancels the handler.
+                    raise asyncio.CancelledError from None
             return response
 
         try:
@@ -362,7 +372,15 @@ class SpeechHTTP:
         return tenant(metadata)
 
     async def _json(self, request: web.Request) -> object:
-        raw = await request.read()
+        try:
+            raw = await request.read()
+        except web.RequestPayloadError as exc:  # a Content-Encoding the body is not in
+            why = " ".join(str(getattr(exc.__cause__, "message", exc)).split())
+            raise BadField(
+                "",
+                f"the body cannot be read ({why}): send it as its Content-Encoding says, "
+                "or without that header",
+            ) from None
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -95,6 +95,13 @@ def read_speech(body: object, max_chars: int) -> Speech:
         raise BadField("input", "input is missing: put the text to speak in input")
     if not text.strip():
         raise BadField("input", "input is empty: put the text to speak in input")
+    lone = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+    if lone is not None:  # JSON's \ud800 escape alone: no text, and no voice reads it
+        raise BadField(
+            "input",
+            f"input has an unpaired surrogate (\\u{ord(text[lone]):04x}) at character {lone}: "
+            "escape a character beyond U+FFFF as its pair of surrogates, or send it as UTF-8",
+        )
     if not has_words(spoken(text)):
         raise BadField(
             "input",
@@ -156,8 +163,12 @@ def _speed(body: dict[str, object]) -> float:
         return 1.0
     if isinstance(speed, bool) or not isinstance(speed, (int, float)):
         raise BadField("speed", f"speed must be a number from {MIN_RATE:g} to {MAX_RATE:g}")
-    if not (math.isfinite(speed) and MIN_RATE <= speed <= MAX_RATE):
+    try:
+        value = float(speed)
+    except OverflowError:  # an integer of hundreds of digits
+        value = math.inf
+    if not (math.isfinite(value) and MIN_RATE <= value <= MAX_RATE):
         raise BadField(
-            "speed", f"speed must be between {MIN_RATE:g} and {MAX_RATE:g}, got {speed:g}"
+            "speed", f"speed must be between {MIN_RATE:g} and {MAX_RATE:g}, got {value:g}"
         )
-    return float(speed)
+    return value
