@@ -137,6 +137,27 @@ def test_the_page_plays_audio_before_the_rest_is_synthesized(
     wait_until(lambda: srv.server.admission.active == 0)
 
 
+def test_speak_again_while_playing_then_stop(browser: webdriver.Chrome, srv: ServerThread) -> None:
+    """Bug: Speak pressed while a reply played left the first reply's watcher running: it read
+    the new reply's state before its first audio and threw (null.toFixed), the status stayed
+    on "asking…"; after Stop the page still said "playing"; an empty speed was sent as 0."""
+    open_page(browser, srv, "en-US")
+    text = browser.find_element(By.ID, "text")
+    text.clear()
+    text.send_keys(LONG_TEXT)
+    browser.find_element(By.ID, "speak").click()
+    wait_page(browser, heard)
+    browser.find_element(By.ID, "speed").clear()
+    browser.find_element(By.ID, "speak").click()  # while the first reply plays
+    again = wait_page(browser, lambda now: now["state"] == "playing" and now["firstHeardMs"])
+    assert again["firstHeardMs"] >= again["firstAudioMs"]
+    assert "speech heard after" in browser.find_element(By.ID, "status").text
+    browser.find_element(By.ID, "stop").click()
+    assert wait_page(browser, lambda now: now["state"] == "stopped")
+    assert browser.find_element(By.ID, "status").text == "stopped"
+    wait_until(lambda: srv.server.admission.active == 0)
+
+
 def test_the_page_shows_the_servers_error(browser: webdriver.Chrome, srv: ServerThread) -> None:
     open_page(browser, srv, "en-US")
     speed = browser.find_element(By.ID, "speed")
