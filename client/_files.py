@@ -47,9 +47,10 @@ class AudioFileWriter(FileWriter[bytes]):
     page written gets the end-of-stream flag the server had not sent yet (after close,
     `complete` is False only for an Ogg stream cut short on a pipe). Ask the server for
     `writer.encoding`, then pass every event to `write()`; events that carry no audio are
-    ignored. `file` is a path (the format
-    comes from its extension unless `format` is given) or a binary file object (`format`
-    required), which is flushed but left open at close."""
+    ignored. `file` is a path (the format comes from its extension unless `format` is given),
+    opened at the first audio: a call refused before it leaves no file, and a file already
+    there untouched; or a binary file object (`format` required), which is flushed but left
+    open at close."""
 
     def __init__(self, file: str | os.PathLike[str] | BinaryIO, *, format: str | None = None):
         if format is None:
@@ -61,8 +62,11 @@ class AudioFileWriter(FileWriter[bytes]):
         self.format = format
         self.encoding = FORMATS[format]
         """The encoding to request from the server."""
-        super().__init__(file, mode="wb")
+        super().__init__(file, mode="wb", lazy=True)
         self._data_bytes = 0
+        self._held: list[bytes] = []
+        self._wav: tuple[int, int] | None = None
+        """A WAV file's rate and channels, for its header at the first audio."""
         self._header_at: int | None = None
         # The last Ogg page written and where it starts, to mark it the last at close.
         self._last_page: bytes | None = None
@@ -76,13 +80,21 @@ class AudioFileWriter(FileWriter[bytes]):
                     f"{event.encoding}"
                 )
             if self.format == "wav":
-                self._write_wav_header(event.sample_rate_hz, event.channels)
+                self._wav = (event.sample_rate_hz, event.channels)
         elif isinstance(event, AudioChunk):
-            if self.encoding is Encoding.OGG_OPUS:
-                self._note_last_page(event.audio)
-            self._file.write(event.audio)
+            if not self.opened and not event.duration_ms:
+                self._held.append(event.audio)  # Ogg's header pages: no file until audio
+                return
+            if self._wav is not None:
+                self._write_wav_header(*self._wav)
+                self._wav = None
+            for audio in [*self._held, event.audio]:
+                if self.encoding is Encoding.OGG_OPUS:
+                    self._note_last_page(audio)
+                self._file.write(audio)
+                self._data_bytes += len(audio)
+            self._held = []
             self._file.flush()  # readers of a growing file (players, pipes) see audio at once
-            self._data_bytes += len(event.audio)
 
     def _write_wav_header(self, rate: int, channels: int) -> None:
         seekable = self._file.seekable()

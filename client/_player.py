@@ -68,4 +68,7 @@ class Player:
         if self._process.stdin:
             with contextlib.suppress(BrokenPipeError):
                 self._process.stdin.close()
-        self._process.wait()
+        # A player that could not play (no sound device) may take all of a short text before
+        # it fails: its exit status says so.
+        if self._process.wait() != 0:
+            raise OSError(f"the player {self.name} failed (exit status {self._process.returncode})")

@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         "speaks it with its voice for that language",
     )
     speak.add_argument("--speaker", help="speaker of a multi-speaker voice")
-    speak.add_argument("--rate", type=float, help="speaking rate, 1.0 is normal (0.25 to 4)")
+    speak.add_argument("--rate", type=_rate, help="speaking rate, 1.0 is normal (0.25 to 4)")
     speak.add_argument("--sample-rate", type=int, metavar="HZ", help="output sample rate")
     speak.add_argument(
         "--timestamps", metavar="FILE", help="word timings: .srt, .vtt, else JSON lines"
@@ -106,6 +106,18 @@ def _parser() -> argparse.ArgumentParser:
     for command, handler in ((speak, _speak), (voices, _voices), (health, _health)):
         command.set_defaults(handler=handler, parser=command)  # errors show the command's usage
     return parser
+
+
+def _rate(value: str) -> float:
+    """--rate as a number; the server checks its range (and names the flag). The API reads
+    0 as 1.0, but 0 typed is a mistake: it is refused here."""
+    try:
+        rate = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {value!r}") from None
+    if rate == 0:
+        raise argparse.ArgumentTypeError("0 is no rate: use 0.25 to 4 (1.0 is normal)")
+    return rate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,14 +232,22 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             if args.text == "-"
             else client.synthesize(args.text, timeout=args.timeout, **options)
         )
+        held: list[StreamEvent] = []  # the timestamps before the first audio
         try:
             try:
                 for event in events:
-                    if sink is None:  # opened at the first event: a refused call leaves no file
+                    if sink is None:  # its file is made at the first audio (AudioFileWriter)
                         output = sys.stdout.buffer if args.output == "-" else args.output
                         sink = AudioFileWriter(output, format=file_format)
-                        if args.timestamps:
-                            timestamps = TimestampsWriter(args.timestamps)
+                    if args.timestamps and timestamps is None:
+                        # Made with the audio's file: a call refused before its first audio
+                        # leaves neither file, nor an old one emptied.
+                        if not isinstance(event, AudioChunk):
+                            held.append(event)
+                        else:
+                            timestamps = _timestamps_file(args.timestamps)
+                            for earlier in held:
+                                timestamps.write(earlier)
                     sink.write(event)
                     if timestamps:
                         timestamps.write(event)
@@ -241,7 +261,18 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                         part.close()
         except VoxliteError as exc:
             raise _SpeakFailed(exc, _what_was_kept(args, sink, audio_ms)) from exc
+    if audio_ms == 0 and not args.play:
+        # A text refused is an error; this is standard input that held none.
+        where = "standard output" if args.output == "-" else args.output
+        return _fail(f"standard input held no text to speak: nothing was written to {where}")
     return 0
+
+
+def _timestamps_file(path: str) -> TimestampsWriter:
+    try:
+        return TimestampsWriter(path)
+    except OSError as exc:
+        raise OSError(f"--timestamps: cannot write {path}: {exc.strerror or exc}") from None
 
 
 class _SpeakFailed(Exception):
@@ -256,7 +287,7 @@ class _SpeakFailed(Exception):
 def _what_was_kept(
     args: argparse.Namespace, sink: AudioFileWriter | Player | None, audio_ms: float
 ) -> str:
-    """After a failed call: remove a file that holds no audio, or say what the file holds.
+    """After a failed call: what the file holds.
 
     The file keeps what was spoken before the error, finished as a valid file (AudioFileWriter
     ends its Ogg stream and WAV header), rather than being written aside and renamed at the
@@ -272,10 +303,7 @@ def _what_was_kept(
         if audio_ms == 0:
             return "no audio was written to standard output"
         return f"standard output got the {seconds} spoken before the error{unended}"
-    if audio_ms == 0:
-        for path in (args.output, args.timestamps):
-            if path and sink is not None and Path(path).is_file():  # never a FIFO or device
-                Path(path).unlink()
+    if audio_ms == 0:  # neither file was made (AudioFileWriter, _speak)
         return f"nothing was written to {args.output}"
     if cut:
         return f"{args.output} got the {seconds} spoken before the error{unended}"

@@ -405,6 +405,62 @@ def test_play_pipes_pcm_to_the_player(server: ServerThread, tmp_path: Path) -> N
     assert np.abs(pcm).max() > 3000
 
 
+def test_a_player_that_fails_fails_the_command(server: ServerThread, tmp_path: Path) -> None:
+    """Bug: a player with no sound device took all of a short text, failed, and the command
+    exited 0."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "aplay"  # reads what it is given, then fails as ALSA's aplay does
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.buffer.read()\nsys.exit(1)\n")
+    fake.chmod(0o755)
+    env = environment(PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}")
+    result = voxlite("speak", "Hello.", "--play", "--server", server.address, env=env)
+    assert "the player aplay failed (exit status 1)" in assert_one_error_line(result)
+
+
+def test_a_refused_call_leaves_the_files_already_there(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: "^" (refused after the format) replaced an existing file with nothing, and emptied
+    the --timestamps file."""
+    audio, cues = tmp_path / "keep.opus", tmp_path / "keep.srt"
+    audio.write_bytes(b"an earlier reply")
+    cues.write_text("earlier cues")
+    result = voxlite(
+        "speak", "^", "-o", str(audio), "--timestamps", str(cues), "--server", server.address
+    )
+    assert "says nothing for the text '^'" in assert_one_error_line(result)
+    assert audio.read_bytes() == b"an earlier reply"
+    assert cues.read_text() == "earlier cues"
+
+
+def test_timestamps_that_cannot_be_written_name_the_flag_and_leave_no_audio(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: a bare "[Errno 2]" line, and a 0-byte .opus left behind."""
+    audio = tmp_path / "a.opus"
+    result = voxlite(
+        "speak", "Hello there.", "-o", str(audio), "--timestamps", str(tmp_path / "no" / "a.srt"),
+        "--server", server.address,
+    )  # fmt: skip
+    line = assert_one_error_line(result)
+    assert f"--timestamps: cannot write {tmp_path / 'no' / 'a.srt'}: No such file" in line
+    assert not audio.exists()
+
+
+def test_standard_input_with_no_text_is_an_error_and_no_file(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: an empty standard input exited 0 with an Ogg file of no audio."""
+    audio = tmp_path / "a.opus"
+    result = subprocess.run(
+        [*CLI, "speak", "-", "-o", str(audio), "--server", server.address],
+        input="\n\n", capture_output=True, text=True, env=environment(), timeout=90,
+    )  # fmt: skip
+    assert "standard input held no text to speak" in assert_one_error_line(result)
+    assert not audio.exists()
+
+
 # -- voices, health -----------------------------------------------------------------------------
 
 
@@ -523,6 +579,8 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
         (["--rate", "10"], 1, "--rate must be between 0.25 and 4, got 10"),
         (["--sample-rate", "22050"], 1, "--sample-rate 22050 cannot be carried by Opus"),
         (["--rate", "fast"], 2, "argument --rate: invalid float value: 'fast'"),
+        # Bug: 0 (the API's "1.0") was taken, and spoke at the normal rate.
+        (["--rate", "0"], 2, "argument --rate: 0 is no rate: use 0.25 to 4"),
         (["--format", "mp3"], 2, "argument --format: invalid choice: 'mp3'"),
     ],
 )

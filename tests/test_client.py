@@ -309,6 +309,29 @@ async def test_voices_and_health(client: Client, server: ServerThread) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_file_spoken_to_by_a_refused_call_is_left_as_it_was(
+    client: Client, server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: synthesize_to_file emptied an existing file when the server refused the call (an
+    unknown voice, a text the voice says nothing of after the format); a new path stays
+    unmade."""
+    for name in ("keep.opus", "keep.wav"):
+        kept = tmp_path / name
+        kept.write_bytes(b"an earlier reply")
+        with pytest.raises(VoiceNotFound):
+            client.synthesize_to_file("Hello.", kept, voice="xx_XX-nobody")
+        with pytest.raises(InvalidRequest):
+            client.synthesize_to_file("^", kept)
+        async with AsyncClient(server.address) as aclient:
+            with pytest.raises(InvalidRequest):
+                await aclient.synthesize_to_file("^", kept)
+        assert kept.read_bytes() == b"an earlier reply"
+    with pytest.raises(InvalidRequest):
+        client.synthesize_to_file("^", tmp_path / "new.wav")
+    assert not (tmp_path / "new.wav").exists()
+
+
+@pytest.mark.asyncio
 async def test_unknown_voice_is_voice_not_found(client: Client, server: ServerThread) -> None:
     with pytest.raises(VoiceNotFound) as info:
         list(client.synthesize("Hello.", voice="xx_XX-nobody"))
