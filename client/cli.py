@@ -151,6 +151,11 @@ _IN_FLAGS = (
     (re.compile(r"\bspeaking_rate\b"), "--rate"),
     (re.compile(r"\bleave speaker empty\b"), "leave out --speaker"),
     (re.compile(r"\bListVoices\b"), "`voxlite voices`"),
+    (re.compile(r"\bset language to\b"), "set --language to"),
+    (re.compile(r"\bor voice to\b"), "or --voice to"),
+    (re.compile(r"\bleave both voice and language empty\b"), "leave out --voice and --language"),
+    (re.compile(r"\bput the words to speak in the text field\b"), "give the words to speak as TEXT"),
+    (re.compile(r"\bor use StreamingSynthesize\b"), "or speak them from standard input (TEXT -)"),
 )
 """The server's messages name the API's fields; the user typed flags, so those are named."""
 

@@ -405,6 +405,19 @@ def test_play_pipes_pcm_to_the_player(server: ServerThread, tmp_path: Path) -> N
     assert np.abs(pcm).max() > 3000
 
 
+def test_the_servers_words_for_its_fields_are_the_clis_own(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: the CLI said "put the words to speak in the text field" and "use
+    StreamingSynthesize", words of the API that a user of the command never typed."""
+    path = tmp_path / "a.opus"
+    empty = voxlite("speak", "", "-o", str(path), "--server", server.address)
+    assert "give the words to speak as TEXT" in assert_one_error_line(empty)
+    long = voxlite("speak", "Hello. " * 800, "-o", str(path), "--server", server.address)
+    assert "or speak them from standard input (TEXT -)" in assert_one_error_line(long)
+    assert not path.exists()
+
+
 def test_a_player_that_fails_fails_the_command(server: ServerThread, tmp_path: Path) -> None:
     """Bug: a player with no sound device took all of a short text, failed, and the command
     exited 0."""
