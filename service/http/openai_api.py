@@ -256,6 +256,8 @@ class SpeechHTTP:
                 session, slot = await self._opener.open(caller, speech, first, segments)
             except VoiceNotFound as exc:
                 raise _voice_error(speech, exc, first) from None
+            except InvalidRequest as exc:  # the fields were read above: the input's script
+                raise http_error(exc, "input") from None
             try:
                 return await self._stream(request, session, speech, log)
             finally:
