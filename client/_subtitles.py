@@ -6,10 +6,11 @@ import json
 import math
 import os
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from ._events import StreamEvent, Timestamps, WordTimestamp
+from ._events import AudioChunk, StreamEvent, Timestamps, WordTimestamp
 from ._writer import FileWriter
 
 WORDS_PER_CUE = 7
@@ -70,10 +71,21 @@ class TimestampsWriter(FileWriter[str]):
     The format comes from the extension: ".srt" (SubRip) and ".vtt" (WebVTT) get one cue per
     group of up to WORDS_PER_CUE consecutive words of a segment (Chinese and Japanese: about
     WIDE_CHARS_PER_CUE characters, written without spaces, never cut inside a word), from the
-    first word's start to the last word's end; anything else gets JSON lines, one object per word:
-    {"word": ..., "start_ms": ..., "end_ms": ..., "segment": ...}. Other events are ignored."""
+    first word's start to the last word's end, its text as the segment writes it (with its
+    punctuation); anything else gets JSON lines, one object per word:
+    {"word": ..., "start_ms": ..., "end_ms": ..., "segment": ...}. Other events are ignored.
 
-    def __init__(self, file: str | os.PathLike[str] | TextIO, *, format: str | None = None):
+    With `with_audio`, pass the call's audio events too: the words are written once the audio
+    they time has come (each segment's come before its audio), and at close, after a call cut
+    short, only those the audio reached, their times within it."""
+
+    def __init__(
+        self,
+        file: str | os.PathLike[str] | TextIO,
+        *,
+        format: str | None = None,
+        with_audio: bool = False,
+    ):
         if format is None:
             suffix = Path(file).suffix.lower() if isinstance(file, str | os.PathLike) else ""
             format = suffix.removeprefix(".") if suffix in (".srt", ".vtt") else "jsonl"
@@ -82,12 +94,45 @@ class TimestampsWriter(FileWriter[str]):
         self.format = format
         super().__init__(file, mode="w", encoding="utf-8")
         self._cues = 0
+        self._with_audio = with_audio
+        self._heard_ms = 0.0
+        self._waiting: list[Timestamps] = []
+        self._said: tuple[int, int] = (-1, 0)
+        """The segment last written and where in its text its words got to."""
         if format == "vtt":
             self._file.write("WEBVTT\n\n")
 
     def write(self, event: StreamEvent) -> None:
-        if not isinstance(event, Timestamps):
-            return
+        if isinstance(event, AudioChunk) and self._with_audio:
+            self._heard_ms += event.duration_ms
+            self._release()
+        elif isinstance(event, Timestamps) and event.words:
+            self._waiting.append(event)
+            self._release()
+
+    def _release(self, *, ended: bool = False) -> None:
+        """Write the words waiting whose audio has come (all of them without `with_audio`);
+        `ended`: the call is over, and the rest are cut to the audio it sent."""
+        while self._waiting:
+            event = self._waiting[0]
+            if self._with_audio and event.words[-1].end_ms > self._heard_ms:
+                if not ended:
+                    return
+                heard = self._heard_ms
+                words = tuple(
+                    replace(w, end_ms=min(w.end_ms, heard))
+                    for w in event.words
+                    if w.start_ms < heard
+                )
+                event = replace(event, words=words)
+            del self._waiting[0]
+            if event.words:
+                self._write(event)
+
+    def _finish(self) -> None:
+        self._release(ended=True)
+
+    def _write(self, event: Timestamps) -> None:
         if self.format == "jsonl":
             for w in event.words:
                 record = {
@@ -98,14 +143,39 @@ class TimestampsWriter(FileWriter[str]):
                 }
                 self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            for cue in _cues(event.words) if event.words else []:
-                self._cue(cue)
+            segment, at = self._said
+            cues = _cues(event.words)
+            texts, at = _as_written(event.text, cues, at if segment == event.segment else 0)
+            self._said = (event.segment, at)
+            for cue, text in zip(cues, texts, strict=True):
+                self._cue(cue, text)
         self._file.flush()
 
-    def _cue(self, words: tuple[WordTimestamp, ...]) -> None:
+    def _cue(self, words: tuple[WordTimestamp, ...], text: str) -> None:
         self._cues += 1
         separator = "," if self.format == "srt" else "."
         start, end = _clock(words[0].start_ms, separator), _clock(words[-1].end_ms, separator)
         number = f"{self._cues}\n" if self.format == "srt" else ""
-        text = _joined([w.word for w in words])
         self._file.write(f"{number}{start} --> {end}\n{text}\n\n")
+
+
+def _as_written(text: str, cues: list[tuple[WordTimestamp, ...]], at: int) -> tuple[list[str], int]:
+    """Each cue's text as the segment's `text` writes it, from `at`: from its first word to
+    the next cue's, with the marks between and after its words (a Chinese clause with its
+    comma); the words joined where a word is not found in the text. Returns them and where the
+    last ends."""
+    starts: list[int] = []
+    position = at
+    for words in cues:
+        found = text.find(words[0].word, position) if words[0].word else -1
+        starts.append(found)
+        for word in words:
+            where = text.find(word.word, max(position, found)) if word.word else -1
+            if where < 0:
+                return [_joined([w.word for w in c]) for c in cues], at
+            position = where + len(word.word)
+    while position < len(text) and not text[position].isalnum():
+        position += 1  # the marks after the last word (a segment's words may come in parts)
+    ends = [*starts[1:], position]
+    texts = [" ".join(text[a:b].split()) for a, b in zip(starts, ends, strict=True)]
+    return texts, position

@@ -154,7 +154,10 @@ _IN_FLAGS = (
     (re.compile(r"\bset language to\b"), "set --language to"),
     (re.compile(r"\bor voice to\b"), "or --voice to"),
     (re.compile(r"\bleave both voice and language empty\b"), "leave out --voice and --language"),
-    (re.compile(r"\bput the words to speak in the text field\b"), "give the words to speak as TEXT"),
+    (
+        re.compile(r"\bput the words to speak in the text field\b"),
+        "give the words to speak as TEXT",
+    ),
     (re.compile(r"\bor use StreamingSynthesize\b"), "or speak them from standard input (TEXT -)"),
 )
 """The server's messages name the API's fields; the user typed flags, so those are named."""
@@ -275,7 +278,7 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _timestamps_file(path: str) -> TimestampsWriter:
     try:
-        return TimestampsWriter(path)
+        return TimestampsWriter(path, with_audio=True)
     except OSError as exc:
         raise OSError(f"--timestamps: cannot write {path}: {exc.strerror or exc}") from None
 

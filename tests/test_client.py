@@ -596,8 +596,11 @@ def test_subtitles_and_json_lines_match_the_timestamps(client: Client, tmp_path:
     assert [len(g) for g in groups] == [2, 7, 3]
     for name, sep in (("t.srt", ","), ("t.vtt", ".")):
         cues = parse_cues((tmp_path / name).read_text(), sep)
+        # Each cue's text as the text writes it: with its punctuation.
+        written = ["Good morning.", " ".join(f"word{i}" for i in range(7)), "word7 word8 word9."]
         assert cues == [
-            (round(g[0].start_ms), round(g[-1].end_ms), " ".join(w.word for w in g)) for g in groups
+            (round(g[0].start_ms), round(g[-1].end_ms), t)
+            for g, t in zip(groups, written, strict=True)
         ]
     assert (tmp_path / "t.vtt").read_text().startswith("WEBVTT\n\n")
     assert (tmp_path / "t.srt").read_text().startswith("1\n00:00:00,")
@@ -616,13 +619,43 @@ def test_chinese_and_japanese_cues_have_no_spaces_and_are_cut_between_words() ->
         for segment, names in enumerate((words, latin)):
             spans = tuple(WordTimestamp(w, 100 * i, 100 * i + 90) for i, w in enumerate(names))
             writer.write(Timestamps(segment, "".join(names), spans))
+        # Names not in the segment's text: the words joined as the script writes them.
+        writer.write(Timestamps(2, "", tuple(WordTimestamp(w, 0, 90) for w in latin)))
     cues = parse_cues(out.getvalue(), ",")
     assert cues == [
         (0, 390, "我们的营业时间是"),
         (400, 890, "早上九点到晚上六点"),
-        (0, 390, "iPhone Pro的价格"),
+        (0, 390, "iPhonePro的价格"),
+        (0, 90, "iPhone Pro的价格"),
     ]
     assert len("".join(words)) > WIDE_CHARS_PER_CUE
+
+
+def test_cues_keep_the_texts_punctuation_and_end_within_the_audio() -> None:
+    """Bugs: Chinese cues ran clauses together with no comma ("这个价格是25元会议在"), and after
+    a call cut short the last cues ran past the end of the audio (each segment's words come
+    before its audio). A segment's words in two events continue where the first left off."""
+    out = io.StringIO()
+    text = "你好\uff0c今天天气很好。"
+    first = (WordTimestamp("你好", 0, 500),)
+    rest = tuple(
+        WordTimestamp(w, 700 + 300 * i, 950 + 300 * i)
+        for i, w in enumerate(["今天", "天气", "很好"])
+    )
+    second = (WordTimestamp("Next", 2000, 2400), WordTimestamp("one", 2500, 2900))
+    with TimestampsWriter(out, format="srt", with_audio=True) as writer:
+        writer.write(Timestamps(0, text, first))
+        assert out.getvalue() == ""  # waits for its audio
+        writer.write(AudioChunk(b"", 0, 0.0, 600.0, 0))
+        writer.write(Timestamps(0, text, rest))
+        writer.write(AudioChunk(b"", 1, 600.0, 1300.0, 0))
+        writer.write(Timestamps(1, "Next one.", second))
+        writer.write(AudioChunk(b"", 2, 1900.0, 300.0, 1))  # the call ends at 2200 ms
+    assert parse_cues(out.getvalue(), ",") == [
+        (0, 500, "你好\uff0c"),
+        (700, 1550, "今天天气很好。"),
+        (2000, 2200, "Next"),
+    ]
 
 
 def parse_cues(text: str, sep: str) -> list[tuple[int, int, str]]:
