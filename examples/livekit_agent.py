@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import wave
 from collections.abc import AsyncIterator
@@ -81,7 +82,11 @@ async def tokens(reply: str) -> AsyncIterator[str]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="localhost:50051")
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("VOXLITE_SERVER", "localhost:50051"),
+        help="the voxlite server, host:port (default: $VOXLITE_SERVER, else localhost:50051)",
+    )
     parser.add_argument("--voice", help="a voice the server has (default: its default voice)")
     parser.add_argument(
         "--language",
