@@ -89,6 +89,20 @@ def test_other_forms_of_letters_and_digits_are_read_as_the_plain_ones(text: str,
     assert spoken(text) == said
 
 
+def test_control_characters_and_invisible_marks_are_not_read_or_echoed(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: NUL, BEL, a right-to-left override went to the voice and came back in the
+    Timestamps' text."""
+    assert spoken("a\x00b\x07c \u202eevil\u202c so\u00adft\ufeff.\n") == "a b c evil soft.\n"
+    config = pb.SynthesisConfig(enable_word_timestamps=True)
+    request = pb.SynthesizeRequest(text="Hello\x07 \u202ethere\u202c.", config=config)
+    responses = list(stub.Synthesize(request, timeout=60))
+    stamps = [r.timestamps for r in responses if r.WhichOneof("response") == "timestamps"]
+    assert [s.text for s in stamps] == ["Hello  there."]
+    assert [w.word for s in stamps for w in s.words] == ["Hello", "there"]
+
+
 @pytest.mark.parametrize("text", ["^", "|"])
 def test_a_text_the_voice_says_nothing_of_is_refused(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str

@@ -45,6 +45,13 @@ _FORMS = re.compile(
 )
 
 
+# Characters that carry nothing to say and that a timestamp's text should not echo: control
+# characters (NUL, BEL, a terminal's ESC, as a space: they may stand between words), direction
+# marks and overrides, the byte-order mark and the soft hyphen (as nothing).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u00ad]")
+
+
 def _plain(match: re.Match[str]) -> str:
     ch = match.group(0)
     digit = unicodedata.decimal(ch, None)
@@ -57,13 +64,14 @@ def spoken(text: str) -> str:
     targets, without tags (an opening one leaves a space, as <br> does between words), emoji and
     a web address's https://, with character references as their characters, and with letters
     and digits of other forms (full-width, styled, circled, another script's digits) as the
-    plain ones; anything else as it is."""
+    plain ones, without control characters and invisible marks; anything else as it is."""
+    text = _CONTROL.sub(" ", text)
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
     if "&" in text:
         text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
     if not text.isascii():
-        text = _FORMS.sub(_plain, _EMOJI.sub("", text))
+        text = _FORMS.sub(_plain, _INVISIBLE.sub("", _EMOJI.sub("", text)))
     if "://" in text:
         text = _SCHEME.sub("", text)
     if not any(c in text for c in "*`#]"):
