@@ -400,6 +400,7 @@ class Session:
         )
         yield out.format()
         producer = self._producer = asyncio.ensure_future(self._produce())
+        said = False  # any audio from the voice (the encoder may hold a short one until the end)
         try:
             while True:
                 item = await self._out.take(producer, lambda: self._error is not None)
@@ -408,6 +409,7 @@ class Session:
                     raise self._error
                 events: list[Event]
                 if isinstance(item, Pcm):
+                    said = said or bool(item.samples.size)
                     events = out.pcm(item.samples, item.segment)
                 elif isinstance(item, Words):
                     events = [out.words(item.segment, item.text, item.words)]
@@ -416,7 +418,7 @@ class Session:
                 elif isinstance(item, Clear):
                     events = out.clear(item.id)
                 else:
-                    if self._whole is not None and not out.samples_sent:
+                    if self._whole is not None and not said:
                         raise InvalidRequest(
                             f"voice '{voice.info.name}' says nothing for the text "
                             f"{_quoted(self._whole)}: write it in words"
