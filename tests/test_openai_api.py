@@ -285,7 +285,13 @@ def test_the_first_bytes_arrive_while_the_rest_is_still_being_synthesized(
     # No model run happens inside this block.
     with (
         held_workers(http_server),
-        reply(client, response_format, stream_format=stream_format) as response,
+        # A sentence no other test says: the phrase cache cannot hold the whole reply.
+        reply(
+            client,
+            response_format,
+            f"This is the {response_format} reply as {stream_format}. {LONG_TEXT}",
+            stream_format=stream_format,
+        ) as response,
     ):
         if stream_format == "sse":
             first = next(events_of(response.iter_lines()))
