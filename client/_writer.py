@@ -28,15 +28,18 @@ class FileWriter(Generic[AnyStr]):
         self._mode, self._encoding = mode, encoding
         self._opened: IO[AnyStr] | None = None if isinstance(file, str | os.PathLike) else file
         if not lazy:
-            self._file  # noqa: B018 (opens the path now)
+            self._open()
 
-    @property
-    def _file(self) -> IO[AnyStr]:
+    def _open(self) -> IO[AnyStr]:
         """The file, opened on first use."""
         if self._opened is None:
             assert self._path is not None
             self._opened = open(self._path, self._mode, encoding=self._encoding)  # noqa: SIM115
         return self._opened
+
+    @property
+    def _file(self) -> IO[AnyStr]:
+        return self._open()
 
     @property
     def opened(self) -> bool:

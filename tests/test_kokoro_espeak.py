@@ -277,8 +277,8 @@ def test_words_are_named_as_written(language: str, text: str, named: list[str]) 
 def test_words_espeak_reads_in_several_groups_log_no_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Bug: phonemizer logged "words count mismatch" for every price or date, 119 lines in one
-    session's log: the groups are counted for the word timestamps, no mistake."""
+    """Bug: phonemizer logged "words count mismatch" for every price or date: the groups are
+    counted for the word timestamps, no mistake."""
     g2p("es")("Son 1.234,56 € y llega el 12/03.")
     g2p("fr")("Le 12/03 à 15h30.")  # another backend made: the level is set again
     with caplog.at_level(logging.WARNING):

@@ -83,7 +83,7 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
     ],
 )
 def test_other_forms_of_letters_and_digits_are_read_as_the_plain_ones(text: str, said: str) -> None:
-    """Bug: the English voice read full-width "Hello." as code points for 4 s and dropped the
+    """Bug: the English voice read full-width "Hello." as code points and dropped the
     full-width 12 of "Room 12."; an Arabic-Indic 3 in "价格3元" failed the Mandarin voice with
     UNKNOWN."""
     assert spoken(text) == said
