@@ -132,6 +132,30 @@ def test_flags_win_and_an_empty_variable_is_unset_except_for_security(
     )
 
 
+def test_cors_origins_are_read_as_browsers_write_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """A browser's Origin is lower case with no default port: an origin written otherwise
+    would never match it. Anything more than an origin (a path, no scheme) is refused."""
+    written = "https://App.Example.com:443/, http://localhost:3000,http://[::1]:8080"
+    config = config_from_args(["--http-port=0", f"--cors-origins={written}"], {})
+    assert config.cors_origins == (
+        "https://app.example.com",
+        "http://localhost:3000",
+        "http://[::1]:8080",
+    )
+    env = {"VOXLITE_HTTP_PORT": "8000", "VOXLITE_CORS_ORIGINS": "*"}
+    assert config_from_args([], env).cors_origins == ("*",)
+    for bad in ("app.example.com", "https://app.example.com/speech", "ftp://x.org", "http://x:0"):
+        assert f"--cors-origins has {bad!r}, which is not an origin: write the scheme" in (
+            config_error(capsys, "--http-port=0", f"--cors-origins={bad}")
+        )
+    assert "* alone allows any origin" in config_error(
+        capsys, "--http-port=0", "--cors-origins=*,https://a.org"
+    )
+    assert config_error(capsys, "--cors-origins=*") == (
+        "voxlite-server: error: --cors-origins is for the HTTP API: give --http-port too"
+    )
+
+
 def test_metrics_need_a_port_of_their_own(capsys: pytest.CaptureFixture[str]) -> None:
     assert config_error(capsys, "--port=9000", VOXLITE_METRICS_PORT="9000") == (
         "voxlite-server: error: --metrics-port and --port are both 9000: give metrics a port "

@@ -49,6 +49,8 @@ from .helpers import (
 TEXT = "Sure, I can help with that. The weather today is sunny and warm."
 FIRST = "Sure, I can help with that."
 TOKEN = "http-token-1"
+APP = "https://app.example.com"
+"""The origin whose pages token_server lets call it (--cors-origins)."""
 RATE = 24000
 
 
@@ -499,7 +501,11 @@ def token_server(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerThread]:
     config = base_config(
-        cache_dir, tmp_path_factory.mktemp("voices"), http_port=0, auth_tokens=(TOKEN,)
+        cache_dir,
+        tmp_path_factory.mktemp("voices"),
+        http_port=0,
+        auth_tokens=(TOKEN,),
+        cors_origins=(APP,),
     )
     srv = ServerThread(config)
     yield srv
@@ -525,6 +531,69 @@ def test_tokens_are_asked_for_as_bearer(token_server: ServerThread, sdk: Sdk) ->
     assert "must be 'Bearer <token>'" in body["error"]["message"]
     audio, _ = speak(sdk(token_server, api_key=TOKEN), response_format="pcm")
     assert speech_fraction(audio, RATE) > 0.4
+
+
+def cors_request(
+    srv: ServerThread, path: str, method: str, headers: dict[str, str], body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """A request as a browser page sends it: status, headers and body, a refusal too."""
+    request = urllib.request.Request(http_url(srv, path), body, headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as refused:
+        with refused:
+            return refused.code, dict(refused.headers), refused.read()
+
+
+def test_pages_of_the_cors_origins_may_call_the_api_and_no_other_page(
+    token_server: ServerThread, http_server: ServerThread
+) -> None:
+    """What a browser checks before it lets a page of another origin read a reply (the page
+    itself is played by chromium in test_openai_page)."""
+    preflight = {"Access-Control-Request-Method": "POST"}
+    asks = {"Access-Control-Request-Headers": "authorization,content-type,x-stainless-os"}
+    status, headers, _ = cors_request(
+        token_server, "/v1/audio/speech", "OPTIONS", {"Origin": APP} | preflight | asks
+    )
+    assert status == 200
+    assert headers["Access-Control-Allow-Origin"] == APP
+    assert headers["Access-Control-Allow-Methods"] == "POST"
+    allowed = set(headers["Access-Control-Allow-Headers"].lower().split(","))
+    assert {"authorization", "content-type", "x-stainless-os"} <= allowed
+    # Every reply, a refusal too, is readable by the page, with the headers it needs.
+    body = json.dumps({"input": TEXT, "response_format": "pcm"}).encode()
+    sent = {"Origin": APP, "Content-Type": "application/json"}
+    status, headers, audio = cors_request(
+        token_server, "/v1/audio/speech", "POST", sent | {"Authorization": f"Bearer {TOKEN}"}, body
+    )
+    assert status == 200
+    assert headers["Access-Control-Allow-Origin"] == APP
+    assert "X-Voxlite-Voice" in headers["Access-Control-Expose-Headers"].split(",")
+    assert speech_fraction(audio, RATE) > 0.4
+    status, headers, _ = cors_request(token_server, "/v1/audio/speech", "POST", sent, body)
+    assert (status, headers["Access-Control-Allow-Origin"]) == (401, APP)
+    assert "WWW-Authenticate" in headers["Access-Control-Expose-Headers"].split(",")
+    # Another origin's page: its preflight is refused, in the error shape, saying why.
+    other = "https://other.example.com"
+    status, headers, answer = cors_request(
+        token_server, "/v1/models", "OPTIONS", {"Origin": other} | preflight
+    )
+    assert status == 403
+    assert "Access-Control-Allow-Origin" not in headers
+    assert json.loads(answer)["error"]["message"].startswith(
+        f"pages of '{other}' may not call this server: its --cors-origins names the origins"
+    )
+    status, headers, _ = cors_request(token_server, "/v1/models", "GET", {"Origin": other})
+    assert "Access-Control-Allow-Origin" not in headers
+    # A server without --cors-origins answers no page of another origin.
+    status, headers, _ = cors_request(
+        http_server, "/v1/audio/speech", "OPTIONS", {"Origin": APP} | preflight
+    )
+    assert status == 405
+    status, headers, _ = cors_request(http_server, "/v1/models", "GET", {"Origin": APP})
+    assert status == 200
+    assert "Access-Control-Allow-Origin" not in headers
 
 
 def test_the_http_port_speaks_grpcs_tls(

@@ -3,7 +3,10 @@ voice names in Mandarin and Japanese."""
 
 from __future__ import annotations
 
+import base64
+import http.server
 import re
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -37,10 +40,44 @@ MANDARIN = "您好。请问有什么可以帮您。"
 JAPANESE = "こんにちは。今日はいい天気ですね。"
 
 
+class _AppPage(http.server.BaseHTTPRequestHandler):
+    """A web app's page on an origin of its own, as a browser app calling the API has."""
+
+    def do_GET(self) -> None:
+        page = b"<!doctype html><title>an app of another origin</title>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
-def srv(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+def app_origins() -> Iterator[tuple[str, str]]:
+    """Two web apps' origins: the server's --cors-origins lists the first."""
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AppPage) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    listed, unlisted = (f"http://127.0.0.1:{server.server_address[1]}" for server in servers)
+    yield listed, unlisted
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def srv(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, app_origins: tuple[str, str]
+) -> Iterator[ServerThread]:
     config = base_config(
-        cache_dir, tmp_path_factory.mktemp("voices"), engines=("piper", "kokoro"), http_port=0
+        cache_dir,
+        tmp_path_factory.mktemp("voices"),
+        engines=("piper", "kokoro"),
+        http_port=0,
+        cors_origins=app_origins[:1],
     )
     server = ServerThread(config)
     yield server
@@ -177,6 +214,38 @@ def test_the_page_has_nothing_from_outside(srv: ServerThread) -> None:
     assert policy.startswith("default-src 'none';")
     assert "connect-src 'self'" in policy
     assert not re.search(r"https?://|\b(src|href)\s*=", page)
+
+
+FETCH = """
+const [url, input, done] = arguments;
+fetch(url, {method: "POST", headers: {"Content-Type": "application/json"},
+            body: JSON.stringify({input: input, voice: "alloy", response_format: "pcm"})})
+  .then(async (reply) => {
+    const bytes = new Uint8Array(await reply.arrayBuffer());
+    let text = "";
+    for (const byte of bytes) text += String.fromCharCode(byte);
+    done({status: reply.status, voice: reply.headers.get("X-Voxlite-Voice"), pcm: btoa(text)});
+  })
+  .catch((error) => done({error: String(error)}));
+"""
+"""A page's own call: JSON, so the browser asks the server first (a CORS preflight)."""
+
+
+def test_a_page_of_a_cors_origin_hears_the_api_and_another_origins_page_cannot(
+    browser: webdriver.Chrome, srv: ServerThread, app_origins: tuple[str, str]
+) -> None:
+    """chromium decides, as it does for a web app: the page of the listed origin reads the
+    Mandarin reply and its voice header; the page of another origin gets nothing."""
+    listed, unlisted = app_origins
+    browser.set_script_timeout(120)
+    browser.get(f"{listed}/")
+    answer = browser.execute_async_script(FETCH, http_url(srv, "/v1/audio/speech"), MANDARIN)
+    assert "error" not in answer, answer
+    assert (answer["status"], answer["voice"]) == (200, "zf_xiaoxiao")
+    assert speech_fraction(base64.b64decode(answer["pcm"]), 24000) > 0.2
+    browser.get(f"{unlisted}/")
+    answer = browser.execute_async_script(FETCH, http_url(srv, "/v1/audio/speech"), MANDARIN)
+    assert answer == {"error": "TypeError: Failed to fetch"}
 
 
 @pytest.mark.parametrize(

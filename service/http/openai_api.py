@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import aiohttp_cors
 from aiohttp import HttpVersion11, web
 
 from ..call.events import AudioEvent, FormatEvent
@@ -51,7 +52,9 @@ CLOSING_TIMEOUT = 1.0
 connection is closed all the same (a client that reads nothing never takes it)."""
 RETRY_AFTER = "1"
 """Seconds a refused caller is told to wait (429, 503): what "retry in a moment" means."""
-PATHS = "POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices and GET /"
+API_PATHS = "POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices"
+"""What pages of other origins may call (--cors-origins)."""
+PATHS = f"{API_PATHS} and GET /"
 
 _ERRORS: dict[type[VoxliteError], tuple[int, str, str]] = {
     InvalidRequest: (400, "invalid_request_error", "invalid_value"),
@@ -115,11 +118,30 @@ async def _errors(
             404: f"no such path {request.path[:80]!r}: this server answers {PATHS}",
             405: f"{request.method} is not allowed on {request.path}: this server answers {PATHS}",
             413: f"the body is over {MAX_BODY} bytes: send less text in input",
+            403: _preflight_refusal(request, exc),
         }.get(exc.status, exc.reason)
         # A 405 says which methods the path takes (RFC 9110), as aiohttp's own answer did.
         allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
         code = exc.reason.lower().replace(" ", "_")
         return HttpError(exc.status, message, code=code, headers=allow).response()
+
+
+_ORIGINS = web.AppKey("origins", tuple)
+"""The app's --cors-origins."""
+
+
+def _preflight_refusal(request: web.Request, exc: web.HTTPException) -> str:
+    """What a refused CORS preflight lacked (the only 403 this server gives)."""
+    origin = request.headers.get("Origin")
+    origins = request.app.get(_ORIGINS, ())
+    if origin is None:
+        return "a CORS preflight (OPTIONS) carries the Origin of the page: browsers send it"
+    if origin not in origins and "*" not in origins:
+        return (
+            f"pages of {origin[:80]!r} may not call this server: its --cors-origins names the "
+            f"origins whose pages may call {API_PATHS}"
+        )
+    return f"{(exc.text or '').removeprefix('CORS preflight request failed: ')} ({API_PATHS})"
 
 
 def _peer(remote: str | None) -> str:
@@ -152,6 +174,8 @@ class SpeechHTTP:
         app.router.add_post("/v1/audio/speech", self._speech)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/v1/audio/voices", self._voices)
+        if config.cors_origins:
+            _allow_origins(app, config.cors_origins)
         # A client gone mid-reply cancels its handler, so its synthesis stops at once.
         self._runner = web.AppRunner(
             app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
@@ -430,6 +454,31 @@ def _cut(
     if request.transport is not None:
         request.transport.abort()
     return response
+
+
+CORS_MAX_AGE = 600
+"""Seconds a browser may reuse a preflight's answer: one OPTIONS per page and path in ten
+minutes, not one per request."""
+
+
+def _allow_origins(app: web.Application, origins: tuple[str, ...]) -> None:
+    """Let pages of `origins` ("*": any) call the API from a browser: preflights answered, and
+    each reply (errors included) marked readable by them, its headers (X-Voxlite-Voice,
+    Retry-After) too. A page sends its token itself, as any client: no cookies, no
+    credentials mode. The page at / is served from this origin and needs none of it."""
+    app[_ORIGINS] = origins
+    cors = aiohttp_cors.setup(app)
+    for resource in list(app.router.resources()):
+        if resource.canonical == "/":
+            continue
+        # Its __new__ carries no annotations (the package's only untyped call here).
+        options = aiohttp_cors.ResourceOptions(  # type: ignore[no-untyped-call,unused-ignore]
+            allow_methods=sorted({route.method for route in resource} - {"HEAD"}),
+            allow_headers="*",  # Authorization, Content-Type, and the SDKs' own (x-stainless-*)
+            expose_headers=("X-Voxlite-Voice", "Retry-After", "WWW-Authenticate"),
+            max_age=CORS_MAX_AGE,
+        )
+        cors.add(resource, dict.fromkeys(origins, options))
 
 
 def _dual_stack(port: int) -> socket.socket:

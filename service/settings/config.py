@@ -112,6 +112,9 @@ class ServerConfig:
     http_port: int | None = None
     """The OpenAI-compatible HTTP API (`/v1/audio/speech`) and the page at `/` on this port, on
     `host`, with the same TLS and tokens as gRPC; 0 picks a free one; None: no HTTP API."""
+    cors_origins: tuple[str, ...] = ()
+    """Web origins whose pages may call the HTTP API from a browser (CORS answers to them);
+    ("*",): any origin; empty: none (a browser shows other origins nothing of the replies)."""
     log_format: str = "text"
     """text (one readable line per record) or json (one JSON object per line)."""
     max_connection_age_seconds: float = 300.0
@@ -200,6 +203,8 @@ def config_from_args(
             parser.error(
                 f"--http-port and {name} are both {http_port}: give the HTTP API a port of its own"
             )
+    if values.get("cors_origins") and values.get("http_port") is None:
+        parser.error(f"{given['cors_origins']} is for the HTTP API: give --http-port too")
     _check_security(values, given, parser)
     _check_voices(values, given, parser)
     stray = sorted(set(values) - {f.name for f in fields(ServerConfig)})

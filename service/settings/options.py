@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 ENV_PREFIX = "VOXLITE_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -139,6 +140,45 @@ def _path(text: str) -> Path:
 
 def _cache_dir(text: str) -> Path | None:
     return None if text == "none" else _path(text)
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    """ "https://app.example.com,http://localhost:3000" or "*": the web origins whose pages may
+    call the HTTP API, each as a browser writes it in Origin (lower case, no default port)."""
+    origins = [o.strip() for o in text.split(",") if o.strip()]
+    if not origins:
+        raise Invalid("holds no origin: give origins such as https://app.example.com, or *")
+    if "*" in origins:
+        if len(origins) > 1:
+            raise Invalid("has * beside other origins: * alone allows any origin")
+        return ("*",)
+    return tuple(dict.fromkeys(_origin(o) for o in origins))
+
+
+def _origin(text: str) -> str:
+    parts = urlsplit(text.removesuffix("/"))
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (
+        parts.scheme.lower() not in ("http", "https")
+        or not parts.hostname
+        or (port is not None and port <= 0)
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username is not None
+    ):
+        raise Invalid(
+            f"has {text!r}, which is not an origin: write the scheme, host and port only "
+            "(https://app.example.com, http://localhost:3000), or * for any"
+        )
+    scheme, host = parts.scheme.lower(), parts.hostname  # hostname is lower case
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[scheme]
+    return f"{scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
 
 
 B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*", re.ASCII)
@@ -352,6 +392,13 @@ OPTIONS: tuple[Option, ...] = (
         _integer(0, 65535),
         "OpenAI-compatible HTTP API (POST /v1/audio/speech) and a page to try the voices at / "
         "on this port, with the same TLS and tokens (0: any free port; default: none)",
+    ),
+    Option(
+        "cors-origins",
+        _origins,
+        "web origins whose pages may call the HTTP API from a browser (CORS), comma-separated "
+        "(https://app.example.com), or * for any; tokens are still asked for (default: none)",
+        metavar="ORIGINS",
     ),
     Option(
         "max-connection-age-seconds",
