@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES=en)")
 
+from voxlite.service.call.opening import segments_of
 from voxlite.service.call.segmenter import Segmenter
 from voxlite.service.engines.kokoro import numbers
 from voxlite.service.engines.kokoro.as_written import as_written
@@ -81,7 +82,7 @@ def texts(words: list[Word]) -> list[str]:
             "120Hz，5000mAh，65W快充，延迟50ms",
             "一百二十赫兹，五千毫安时，六十五瓦快充，延迟五十毫秒",
         ),
-        ("2L水，10W+阅读", "两升水，十W+阅读"),
+        ("2L水，10W+阅读", "两升水，十万多阅读"),
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
         ("$5美元，€10欧元", "五美元，十欧元"),
         ("1/2杯，2½小时，90°角，3‰", "二分之一杯，二又二分之一小时，九十度角，千分之三"),
@@ -194,6 +195,56 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
     二十五度, 10-20% as 十负百分之二十), 1-2小时 as 一-两小时, 9.5折 as 九点五折, 80后 as
     八十后, 0.5元 as 零元五角, 3PM as 三PM, 12/24 before 周二 as a fraction, and 2.0 lost its zero
     (Ver.2.0 was Ver零点二)."""
+    assert numbers.chinese(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("您的验证码是：483920，5分钟内有效。", "四八三九二零"),
+        (
+            "感谢您的耐心等待，这是您本次办理业务需要使用的验证码：483920，请勿泄露给他人。",
+            "四八三九二零",
+        ),
+        ("房间号：1208，早餐在2楼。", "幺二零八"),
+        ("客服热线：95588", "九五五八八"),
+    ],
+)
+def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: str) -> None:
+    """The segments a Mandarin voice is given (its first clause ends at the first mark) each
+    read by the number rules: the code keeps its label."""
+    assert code in "".join(numbers.chinese(s) for s in segments_of(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        (
+            "移动客服10086，联通客服10010，投诉请打12315。",
+            "移动客服幺零零八六，联通客服幺零零幺零，投诉请打幺二三幺五。",
+        ),
+        (
+            "请立即拨打110或120，请拨打12306或95588",
+            "请立即拨打幺幺零或幺二零，请拨打幺二三零六或九五五八八",
+        ),
+        (
+            "共有12306人，营业额10086元，体温120或130",
+            "共有一万二千三百零六人，营业额一万零八十六元，体温一百二十或一百三十",
+        ),
+        ("总机电话（021）12345678转8001。", "总机电话零二幺，幺二三四五六七八转八零零幺。"),
+        ("2023-2024年度，2020至2024年", "二零二三到二零二四年度，二零二零到二零二四年"),
+        ("新增用户1.2w，累计10W+，功率100W", "新增用户一点二万，累计十万多，功率一百瓦"),
+        (
+            "营业时间AM9:00-PM6:00，9AM-6PM，PM2.5是75",
+            "营业时间上午九点到下午六点，上午九点到下午六点，PM二点五是七十五",
+        ),
+    ],
+)
+def test_chinese_hotlines_years_and_internet_numbers(text: str, spoken: str) -> None:
+    """Bug: the lines every listener dials were amounts (10086 一万零八十六, 95588 九万五千…, the
+    120 after 或 一百二十), an area code in brackets ran into its number (零二幺 一千二百三十四万…),
+    a span of years lost its 到 (两千零二十三 二零二四年度), 1.2w and 10W+ were read with the
+    letter, and AM before a time was spelled, with no 到 to the next time."""
     assert numbers.chinese(text) == spoken
 
 
@@ -392,6 +443,10 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("含100GB流量+500分钟通话，增长+15%", "含一百GB流量加五百分钟通话，增长百分之十五"),
         ("方程x²+2x+1=0的解是x=-1。", "方程x的平方加二x加一等于零的解是x等于负一。"),
         ("S=πr²，√16=4，2^10=1024", "S等于派r的平方，根号十六等于四，二的十次方等于一千零二十四"),
+        (
+            "销售额同比↑12%，成本↓5%，¥99×2=¥198",
+            "销售额同比上升百分之十二，成本下降百分之五，九十九元乘二等于一百九十八元",
+        ),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
@@ -428,6 +483,9 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("3-2で勝ちました。", "3対2で勝ちました。"),
         ("月/水/金に営業", "月曜、水曜、金曜に営業"),
         ("月曜日～金曜日、東京〜大阪、ね〜", "月曜日から金曜日、東京から大阪、ね〜"),
+        ("毎週月・水・金の10時から", "毎週月曜、水曜、金曜の10時から"),
+        ("営業時間はAM9:00〜PM6:00です。", "営業時間は午前9時から午後6時です。"),
+        ("前年比↑12%、経費↓5%", "前年比上昇12%、経費下降5%"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(
@@ -492,13 +550,16 @@ def test_japanese_symbols_openjtalk_says_as_words_are_said(
     [
         (
             "ご注文番号はSF1234567890です。",
-            "ご注文番号はSFイチニーサンヨンゴーロクナナハチキューゼロです。",
+            "ご注文番号はエスエフイチニーサンヨンゴーロクナナハチキューゼロです。",
         ),
         ("便名はCA1234です。", "便名はCAイチニーサンヨンです。"),
         ("予約番号は#A1234です。", "予約番号はナンバーAイチニーサンヨンです。"),
         ("パスワードはabc12345です。", "パスワードはエービーシーイチニーサンヨンゴーです。"),
         ("クーポンコードはSAVE-20です。", "クーポンコードはエスエーブイイーハイフンニーゼロです。"),
         ("IDは3つあります。", "IDは3つあります。"),
+        ("認証コードは、483920です。", "認証コードは、ヨンハチサンキューニーゼロです。"),
+        ("ご注文番号は：12345678です。", "ご注文番号は：イチニーサンヨンゴーロクナナハチです。"),
+        ("電話番号の下4桁は5678ですか。", "電話番号の下4桁はゴーロクナナハチですか。"),
     ],
 )
 def test_japanese_codes_with_letters_are_read_one_by_one(

@@ -286,6 +286,44 @@ def test_semicolon_and_colon_cut() -> None:
     assert segments("Note: this; that", clause_min_chars=0) == ["Note:", " this;", " that"]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "您的验证码是\uff1a483920\uff0c5分钟内有效。",
+            ["您的验证码是\uff1a483920\uff0c", "5分钟内有效。"],
+        ),
+        ("Your code: 483920. It expires soon.", ["Your code: 483920.", " It expires soon."]),
+        ("認証コードは\u3001483920です。", ["認証コードは\u3001483920です。"]),
+        # a colon before words, and a comma after anything but は, still cut
+        ("Note: this works", ["Note:", " this works"]),
+        ("您好\uff1a请问\uff0c3位", ["您好\uff1a", "请问\uff0c", "3位"]),
+    ],
+)
+def test_a_number_after_its_label_and_a_colon_stays_in_the_labels_segment(
+    text: str, expected: list[str]
+) -> None:
+    """Bug: 验证码, a colon, then 483920 was cut at the colon, and the code, alone in its
+    segment, was read as an amount (四十八万三千九百二十): the readers of codes see the label in
+    the same segment."""
+    assert segments(text, clause_min_chars=0) == expected
+    assert run(list(text), clause_min_chars=0) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("### 第1步\n请使用您的手机号登录。", ["### 第1步\n", "请使用您的手机号登录。"]),
+        ("Step one\n\nStep two", ["Step one\n\n", "Step two"]),
+        ("One.\nTwo", ["One.", "\nTwo"]),
+    ],
+)
+def test_a_line_ends_a_segment(text: str, expected: list[str]) -> None:
+    """Bug: a Markdown heading ran into the next line's words with no pause ("登录 请使用")."""
+    assert segments(text) == expected
+    assert run(list(text)) == expected
+
+
 def test_latin_clause_marks_need_whitespace_after() -> None:
     text = "Hi. 1,000 at 12:30 is a;b ok"
     assert segments(text, clause_min_chars=0) == ["Hi.", " 1,000 at 12:30 is a;b ok"]

@@ -47,6 +47,12 @@ _CLOSERS = frozenset(
      "\N{FULLWIDTH RIGHT SQUARE BRACKET}", "\N{FULLWIDTH RIGHT CURLY BRACKET}",
      "\N{FULLWIDTH QUOTATION MARK}", "\N{FULLWIDTH APOSTROPHE}")
 )  # fmt: skip
+# Marks a value may follow (a colon after 验证码, "Code: 4839", コードは、): a digit after one
+# keeps the clause whole, since the number's words come from its label ("483920" read alone
+# is a quantity, 四十八万…, after 验证码 a code, 四八三九二零).
+_COLONS = frozenset((":", "\N{FULLWIDTH COLON}"))
+_TOPIC_COMMAS = frozenset(("\N{IDEOGRAPHIC COMMA}", "\N{FULLWIDTH COMMA}", ","))
+_TOPIC = "\N{HIRAGANA LETTER HA}"  # Japanese は: "XXは、483920です"
 _DASHES = frozenset(("\N{EM DASH}", "\N{EN DASH}"))
 # A spaced hyphen is a dash only on one line: "\n- item" is a Markdown bullet.
 _LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
@@ -91,6 +97,7 @@ _TERM_RUN = 1
 _CLAUSE_RUN = 2
 _DASH_RUN = 3
 _HYPHEN_RUN = 4
+_LINE_RUN = 5
 
 
 class Segmenter:
@@ -129,6 +136,8 @@ class Segmenter:
         self._abbrev = False  # the run is a single "." ending an abbreviation or initial
         self._last_mark = ""  # the run's last mark
         self._run_len = 0
+        self._run_start = 0
+        self._space_at = -1  # the first space after a clause mark a value may follow
         self._digit_before = False
         self._last_ws = -1
         self._first_visible = -1
@@ -174,11 +183,11 @@ class Segmenter:
                     else:
                         self._pos = i + 1
                     continue
-                cut = self._settle(ch, i)
+                at = self._settle(ch, i)
                 self._kind = _NONE
-                if cut:
-                    # `ch` is scanned again as the first character of the next segment.
-                    self._cut(i, out)
+                if at >= 0:
+                    # What follows the cut is scanned again as the next segment's start.
+                    self._cut(at, out)
                     continue
             if i >= self._max:
                 self._cap_cut(i, ch, out)
@@ -212,7 +221,15 @@ class Segmenter:
             if ch in _CLOSERS:
                 self._closing = True
                 return True
+            if ch in " \t" and kind == _CLAUSE_RUN and self._value_may_follow():
+                # Wait for what the spaces lead to: a value stays with its label.
+                if self._space_at < 0:
+                    self._space_at = self._pos
+                self._last_ws = self._pos
+                return True
             return False
+        if kind == _LINE_RUN:
+            return ch in _LINE_BREAKS
         if kind == _DASH_RUN:
             return ch in _DASHES
         if kind == _HYPHEN_RUN and ch == "-":
@@ -220,34 +237,59 @@ class Segmenter:
             return True
         return False
 
-    def _settle(self, ch: str, i: int) -> bool:
-        """Decide whether the candidate run that `ch` follows ends the segment at `i`."""
+    def _settle(self, ch: str, i: int) -> int:
+        """Where the candidate run that `ch` (at `i`) follows ends the segment: `i`, or the
+        first space after it; -1 for no cut."""
         if not self._has_word:
             # A segment of bare punctuation is no use to the synthesizer: keep it for the next.
-            return False
+            return -1
         kind = self._kind
+        long_enough = not self._first or i - self._first_visible >= self._first_min
         if kind == _TERM_RUN:
             wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
             ends = (self._cjk or ch.isspace() or wide_next) and not self._abbrev
             # A voice that says a short first clause badly alone says a short first sentence
             # ("Hola.", "Olá!") no better: it runs on to the next mark too.
-            return ends and (not self._first or i - self._first_visible >= self._first_min)
+            return i if ends and long_enough else -1
+        if kind == _LINE_RUN:
+            # A line ends its text as a sentence does: a heading ("### 第1步 登录") or a line
+            # with no mark is not run into the next line's words.
+            return i if long_enough else -1
+        at = i
         if kind == _CLAUSE_RUN:
-            ok = self._cjk or ch.isspace()
+            if ch.isdigit() and self._value_may_follow():
+                return -1
+            if self._space_at >= 0:
+                at = self._space_at
+            ok = self._cjk or self._space_at >= 0 or ch.isspace()
         elif kind == _DASH_RUN:
             # A dash between digits is a range ("pages 10 to 20"), read as one phrase.
             ok = not (self._digit_before and ch.isdigit())
         else:
             # "---" is a Markdown rule or a separator, not a dash.
             ok = self._run_len <= 2 and ch.isspace()
-        spoken = i - self._first_visible
+        spoken = at - self._first_visible
         if self._cjk:
             spoken *= _WIDE_WEIGHT
-        return ok and spoken >= (self._first_min if self._first else self._clause_min)
+        return at if ok and spoken >= (self._first_min if self._first else self._clause_min) else -1
+
+    def _value_may_follow(self) -> bool:
+        """Whether the clause run ends in a colon, or is a comma after Japanese は: a label a
+        value follows."""
+        if self._last_mark in _COLONS:
+            return True
+        start = self._run_start
+        return (
+            self._run_len == 1
+            and self._last_mark in _TOPIC_COMMAS
+            and (start > 0 and self._buf[start - 1] == _TOPIC)
+        )
 
     def _scan_char(self, ch: str, i: int) -> None:
         if ch.isspace():
             self._last_ws = i
+            if ch in _LINE_BREAKS and self._has_word:
+                self._start_run(_LINE_RUN, False)
             return
         if self._first_visible < 0:
             self._first_visible = i
@@ -293,6 +335,8 @@ class Segmenter:
         self._closing = False
         self._abbrev = False
         self._run_len = 1
+        self._run_start = self._pos
+        self._space_at = -1
 
     def _ends_abbreviation(self, dot: int) -> bool:
         """Whether the "." at `dot` ends a title, e.g./i.e., or an initial (J. R. R., U.S.)."""

@@ -66,6 +66,9 @@ _YUAN_AFTER = re.compile(r"(?:(?<![\d.])(-))?(\d+)\.(\d{1,2})\s?元")  # -15.30�
 _YUAN_SPAN = re.compile(r"(?<=\d)\s?[-~～]\s?(?=\d+\.\d{1,2}\s?元)")
 # A fixed line with its area code ("010-12345678"); 7 or 8 bare digits may be an amount.
 _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
+# The area code in brackets ("(021)12345678", "（010）8888 6666"): both parts one by one, a
+# pause between, not 零二幺 then 一千二百三十四万….
+_BRACKETED_AREA = re.compile(r"[(（](0\d{2,3})[)）]\s?(\d{3,4}\s?\d{4})(?!\d)")
 
 # Digits that name something rather than count it are read one by one, as a listener hears a
 # phone number or a code read out ("验证码385912" is 三八五九幺二, not 三十八万...; "尾号0371"
@@ -73,7 +76,7 @@ _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
 _CODE_WORDS = (
     "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
     "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
-    "序列号|证号|拨打|致电|呼叫|回拨|"
+    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|"
     # the last or first few digits of a number ("后四位是1234", "末6位")
     "(?:[前后末]|最后)(?:[一二三四五六七八九十]|\\d{1,2})位(?:数字|数)?"
 )
@@ -83,11 +86,20 @@ _AFTER_CODE_WORD = re.compile(
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
 )
+# The numbers every Chinese listener knows as numbers to call, read as they are dialled: the
+# companies' and banks' lines (10086, 10010, 95588), the public hotlines (12306, 12315, 12345),
+# and after 或/和 an emergency number (拨打110或120). Not before a measure word (12306人).
+_SERVICE_NUMBER = re.compile(
+    r"(?<![\dA-Za-z.·-])(?:100(?:86|10|00|01)|95\d{3}|123\d{2}|(?<=[或和、])(?:110|119|120|122))"
+    rf"(?![\d%％℃]|\.\d|\s?{COM_QUANTIFIERS})"
+)
 # A room number, read digit by digit: 501室 is 五零幺室, 1203房间 幺二零三房间, and so is one after
 # a building and its entrance (5号楼301, 2单元301, A座1201).
 _ROOM = re.compile(
     rf"(?<![0-9.])\d{{3,4}}(?=室|房间|房|号房)|(?:(?<=单元)|(?<=号楼)|(?<=[座栋幢]))\d{{3,4}}(?![0-9]|\.\d|\s?(?:平|{COM_QUANTIFIERS}))"
 )
+# "1.2w", "10W+" in internet writing: 万 (一点二万, 十万多); an upper-case W alone is watts.
+_WAN = re.compile(r"(?<=\d)(?:w|W(?=\+))(?![A-Za-z])")
 # "100+" is a hundred and more: 一百多, "1万+" 一万多 (after a round number only: "5+年" is no
 # 五多年).
 _AND_MORE = re.compile(r"(?:(?<=\d0)|(?<=\d[十百千万亿]))\+(?![0-9])")
@@ -128,7 +140,8 @@ _ZH_WEEKDAYS = re.compile(
 )
 # Weekdays listed by their first kanji ("月/水/金", "月・水・金曜日"): each with its 曜.
 _JA_WEEKDAY_LIST = re.compile(
-    r"(?<![\d\u4e00-\u9fff])([月火水木金土日](?:[/・、][月火水木金土日])+)(曜日?)?(?![\u4e00-\u9fff])"
+    r"(?:(?<![\d\u4e00-\u9fff])|(?<=週))([月火水木金土日](?:[/・、][月火水木金土日])+)(曜日?)?"
+    r"(?![\u4e00-\u9fff])"
 )
 _JA_WEEKDAYS = re.compile(
     r"(?<!\d)([月火水木金土日])(曜日?)?\s?[-~～〜]\s?([月火水木金土日])(曜日?|(?![\u4e00-\u9fff]))"
@@ -227,6 +240,11 @@ _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 _MERIDIEM = re.compile(
     r"(上午|下午|早上|晚上|中午|凌晨)?\s?(?<![0-9:])(\d{1,2})(:[0-5]\d)?\s?([AaPp])\.?[Mm]\.?(?![A-Za-z])"
 )
+# AM or PM written before a clock time ("AM9:00", "PM 6:30"), moved after it for the rules that
+# read it (9:00AM); with its minutes only: PM2.5 and PM10 are what the air holds. A hyphen
+# between two such times is a span: 到.
+_MERIDIEM_FIRST = re.compile(r"(?<![A-Za-z])([AaPp])\.?([Mm])\.?\s?(\d{1,2}:[0-5]\d)(?![\d:])")
+_MERIDIEM_SPAN = re.compile(r"(?<=[\d点])\s?[-\N{EN DASH}]\s?(?=(?:上午|下午|凌晨|中午)\d)")
 # "Ver.2.0" is 版本二点零; a period after another Latin word is no decimal point (vol.3).
 _VERSION = re.compile(r"(?i)(?:版本\s?)?(?<![A-Za-z])ver\.\s?(?=\d)")
 _LATIN_PERIOD = re.compile(r"(?<=[A-Za-z])(?<!No)(?<!NO)\.(?=\d)")
@@ -409,6 +427,8 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
+    if "w" in text or "W" in text:
+        text = _WAN.sub("万", text)
     text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
     text = _FESTIVAL.sub(lambda m: verbalize_digit(m[1]), text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
@@ -416,7 +436,9 @@ def chinese(text: str) -> str:
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
     text = _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
-    text = _MERIDIEM.sub(_meridiem, text)
+    if "M" in text or "m" in text:
+        text = _MERIDIEM_FIRST.sub(r"\3\1\2", text)
+    text = _MERIDIEM_SPAN.sub("到", _MERIDIEM.sub(_meridiem, text))
     text = _LATIN_PERIOD.sub(" ", _VERSION.sub("版本", text))
     if "k" in text or "K" in text:
         text = _K.sub(lambda m: _thousands(m) if _paid(m) else m.group(0), text)
@@ -425,6 +447,8 @@ def chinese(text: str) -> str:
     text = _MONEY_AFTER.sub(lambda m: _zh_amount(m.group(2), m.group(1)), text)
     text = _YUAN_SPAN.sub("到", text)
     text = _YUAN_AFTER.sub(lambda m: ("负" if m[1] else "") + _yuan(m[2], m[3]), text)
+    # A span of years before misaki's dates, which read the second year alone (2024年).
+    text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = RE_DATE.sub(replace_date, text)
     text = RE_DATE2.sub(replace_date2, text)
     text = _DURATION.sub(lambda m: _duration(m, "小时"), text)
@@ -437,7 +461,9 @@ def chinese(text: str) -> str:
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _FAHRENHEIT.sub(lambda m: f"华氏{'零下' + m[1][1:] if m[1][0] == '-' else m[1]}度", text)
     text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
+    text = _BRACKETED_AREA.sub(lambda m: f"{_digits(m[1])}，{_digits(m[2].replace(' ', ''))}", text)
     text = _AFTER_CODE_WORD.sub(_code, text)
+    text = _SERVICE_NUMBER.sub(lambda m: _digits(m.group(0)), text)
     text = _EXTENSION.sub(lambda m: m[1] + _digits(m[2]), text)
     text = PHONE.sub(_phone, text)
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
@@ -448,7 +474,6 @@ def chinese(text: str) -> str:
     text = _AND_MORE.sub("多", text)
     text = _NOT_COUNTED.sub(lambda m: _digits(m.group(0)), text)
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
-    text = _YEARS.sub(lambda m: f"{_digits(m.group(1))}到{_digits(m.group(2))}", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
     text = _FLOOR.sub(lambda m: ("负" if m[1] else "") + m[2] + "楼", text)
     text = _GENERATION.sub(lambda m: verbalize_digit(m[1]), text)
@@ -510,11 +535,11 @@ _JA_MINUS = re.compile(r"(?<![0-9A-Za-z)])[-\u2212](?=\d)")
 _POSTAL_MARK = re.compile(r"(?<=郵便番号)([はがの:：\s]*)〒")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
 _JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
-# A code after its name: OpenJTalk reads digits one by one after 番号 but not after these. Its
-# letters are spelled and its hyphens said (ABC-1: エービーシーハイフンイチ), as a code is read
-# back to the one who must type it.
+# A code after its name: OpenJTalk reads digits one by one right after 番号, but not after the
+# others, nor after "番号は、" or "下4桁は". Its letters are spelled and its hyphens said (ABC-1:
+# エービーシーハイフンイチ), as a code is read back to the one who must type it.
 _JA_CODE = re.compile(
-    r"(コード|パスワード|暗証番号|PIN|ID|内線)((?:は|：|:|\s)*)"
+    r"(コード|パスワード|(?<!郵便)番号|PIN|ID|内線|下[\d一二三四五六]桁)((?:は|、|，|：|:|\s)*)"
     r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
 )
 
@@ -608,6 +633,8 @@ def japanese(text: str) -> str:
     text = _JA_DATE.sub(lambda m: f"{m.group(1)}年{int(m.group(3))}月{int(m.group(4))}日", text)
     text = month_days(text, "ja")
     text = _DURATION.sub(lambda m: _duration(m, "時間"), text)
+    if "M" in text or "m" in text:
+        text = _MERIDIEM_FIRST.sub(r"\3\1\2", text)
     text = _JA_MERIDIEM.sub(_ja_meridiem, text)
     text = _JA_TIMES.sub(_ja_times, text)
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)

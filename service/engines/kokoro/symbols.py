@@ -58,8 +58,11 @@ _OPERATORS = {
     "≤": ("小于等于", "ショーナリイコール"),
 }  # fmt: skip
 _OPERATOR = re.compile(
-    r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√])"
+    r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√¥￥$€£])"
 )
+# An arrow beside a figure says which way it went ("同比↑12%", "成本↓5%"): the G2Ps drop it.
+_ARROWS = {"\N{UPWARDS ARROW}": ("上升", "上昇"), "\N{DOWNWARDS ARROW}": ("下降", "下降")}
+_ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
 # A plus between a word and a number in Chinese ("100GB流量+500分钟") joins two things: 加 (the
 # G2P drops it). Not "1万+用户" (一万多: numbers.py), which a word follows, nor a sign before a
 # percentage ("增长+15%").
@@ -205,6 +208,8 @@ def _readable(text: str, language: int) -> str:
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
+    if "\N{UPWARDS ARROW}" in text or "\N{DOWNWARDS ARROW}" in text:
+        text = _ARROW.sub(lambda m: _ARROWS[m.group(0)][language], text)
     if language == 0 and "+" in text:
         text = _ZH_PLUS.sub("加", text)
     elif language == 1 and "+" in text:
