@@ -47,6 +47,13 @@ and rescans: the lowest, so that a replica loading the rest of its voices speaks
 callers as a warm one does (docs/reliability.md#a-replica-that-has-just-started)."""
 MAX_CONCURRENT_STREAMS = 100
 """gRPC's limit of streams open at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS)."""
+PING_INTERVAL_MS = 5_000
+"""The shortest interval at which a client or balancer may ping a connection with no data on it
+(gRPC's default: 5 min, and a GOAWAY too_many_pings after two pings sooner). Envoy pings its
+upstreams every 30 s (deploy/envoy) and client keepalives of 10 to 60 s are common: under the
+default, a voice agent's stream waiting quietly for its user was cut after 90 s. Half the
+shortest of those, so that a late timer never counts against a client; a ping flood, more
+often than this, is still refused."""
 
 
 class VoxliteServer:
@@ -323,6 +330,9 @@ def _grpc_server(config: ServerConfig, metrics: Metrics) -> grpc.aio.Server:
             # voice agent's stream lasts the whole conversation; cutting it after a grace
             # period cut it mid-sentence (bench/soak.py).
             *([("grpc.max_connection_age_ms", age_ms)] if age_ms else []),
+            # Keepalive pings on quiet streams and idle connections (PING_INTERVAL_MS).
+            ("grpc.http2.min_ping_interval_without_data_ms", PING_INTERVAL_MS),
+            ("grpc.keepalive_permit_without_calls", 1),
         ],
     )
 

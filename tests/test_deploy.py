@@ -22,7 +22,7 @@ from typing import Any
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml  # type: ignore[import-untyped]
-from voxlite.service.server import STATUS_GRACE
+from voxlite.service.server import PING_INTERVAL_MS, STATUS_GRACE
 from voxlite.service.settings.config import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -315,7 +315,12 @@ def test_envoy_balances_calls_over_healthy_replicas(
         options = cluster["typed_extension_protocol_options"][
             "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
         ]
-        assert "http2_protocol_options" in options["explicit_http_config"]
+        http2 = options["explicit_http_config"]["http2_protocol_options"]
+        # Envoy's keepalive pings no more often than the server permits: sooner, the server
+        # closes the connection (too many pings) and every quiet stream on it.
+        keepalive = http2.get("connection_keepalive")
+        if keepalive:
+            assert seconds(keepalive["interval"]) * 1000 >= 2 * PING_INTERVAL_MS
         assert cluster["lb_policy"] == "ROUND_ROBIN"
         checks = cluster["health_checks"]
         assert checks

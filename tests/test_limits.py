@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,11 +19,12 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from voxlite.service.grpc import reflection
 from voxlite.service.grpc.health import MAX_WATCHES
 from voxlite.service.ops import http
+from voxlite.service.server import PING_INTERVAL_MS
 from voxlite.tts.v1 import tts_pb2 as pb
 
 from bench._servers import free_port
 
-from .helpers import ServerThread, base_config, wait_until
+from .helpers import Duplex, ServerThread, base_config, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -172,3 +174,29 @@ def test_readyz_follows_health_and_the_drain_delay_admits_calls(
         draining.result(timeout=30)
     finally:
         srv.close()
+
+
+def test_a_quiet_stream_outlives_keepalive_pings(limited: ServerThread) -> None:
+    """Bug: Envoy pings its upstreams every 30 s (deploy/envoy/envoy.yaml), and gRPC's default
+    policy took pings on a connection with no data as abuse (GOAWAY too_many_pings):
+    a voice agent's stream waiting quietly for its user died with UNAVAILABLE. A client pinging
+    at the interval the server permits keeps its stream past four pings, and it still speaks.
+    The wait is the pings' own: gRPC's policy is counted in time, with no clock to drive."""
+    options = [
+        ("grpc.keepalive_time_ms", PING_INTERVAL_MS + 500),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+    with grpc.insecure_channel(limited.address, options=options) as channel:
+        stream = Duplex(limited.stub(channel), timeout=120)
+        stream.config()
+        stream.until("format")
+        # Four pings and a little: gRPC's default refused the fourth (two strikes allowed).
+        time.sleep(4.5 * (PING_INTERVAL_MS + 500) / 1000)
+        stream.send(text="Still there?")
+        stream.send(flush=pb.Flush(id=1))
+        assert stream.until("audio").audio.audio
+        stream.until("flush_done")
+        stream.close()
+        stream.rest()
