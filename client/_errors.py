@@ -132,12 +132,15 @@ def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
 
     A call whose stream ended without a status was cut off on the way, not answered: a proxy
     ends it so when the replica behind it dies mid-call (HAProxy sends an empty DATA frame
-    with END_STREAM, which gRPC reports as UNKNOWN "Stream removed"). That is the same failure
-    as a connection lost under a direct call, and as retryable: Unavailable, code UNAVAILABLE."""
+    with END_STREAM, which gRPC reports as UNKNOWN "Stream removed"; on a stream the caller
+    has not half-closed, then RST_STREAM(CANCEL) too, which gRPC reports as CANCELLED "Stream
+    removed"). That is the same failure as a connection lost under a direct call, and as
+    retryable: Unavailable, code UNAVAILABLE. A call the caller cancels says otherwise."""
     rpc: Any = error  # grpc.RpcError itself declares no code(); the raised calls all have it
     code = rpc.code() if callable(getattr(rpc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = rpc.details() if callable(getattr(rpc, "details", None)) else str(error)
-    if code == grpc.StatusCode.UNKNOWN and (details or "").startswith(_CUT_SHORT):
+    cut_codes = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.CANCELLED)
+    if code in cut_codes and (details or "").startswith(_CUT_SHORT):
         return Unavailable(
             f"the call was cut off before the server finished it ({details}): its server "
             "went away, e.g. a replica behind a proxy stopped; try again",

@@ -142,14 +142,28 @@ class VoxliteServer:
         if self.port == 0:
             raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
         if self.config.metrics_port:
-            self.metrics_port = self.metrics.serve(
-                self.config.host, self.config.metrics_port, ready=lambda: self.serving
-            )
+            self.metrics_port = self._serve_metrics()
         if self.http is not None:
             self.http_port = await self.http.start()
         await self.grpc.start()
         self._loader = asyncio.ensure_future(self._load())
         return self.port
+
+    def _serve_metrics(self) -> int:
+        """Serve metrics on --metrics-port; an OSError that names the flag when it cannot."""
+        host, port = self.config.host, self.config.metrics_port
+        try:
+            return self.metrics.serve(host, port, ready=lambda: self.serving)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise OSError(
+                    f"port {port} (--metrics-port) is already in use on {host}: stop what holds "
+                    "it, or choose another port with --metrics-port (or VOXLITE_METRICS_PORT)"
+                ) from None
+            raise OSError(
+                f"cannot serve metrics on {host}:{port}: {exc.strerror} (check --host and "
+                "--metrics-port)"
+            ) from None
 
     async def _in_loader(self, load: Callable[[], None], *, background: bool = False) -> None:
         """Run a registry load on a thread (`background`: the low-priority one); stop() waits
@@ -173,12 +187,16 @@ class VoxliteServer:
         self.ready.set()
         _LOG.info("serving on port %d with %d voice(s)", self.port, len(self.registry.voices()))
         if self.registry.pending:
-            count = len(self.registry.pending)
+            count, before = len(self.registry.pending), len(self.registry.voices())
             async with self._reload_lock:  # a SIGHUP's rescan waits for these
                 await self._in_loader(self.registry.load_rest, background=True)
             if self.registry.stopping:
                 return
-            _LOG.info("%d more voice(s) loaded: %d in all", count, len(self.registry.voices()))
+            loaded = len(self.registry.voices()) - before
+            failed = f", {count - loaded} failed (ListVoices says why)" if loaded < count else ""
+            _LOG.info(
+                "%d more voice(s) loaded%s: %d in all", loaded, failed, len(self.registry.voices())
+            )
 
     async def reload_voices(self) -> list[str]:
         """Rescan the voices folder (SIGHUP): load new and changed voices; see VoiceRegistry.

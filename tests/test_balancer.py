@@ -257,3 +257,25 @@ def test_sigterm_drain_behind_haproxy_no_caller_sees_an_error(
     late = ids[seen:]
     assert victim not in served_by(replicas, late)
     assert replicas[victim].proc.wait(timeout=60) == 0
+
+
+def test_killed_replica_in_flight_stream_is_unavailable_too(
+    cluster: tuple[list[Replica], HAProxy],
+) -> None:
+    """Bug: a stream the caller had not half-closed, cut by its replica's death, was reset by
+    HAProxy with RST_STREAM(CANCEL), and the client raised Cancelled, which callers do not
+    retry: it is the same failure as the call above."""
+    replicas, proxy = cluster
+    with Client(proxy.address) as client:
+        session = client.stream(timeout=60)
+        session.send(LONG)
+        session.flush()
+        events = iter(session)
+        assert any(isinstance(event, AudioChunk) for event in events)
+        victim = holder(replicas)
+        replicas[victim].proc.kill()
+        replicas[victim].proc.wait(timeout=30)
+        with pytest.raises(Unavailable) as cut:
+            list(events)
+        assert cut.value.code == grpc.StatusCode.UNAVAILABLE
+        assert "cut off" in cut.value.details

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import re
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +62,8 @@ BAD = [
     ("log-format", "xml", "must be one of text, json"),
     ("host", " ", "must not be empty"),
     ("default-voice", " ", "must not be empty"),
+    ("engines", "kokoro", "must list engines among piper, kokoro, piper included (it speaks "
+     "the default voice)"),
 ]  # fmt: skip
 
 
@@ -162,6 +169,48 @@ def test_metrics_need_a_port_of_their_own(capsys: pytest.CaptureFixture[str]) ->
         "of its own"
     )
     assert config_from_args(["--port=0", "--metrics-port=0"], {}).metrics_port == 0
+    # --port left at its default counts too (it failed at the bind, with a bare OSError).
+    assert config_error(capsys, "--metrics-port=50051") == (
+        "voxlite-server: error: --metrics-port and --port are both 50051: give metrics a port "
+        "of its own"
+    )
+
+
+def test_a_taken_metrics_port_says_so_in_one_line(cache_dir: Path, tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        result = voxlite_server(
+            *("--host", "127.0.0.1", "--port", "0", "--metrics-port", port, "--engines", "piper"),
+            *("--voices-dir", str(tmp_path), "--cache-dir", str(cache_dir)),
+        )
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback
+    assert f"port {port} (--metrics-port) is already in use on 127.0.0.1" in lines[0]
+
+
+def test_a_voices_folder_the_server_cannot_read_is_warned_of(tmp_path: Path) -> None:
+    """Bug: a folder the server's user may not read (a volume mounted with another owner) was
+    taken as an empty one, with no word. Root reads anything: the check runs with the
+    capabilities that let it dropped (setpriv), as a user without them would."""
+    folder = tmp_path / "voices"
+    folder.mkdir(mode=0)
+    code = (
+        "import pathlib, sys; from voxlite.service.settings.config import ServerConfig, "
+        "start_warnings; folder = pathlib.Path(sys.argv[1]); "
+        "print(start_warnings(ServerConfig(voices_dir=folder), {}))"
+    )
+    command = [sys.executable, "-c", code, str(folder)]
+    if os.geteuid() == 0:
+        drop = "-dac_override,-dac_read_search"
+        command = ["setpriv", "--bounding-set", drop, "--inh-caps", drop, *command]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    assert (
+        f"voices folder {folder} cannot be read (Permission denied: give the server's user read "
+        "access) (--voices-dir): only the embedded voice en_US-joe-medium is served"
+    ) in result.stdout
 
 
 def test_unknown_flags_and_missing_values_are_one_line_too(
@@ -329,7 +378,7 @@ def test_a_server_without_its_voices_folder_warns_and_serves_the_embedded_voice(
 
 
 def test_a_voice_whose_sample_rate_is_not_a_rate_is_reported_and_not_found(
-    cache_dir: Path, tmp_path: Path
+    cache_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Bug: a voice config with sample rate 0 was listed as a voice, then every call naming
     it failed with UNKNOWN and an exception's text."""
@@ -339,8 +388,11 @@ def test_a_voice_whose_sample_rate_is_not_a_rate_is_reported_and_not_found(
         text = re.sub(r'"sample_rate": *\d+', f'"sample_rate": {rate}', config.read_text())
         assert f'"sample_rate": {rate}' in text
         (tmp_path / f"{name}.onnx.json").write_text(text)
+    caplog.set_level(logging.INFO, logger="voxlite.service.server")
     srv = ServerThread(base_config(cache_dir, tmp_path))
     try:
+        # The log does not call the voices that failed loaded.
+        assert "0 more voice(s) loaded, 2 failed (ListVoices says why): 1 in all" in caplog.text
         with srv.channel() as channel:
             stub = srv.stub(channel)
             listed = stub.ListVoices(pb.ListVoicesRequest(), timeout=10)

@@ -11,8 +11,10 @@ from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection
 from grpc_reflection.v1alpha._async import ReflectionServicer
 
-MAX_STREAMS = 4
-"""Reflection streams open at once, all callers together (grpcurl opens one per command)."""
+MAX_STREAMS = 32
+"""Reflection streams open at once, all callers together. grpcurl holds one open for as long as
+its command runs, a StreamingSynthesize session typed by hand included: with 4, four such
+sessions made every other grpcurl command fail. Each costs a few kB while it lasts."""
 MAX_REQUESTS = 100
 """Requests one reflection stream may make (grpcurl's describe makes a handful). Each answer
 is a whole file descriptor, about 16 kB for ours, for a request of a few bytes: unbounded, one

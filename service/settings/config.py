@@ -193,7 +193,7 @@ def config_from_args(
             intra_op_threads=int(str(ort_threads or default.intra_op_threads)),
             wide_threads=int(str(wide_threads or default.wide_threads)),
         )
-    port, metrics_port = values.get("port"), values.get("metrics_port")
+    port, metrics_port = values.get("port", ServerConfig.port), values.get("metrics_port")
     if metrics_port and metrics_port == port:
         parser.error(f"--metrics-port and --port are both {port}: give metrics a port of its own")
     http_port = values.get("http_port")
@@ -269,9 +269,13 @@ _PEM_MARKERS = {
 
 
 def _missing_folder(folder: Path) -> str | None:
-    """Why `folder` cannot hold voices, or None when it is a folder."""
+    """Why `folder` cannot hold voices, or None when it is a folder the server can read."""
     if folder.is_dir():
-        return None
+        try:
+            with os.scandir(folder):
+                return None
+        except OSError as exc:  # a volume mounted with the wrong owner, most often
+            return f"cannot be read ({exc.strerror}: give the server's user read access)"
     return "is not a folder" if folder.exists() else "does not exist"
 
 

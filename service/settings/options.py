@@ -90,7 +90,7 @@ def _engines(text: str) -> tuple[str, ...]:
     if unknown or "piper" not in names:
         raise Invalid(
             f"must list engines among {', '.join(ENGINES)}, piper included (it speaks the "
-            f"default voice), got {text!r}"
+            "default voice)"
         )
     return names
 
