@@ -164,6 +164,9 @@ _IN_FLAGS = (
 
 _NOT_LISTENING = ("failed to connect", "connection refused", "dns resolution failed")
 """gRPC's words (lower case) for a server that is not there, as opposed to one that answered."""
+_NO_HANDSHAKE = ("socket closed", "handshake", "ssl")
+"""gRPC's words for a server that answered and then closed the connection: TLS on one side
+only, or a client certificate missing or refused."""
 
 
 def _describe(exc: VoxliteError, server: str) -> str:
@@ -171,6 +174,13 @@ def _describe(exc: VoxliteError, server: str) -> str:
     for field, flag in _IN_FLAGS:
         details = field.sub(flag, details)
     if isinstance(exc, Unavailable):
+        if any(words in details.lower() for words in _NO_HANDSHAKE):
+            return (
+                f"{server} closed the connection: TLS is on one side only, or the server asks "
+                "for a client certificate; give --tls (or --ca) for a server that speaks TLS, "
+                "--cert and --key for one that wants a client certificate, neither for one "
+                f"that does not (gRPC: {details})"
+            )
         if any(words in details.lower() for words in _NOT_LISTENING):
             return (
                 f"{server} is unavailable: nothing answers there; start voxlite-server "
