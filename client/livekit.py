@@ -301,13 +301,20 @@ async def _relay(
             f"voxlite answered at {first.sample_rate_hz} Hz, not {calls.sample_rate_hz}",
             retryable=False,
         )
+    heard = False
     async for event in answers:
         if isinstance(event, AudioChunk):
+            heard = True
             output_emitter.push(event.audio)
         elif isinstance(event, Timestamps):
             output_emitter.push_timed_transcript(transcript.timed(event))
         elif isinstance(event, FlushDone):
             output_emitter.flush()  # all of the flushed text's audio is out: release it
+    if not heard and transcript.text.strip():
+        # Text with nothing to say ("...", a lone sign) has no audio, which LiveKit takes for
+        # a failed attempt and retries, three times (4 s of dead air before the next reply):
+        # its audio is what it sounds like, 10 ms of silence.
+        output_emitter.push(bytes(2 * calls.sample_rate_hz // 100))
 
 
 class _Transcript:

@@ -56,6 +56,8 @@ _IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled)
 _CALL_SETTINGS = frozenset({"voice", "language", "speaking_rate"})
 # How long a graceful stop waits for the server to finish a call before cancelling it.
 _CLOSE_TIMEOUT_S = 5.0
+# Contexts remembered as silent for a known reason: many more than a turn can still be ending.
+_UNHEARD_KEPT = 64
 # Han characters and kana: text in them has no spaces between its words.
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -136,6 +138,13 @@ class VoxliteTTSService(TTSService):
         """Contexts whose text has all been sent."""
         self._queues: dict[str, asyncio.Queue[Any]] = {}
         """Each open audio context's queue in Pipecat, kept to rescue what it drops with it."""
+        self._failed: set[str] = set()
+        """Contexts whose call failed, with an ErrorFrame: the rest of their turn is not sent, so
+        a turn while the server is down or full is one error, not one a token."""
+        self._unheard: dict[str, None] = {}
+        """Contexts that end with no audio for a reason already told: their call failed, or the
+        server acknowledged their text with nothing in it to say (a reply of emoji or "...").
+        The latest _UNHEARD_KEPT, oldest first: Pipecat may end one more than once."""
 
     def can_generate_metrics(self) -> bool:
         return True
@@ -196,6 +205,9 @@ class VoxliteTTSService(TTSService):
     # -- the subclass interface of TTSService --------------------------------------------------
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
+        if context_id in self._failed:
+            yield None  # its error is out; the next turn tries a new call
+            return
         try:
             await self._current_call().send(context_id, text)
             await self.start_tts_usage_metrics(text)
@@ -220,6 +232,23 @@ class VoxliteTTSService(TTSService):
             # The server holds the turn's last words until a flush, even when Pipecat has
             # closed the audio context meanwhile (stop_frame_timeout_s without audio).
             await self.flush_audio(turn)
+            self._failed.discard(turn)
+
+    async def _record_context_audio_outcome(self, context_id: str, received_audio: bool) -> None:
+        """Pipecat writes a service off after three contexts in a row end with no audio, taking
+        that for a provider silent with no error. A voxlite context ends so only after its
+        error was pushed (a server down or full: CONNECTIVITY, RATE_LIMIT, which pass), or when
+        it had nothing to say; counted, three such turns silenced the agent for good, the
+        server back or not. Others still count. (A Pipecat internal: were it renamed, such
+        turns would count again, no worse.)"""
+        if received_audio or context_id not in self._unheard:
+            await super()._record_context_audio_outcome(context_id, received_audio)
+
+    def _unheard_too(self, context_ids: list[str]) -> None:
+        for context_id in context_ids:
+            self._unheard[context_id] = None
+        while len(self._unheard) > _UNHEARD_KEPT:
+            del self._unheard[next(iter(self._unheard))]
 
     async def create_audio_context(self, context_id: str) -> None:
         await super().create_audio_context(context_id)
@@ -248,6 +277,7 @@ class VoxliteTTSService(TTSService):
     async def on_audio_context_interrupted(self, context_id: str) -> None:
         await self.stop_all_metrics()
         self._flushed.discard(context_id)
+        self._failed.discard(context_id)
         self._queues.pop(context_id, None)
         for call in list(self._calls):
             await call.drop(context_id)
@@ -324,6 +354,8 @@ class VoxliteTTSService(TTSService):
                 elif isinstance(event, FlushDone | ClearDone):
                     run = call.acknowledge(event)
                     if run is not None and not run.dropped:
+                        if not call.context_ms.get(run.context_id):
+                            self._unheard_too([run.context_id])  # nothing in it to say
                         await self._finish_if_done(run.context_id)
                 elif isinstance(event, AudioFormat):
                     if event.sample_rate_hz != self.sample_rate:
@@ -341,13 +373,18 @@ class VoxliteTTSService(TTSService):
                 logger.debug(f"{self}: voxlite call ended: {exc!r}")
             else:
                 await self.push_error(f"voxlite: {exc.details}", exception=exc)
+                self._failed.update(call.live_contexts())
+                self._unheard_too(call.live_contexts())
         finally:
             # Ends the request stream too (gRPC's task reading it would wait forever).
             await call.session.cancel()
             self._calls.remove(call)
             # What the call still owed will not come: end those contexts, not leave them
-            # hanging until the playback timeout.
+            # hanging until the playback timeout; a failed turn still being written ends at
+            # its flush, as one context (Pipecat opens a closed turn's context again).
             for context_id in call.live_contexts():
+                if context_id in self._failed and context_id not in self._flushed:
+                    continue
                 self._flushed.add(context_id)
                 await self._finish_if_done(context_id)
 

@@ -135,6 +135,24 @@ async def test_a_chinese_or_japanese_transcript_is_the_text_as_written(
 
 
 @pytest.mark.asyncio
+async def test_a_stream_with_nothing_to_say_is_silence_not_an_error(server: ServerThread) -> None:
+    """Bug: a reply of only "..." came back with no audio, which LiveKit took for a failed
+    attempt: it tried three more times (4 s of dead air, an error event each) and failed."""
+    async with make_tts(server) as voice:
+        errors: list[Any] = []
+        voice.on("error", errors.append)
+        stream = voice.stream(conn_options=NO_RETRY)
+        listener = Listener(stream)
+        stream.push_text("...")
+        stream.end_input()
+        await asyncio.wait_for(listener.task, timeout=60)
+        await stream.aclose()
+    assert not errors
+    assert listener.events
+    assert speech_fraction(listener.pcm(), RATE) == 0
+
+
+@pytest.mark.asyncio
 async def test_synthesize_speaks_one_text(server: ServerThread) -> None:
     text = "Your order has shipped and should arrive on Thursday."
     async with AsyncClient(server.address) as client:

@@ -37,6 +37,8 @@ from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregate
 from pipecat.workers.runner import WorkerRunner
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
 
+from bench._servers import free_port
+
 from .helpers import (
     ServerThread,
     base_config,
@@ -137,10 +139,12 @@ async def agent_for(server: ServerThread) -> AsyncIterator[Any]:
     """Makes agents for a server (the shared one unless given), ends them after the test."""
     running: list[tuple[Agent, asyncio.Task[None]]] = []
 
-    async def make(srv: ServerThread | None = None, **options: Any) -> Agent:
+    async def make(
+        srv: ServerThread | None = None, *, address: str | None = None, **options: Any
+    ) -> Agent:
         options.setdefault("noise_scale", 0.0)
         options.setdefault("noise_w", 0.0)
-        agent = Agent(VoxliteTTSService((srv or server).address, **options))
+        agent = Agent(VoxliteTTSService(address or (srv or server).address, **options))
         task = asyncio.ensure_future(agent.run())
         running.append((agent, task))
         await eventually(lambda: agent.started.is_set() or task.done(), "the pipeline to start")
@@ -351,6 +355,60 @@ async def test_a_server_that_goes_away_gives_an_error_frame_not_a_hang(
     await agent.say("Anyone there?")
     await agent.queue(LLMFullResponseEndFrame())
     await eventually(lambda: len(agent.errors()) >= 2, "a second error frame")
+
+
+async def turn_outcome(agent: Agent, text: str) -> bool:
+    """Speak one turn token by token; True when it was heard, False when it was an error."""
+    errors, heard = len(agent.errors()), len(agent.contexts())
+    await agent.say(text)
+    await agent.queue(LLMFullResponseEndFrame())
+    await eventually(
+        lambda: len(agent.errors()) > errors or len(agent.contexts()) > heard,
+        "the turn heard, or an error",
+    )
+    return len(agent.contexts()) > heard
+
+
+@pytest.mark.asyncio
+async def test_turns_while_the_server_is_down_leave_the_service_usable(
+    cache_dir: Path, tmp_path: Path, agent_for: Any
+) -> None:
+    """Bug: each token of a turn while the server was down opened a call of its own, and each
+    failed call ended an audio context with no audio: Pipecat took three of them for a silent
+    provider and wrote the service off, so no turn was spoken again, the server back or not.
+    Now a turn while it is down is one error, and a turn once it is back is heard."""
+    port = free_port()
+    agent = await agent_for(address=f"127.0.0.1:{port}")
+    for n in range(3):
+        assert not await turn_outcome(agent, "Anyone there? I am still waiting here.")
+        assert len(agent.errors()) == n + 1  # one error a turn, not one a token
+    assert agent.tts.is_usable
+    srv = await asyncio.to_thread(ServerThread, base_config(cache_dir, tmp_path, port=port))
+    try:
+        # The channel tries the server again after its backoff: a turn or two may still fail.
+        heard = False
+        for _ in range(30):
+            if await turn_outcome(agent, REPLY):
+                heard = True
+                break
+            await asyncio.sleep(0.5)  # the channel's reconnect backoff, not a time asserted
+        assert heard
+    finally:
+        await asyncio.to_thread(srv.close)
+
+
+@pytest.mark.asyncio
+async def test_replies_with_nothing_to_say_leave_the_service_usable(agent_for: Any) -> None:
+    """Bug: three replies in a row of only emoji or punctuation ("...", a thumbs up) ended
+    three audio contexts with no audio, and Pipecat wrote the service off: the next reply,
+    and every one after it, was silent. Such a reply is silence, with no error."""
+    agent = await agent_for()
+    for reply in ("...", "\U0001f600\U0001f44d", "?!?", "..."):
+        await agent.say(reply)
+        await agent.queue(LLMFullResponseEndFrame())
+    assert await turn_outcome(agent, REPLY)
+    assert not agent.errors()
+    assert agent.tts.is_usable
 
 
 @pytest.mark.asyncio
