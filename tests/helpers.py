@@ -12,6 +12,7 @@ import json
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -382,6 +383,23 @@ def voxlite_server(
         env=environment(**(env or {})),
         timeout=60,
     )
+
+
+def assert_taken_port_named(flag: str, cache_dir: Path, voices_dir: Path) -> None:
+    """A server given a port something else holds, as `flag`: exit 1 and one line naming the
+    port and the flag, no traceback."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        result = voxlite_server(
+            *("--host", "127.0.0.1", "--port", "0", flag, port, "--engines", "piper"),
+            *("--voices-dir", str(voices_dir), "--cache-dir", str(cache_dir)),
+        )
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback
+    assert f"port {port} ({flag}) is already in use on 127.0.0.1" in lines[0]
 
 
 def assert_server_refused(result: subprocess.CompletedProcess[str]) -> str:

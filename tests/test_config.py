@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from .helpers import (
     ServerProcess,
     ServerThread,
     assert_server_refused,
+    assert_taken_port_named,
     base_config,
     config_error,
     voxlite_server,
@@ -177,18 +177,7 @@ def test_metrics_need_a_port_of_their_own(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_a_taken_metrics_port_says_so_in_one_line(cache_dir: Path, tmp_path: Path) -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        port = str(holder.getsockname()[1])
-        result = voxlite_server(
-            *("--host", "127.0.0.1", "--port", "0", "--metrics-port", port, "--engines", "piper"),
-            *("--voices-dir", str(tmp_path), "--cache-dir", str(cache_dir)),
-        )
-    assert result.returncode == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr  # no traceback
-    assert f"port {port} (--metrics-port) is already in use on 127.0.0.1" in lines[0]
+    assert_taken_port_named("--metrics-port", cache_dir, tmp_path)
 
 
 def test_a_voices_folder_the_server_cannot_read_is_warned_of(tmp_path: Path) -> None:

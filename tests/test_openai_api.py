@@ -34,6 +34,7 @@ from .helpers import (
     Pki,
     ServerProcess,
     ServerThread,
+    assert_taken_port_named,
     base_config,
     config_error,
     ffmpeg_pcm,
@@ -42,7 +43,6 @@ from .helpers import (
     only_session,
     opusdec_pcm,
     speech_fraction,
-    voxlite_server,
     wait_until,
 )
 
@@ -750,18 +750,7 @@ def test_the_http_port_may_not_be_another_port(capsys: pytest.CaptureFixture[str
 
 
 def test_a_taken_http_port_says_so_in_one_line(cache_dir: Path, tmp_path: Path) -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        port = str(holder.getsockname()[1])
-        result = voxlite_server(
-            *("--host", "127.0.0.1", "--port", "0", "--http-port", port, "--engines", "piper"),
-            *("--voices-dir", str(tmp_path), "--cache-dir", str(cache_dir)),
-        )
-    assert result.returncode == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr  # no traceback
-    assert f"port {port} (--http-port) is already in use on 127.0.0.1" in lines[0]
+    assert_taken_port_named("--http-port", cache_dir, tmp_path)
 
 
 def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
