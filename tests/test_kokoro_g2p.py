@@ -237,6 +237,14 @@ def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: s
         ("3室2厅2卫，2GB流量，住2楼，2G网络", "三室两厅两卫，两GB流量，住二楼，二G网络"),
         ("端口8080，端口号是443", "端口八零八零，端口号是四四三"),
         (
+            "活动时间12.6-12.8，12.12当天下单，档期3.1至3.15",
+            "活动时间十二月六日到十二月八日，十二月十二日当天下单，档期三月一日到三月十五日",
+        ),
+        (
+            "活动时间为2.5-3.5小时，活动期间1.5倍积分",
+            "活动时间为二点五到三点五小时，活动期间一点五倍积分",
+        ),
+        (
             "营业时间AM9:00-PM6:00，9AM-6PM，PM2.5是75",
             "营业时间上午九点到下午六点，上午九点到下午六点，PM二点五是七十五",
         ),
@@ -247,7 +255,8 @@ def test_chinese_hotlines_years_and_internet_numbers(text: str, spoken: str) -> 
     120 after 或 一百二十), an area code in brackets ran into its number (零二幺 一千二百三十四万…),
     a span of years lost its 到 (两千零二十三 二零二四年度), 2厅 and 2GB were 二厅 and 二GB,
     1.2w and 10W+ were read with the
-    letter, and AM before a time was spelled, with no 到 to the next time."""
+    letter, AM before a time was spelled, with no 到 to the next time, and dates written with a
+    dot after 活动时间 or before 当天 were decimals (十二点六到十二点八)."""
     assert numbers.chinese(text) == spoken
 
 

@@ -167,6 +167,18 @@ _FESTIVAL = re.compile(
 )
 # A month and day with a dot after a word that sets a deadline or a start ("截止到12.31",
 # "有效期至6.30"): the date, not a decimal.
+# Months and days with a dot after a word that names a date ("活动时间12.6-12.8", "档期：3.1~3.15")
+# or before a word of an occasion ("12.12当天", "6.18大促"): dates, and a span of them, not
+# decimals (十二点六到十二点八).
+_MONTH_DAY = r"(1[0-2]|0?[1-9])\.(0?[1-9]|[12]\d|3[01])"
+_NOT_A_DATE = rf"(?![\d.%]|\s?(?:{COM_QUANTIFIERS}|折|倍|版|分))"
+_DOTTED_DATES = re.compile(
+    r"(?:(?<=活动时间)|(?<=日期)|(?<=活动)|(?<=期间)|(?<=档期))([为是：:\s]*)(?<![\d.])"
+    rf"{_MONTH_DAY}(?:\s?[-~～至到]\s?{_MONTH_DAY}{_NOT_A_DATE}|(?!\s?[-~～至到]\s?\d){_NOT_A_DATE})"
+)
+_OCCASION_DATE = re.compile(
+    rf"(?<![\d.]){_MONTH_DAY}(?=\s?(?:当天|当日|期间|大促|活动|零点|开始|截止))"
+)
 _DOTTED_DATE = re.compile(
     r"((?:截止|截至|有效期|至|到|从|于)\s?)(1[0-2]|0?[1-9])\.(0[1-9]|[12]\d|3[01])"
     r"(?![\d.%]|\s?(?:元|块|万|亿|倍|米|公里|斤|克|千克|度|版))"
@@ -204,6 +216,11 @@ _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
 _FRACTION_SPAN = re.compile(r"(?<![\d/.])(\d+/\d+)\s?[-\N{EN DASH}]\s?(?=\d+/\d+(?![\d/]))")
 # A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
 _DECIMAL_FRACTION = re.compile(r"(?<![\d/.])(\d+\.\d+)/(\d+)(?![\d/]|\.\d)")
+
+
+def _dotted_dates(match: re.Match[str]) -> str:
+    said = f"{match[1]}{int(match[2])}月{int(match[3])}日"
+    return said + (f"到{int(match[4])}月{int(match[5])}日" if match[4] else "")
 
 
 def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
@@ -431,6 +448,9 @@ def chinese(text: str) -> str:
         text = _WAN.sub("万", text)
     text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
     text = _FESTIVAL.sub(lambda m: verbalize_digit(m[1]), text)
+    if "." in text:
+        text = _DOTTED_DATES.sub(_dotted_dates, text)
+        text = _OCCASION_DATE.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
     text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
