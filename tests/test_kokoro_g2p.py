@@ -498,6 +498,8 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("毎週月・水・金の10時から", "毎週月曜、水曜、金曜の10時から"),
         ("営業時間はAM9:00〜PM6:00です。", "営業時間は午前9時から午後6時です。"),
         ("前年比↑12%、経費↓5%", "前年比上昇12%、経費下降5%"),
+        ("月額980円/月、年額12,000円/年", "月額980円、年額12000円"),
+        ("バージョン2.0.1です。", "バージョン二点ゼロ点一です。"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(

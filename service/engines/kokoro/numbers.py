@@ -616,9 +616,13 @@ def _ja_times(match: re.Match[str]) -> str:
 
 def _ja_dotted(match: re.Match[str]) -> str:
     """As `_dotted`; a short part in kanji numerals, as OpenJTalk reads digits after 点 one by
-    one (10.15 is ジュッテンイチゴー)."""
+    one (10.15 is ジュッテンイチゴー), and a zero as ゼロ (its 零 is レー: 2.0.1 was ニテンレー…)."""
     return "点".join(
-        num2str(p) if len(p) <= 2 and not (len(p) > 1 and p[0] == "0") else _ja_digits(p)
+        "ゼロ"
+        if p == "0"
+        else num2str(p)
+        if len(p) <= 2 and not (len(p) > 1 and p[0] == "0")
+        else _ja_digits(p)
         for p in match.group(0).split(".")
     )
 
