@@ -616,7 +616,8 @@ def _ja_times(match: re.Match[str]) -> str:
 
 def _ja_dotted(match: re.Match[str]) -> str:
     """As `_dotted`; a short part in kanji numerals, as OpenJTalk reads digits after 点 one by
-    one (10.15 is ジュッテンイチゴー), and a zero as ゼロ (its 零 is レー: 2.0.1 was ニテンレー…)."""
+    one (10.15 is ジュッテンイチゴー), and a zero as ゼロ (its 零 is レー: 2.0.1 was
+    ニテンレー…)."""
     return "点".join(
         "ゼロ"
         if p == "0"
