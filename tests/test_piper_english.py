@@ -167,6 +167,10 @@ from voxlite.service.engines.piper.english import english
             "Odds of 1/20 or 1/64, a 3/16 inch bolt.",
             "Odds of one twentieth or one sixty-fourth, a 3 sixteenths inch bolt.",
         ),
+        (
+            "Sales ↑12% YoY, costs ↓5%, 3% QoQ. Call Mom.",
+            "Sales up 12% year over year, costs down 5%, 3% quarter over quarter. Call Mom.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -189,7 +193,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     letters, a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
     πr² as "pie-er two", "Ph.D." as "P H dot D dot", "€1.234,56" as "1 euro and 23 cents
     4,56", a fraction over 12 as two numbers (1/20 "one twenty"), "b/c" as "B slash C" and
-    "10k+" as "ten K plus"."""
+    "10k+" as "ten K plus", "↑12%" as "up arrow twelve percent" and "YoY" as "yo why"."""
     assert english(text) == written
 
 

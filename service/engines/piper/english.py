@@ -131,6 +131,12 @@ _SIGNS = {
     "≤": "less than or equal to", "~": "to", "\N{FULLWIDTH TILDE}": "to",
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
+# An arrow beside a figure says which way it went ("Sales ↑12%": espeak says "up arrow"), and
+# the period-over-period short forms of a report are said whole (espeak: "yo why").
+_ARROW = re.compile(r"\s*(\N{UPWARDS ARROW}|\N{DOWNWARDS ARROW})\s*")
+_ARROW_WORDS = {"\N{UPWARDS ARROW}": " up ", "\N{DOWNWARDS ARROW}": " down "}
+_OVER = re.compile(r"\b(YoY|MoM|QoQ)\b")
+_OVER_WORDS = {"YoY": "year over year", "MoM": "month over month", "QoQ": "quarter over quarter"}
 # Short forms espeak reads letter by letter or as another word: "vs." ("V S"), "approx."
 # ("approx" and a sentence's end), "w/" ("W slash"), "b/c" ("B slash C").
 _SHORT_FORMS = re.compile(
@@ -657,6 +663,9 @@ def english(text: str) -> str:
         if "=" in text:
             text = _TERM_MINUS.sub(" minus ", text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
+    if "\N{UPWARDS ARROW}" in text or "\N{DOWNWARDS ARROW}" in text:
+        text = _ARROW.sub(lambda m: _ARROW_WORDS[m.group(1)], text)
+    text = _OVER.sub(lambda m: _OVER_WORDS[m.group(1)], text)
     text = _SHARP.sub(r"\1 sharp", text)
     text = _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
     return _LETTER_A.sub("Eigh", text)
