@@ -312,8 +312,8 @@ async def _relay(
             output_emitter.flush()  # all of the flushed text's audio is out: release it
     if not heard and transcript.text.strip():
         # Text with nothing to say ("...", a lone sign) has no audio, which LiveKit takes for
-        # a failed attempt and retries, three times (4 s of dead air before the next reply):
-        # its audio is what it sounds like, 10 ms of silence.
+        # a failed attempt and retries (dead air before the next reply, then an error): its
+        # audio is what it sounds like, 10 ms of silence.
         output_emitter.push(bytes(2 * calls.sample_rate_hz // 100))
 
 

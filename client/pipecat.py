@@ -238,9 +238,9 @@ class VoxliteTTSService(TTSService):
         """Pipecat writes a service off after three contexts in a row end with no audio, taking
         that for a provider silent with no error. A voxlite context ends so only after its
         error was pushed (a server down or full: CONNECTIVITY, RATE_LIMIT, which pass), or when
-        it had nothing to say; counted, three such turns silenced the agent for good, the
+        it had nothing to say; counted, three such turns would silence the agent for good, the
         server back or not. Others still count. (A Pipecat internal: were it renamed, such
-        turns would count again, no worse.)"""
+        turns would count again.)"""
         if received_audio or context_id not in self._unheard:
             await super()._record_context_audio_outcome(context_id, received_audio)
 

@@ -51,7 +51,7 @@ PING_INTERVAL_MS = 5_000
 """The shortest interval at which a client or balancer may ping a connection with no data on it
 (gRPC's default: 5 min, and a GOAWAY too_many_pings after two pings sooner). Envoy pings its
 upstreams every 30 s (deploy/envoy) and client keepalives of 10 to 60 s are common: under the
-default, a voice agent's stream waiting quietly for its user was cut after 90 s. Half the
+default, a voice agent's stream waiting quietly for its user is cut after 90 s. Half the
 shortest of those, so that a late timer never counts against a client; a ping flood, more
 often than this, is still refused."""
 

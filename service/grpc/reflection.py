@@ -13,8 +13,8 @@ from grpc_reflection.v1alpha._async import ReflectionServicer
 
 MAX_STREAMS = 32
 """Reflection streams open at once, all callers together. grpcurl holds one open for as long as
-its command runs, a StreamingSynthesize session typed by hand included: with 4, four such
-sessions made every other grpcurl command fail. Each costs a few kB while it lasts."""
+its command runs, a StreamingSynthesize session typed by hand included: a few such sessions
+must leave room for every other grpcurl command. Each costs a few kB while it lasts."""
 MAX_REQUESTS = 100
 """Requests one reflection stream may make (grpcurl's describe makes a handful). Each answer
 is a whole file descriptor, about 16 kB for ours, for a request of a few bytes: unbounded, one

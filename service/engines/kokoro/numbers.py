@@ -165,8 +165,6 @@ _OFFER = re.compile(r"(?<=满)(\d+)\s?[-\N{EN DASH}]\s?(?=\d)")
 _FESTIVAL = re.compile(
     r"(?<![\d.])(618|818|1111|1212)(?=\s?(?:大促|购物节|活动|狂欢节|年中大促|期间|当天))"
 )
-# A month and day with a dot after a word that sets a deadline or a start ("截止到12.31",
-# "有效期至6.30"): the date, not a decimal.
 # Months and days with a dot after a word that names a date ("活动时间12.6-12.8", "档期：3.1~3.15")
 # or before a word of an occasion ("12.12当天", "6.18大促"): dates, and a span of them, not
 # decimals (十二点六到十二点八).
@@ -179,6 +177,8 @@ _DOTTED_DATES = re.compile(
 _OCCASION_DATE = re.compile(
     rf"(?<![\d.]){_MONTH_DAY}(?=\s?(?:当天|当日|期间|大促|活动|零点|开始|截止))"
 )
+# A month and day with a dot after a word that sets a deadline or a start ("截止到12.31",
+# "有效期至6.30"): the date, not a decimal.
 _DOTTED_DATE = re.compile(
     r"((?:截止|截至|有效期|至|到|从|于)\s?)(1[0-2]|0?[1-9])\.(0[1-9]|[12]\d|3[01])"
     r"(?![\d.%]|\s?(?:元|块|万|亿|倍|米|公里|斤|克|千克|度|版))"
@@ -616,8 +616,7 @@ def _ja_times(match: re.Match[str]) -> str:
 
 def _ja_dotted(match: re.Match[str]) -> str:
     """As `_dotted`; a short part in kanji numerals, as OpenJTalk reads digits after 点 one by
-    one (10.15 is ジュッテンイチゴー), and a zero as ゼロ (its 零 is レー: 2.0.1 was
-    ニテンレー…)."""
+    one (10.15 is ジュッテンイチゴー), and a zero as ゼロ (OpenJTalk says 零 as レー)."""
     return "点".join(
         "ゼロ"
         if p == "0"

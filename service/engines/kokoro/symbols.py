@@ -180,7 +180,7 @@ def _power(match: re.Match[str], language: int) -> str:
 def _ja_per(match: re.Match[str]) -> str:
     amount, per = match.group(1), match.group(2)
     if match.string[: match.start()].endswith(per + "額"):
-        return amount  # 月額980円/月: the month is said already (月額月980円 said it twice)
+        return amount  # 月額980円/月: 月額 says the month already
     if per in _JA_PER_WORDS:
         return _JA_PER_WORDS[per] + amount
     # A unit in Latin letters takes あたり: "1kg500円" would read its digits as a code.
