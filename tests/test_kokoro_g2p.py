@@ -15,7 +15,7 @@ pytest.importorskip("misaki", reason="Kokoro is not installed (VOXLITE_LANGUAGES
 
 from voxlite.service.call.opening import segments_of
 from voxlite.service.call.segmenter import Segmenter
-from voxlite.service.engines.kokoro import numbers
+from voxlite.service.engines.kokoro import numbers, symbols
 from voxlite.service.engines.kokoro.as_written import as_written
 from voxlite.service.engines.kokoro.dates import month_days
 from voxlite.service.engines.kokoro.english import Lexicon
@@ -263,6 +263,21 @@ def test_chinese_hotlines_years_and_internet_numbers(text: str, spoken: str) -> 
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
+        ("联系电话(+86)13800138000", "联系电话(加八六)幺三八零零幺三八零零零"),
+        ("电话：（+86）138-0013-8000", "电话：（加八六）幺三八，零零幺三，八零零零"),
+        ("国际区号+86，号码13800138000", "国际区号加八六，号码幺三八零零幺三八零零零"),
+        # A plus that adds stays the sign symbols.py reads.
+        ("100GB流量+500分钟", "一百GB流量加五百分钟"),
+    ],
+)
+def test_chinese_country_code_keeps_its_plus(text: str, spoken: str) -> None:
+    """Bug: a calling code in brackets or after 区号 lost its plus and was a number ((+八十六))."""
+    assert numbers.chinese(symbols.chinese(text)) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
         ("月薪15k-20k，年终奖2.5K。", "月薪一万五千到两万，年终奖两千五百。"),
         ("这个岗位15k~25k，年薪约300k", "这个岗位一万五千到两万五千，年薪约三十万"),
         ("支持4K电视，参加5K跑。", "支持四K电视，参加五K跑。"),
@@ -364,6 +379,9 @@ def test_japanese_slashed_month_and_day_is_a_date(
         ("TEL: 03-1234-5678まで", "TEL: ゼロサンのイチニーサンヨンのゴーロクナナハチまで"),
         ("+81 90-1234-5678へ", "プラスハチイチのキューゼロのイチニーサンヨンのゴーロクナナハチへ"),
         ("(03)1234-5678まで", "ゼロサンのイチニーサンヨンのゴーロクナナハチまで"),
+        # A calling code in brackets or after 国番号 (OpenJTalk read (+81) as a number).
+        ("(+81)90-1234-5678へ", "(プラスハチイチ)キューゼロのイチニーサンヨンのゴーロクナナハチへ"),
+        ("国番号は+81です", "国番号はプラスハチイチです"),
         # Not phone numbers: a span of amounts, a date.
         ("2000-3000円です。", "2000から3000円です。"),
         ("2026-12-05に発送", "2026年12月5日に発送"),

@@ -69,6 +69,13 @@ _LANDLINE = re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")
 # The area code in brackets ("(021)12345678", "（010）8888 6666"): both parts one by one, a
 # pause between, not 零二幺 then 一千二百三十四万….
 _BRACKETED_AREA = re.compile(r"[(（](0\d{2,3})[)）]\s?(\d{3,4}\s?\d{4})(?!\d)")
+# A country's calling code standing apart from the number, in brackets or after its label
+# ("(+86)", "国际区号+86", "国番号：+81"): a plus and its digits one by one (加八六), not 八十六
+# or the plus dropped. Its plus may already be the word symbols.py writes for it.
+_COUNTRY_CODE = re.compile(
+    r"(?:(?<=[(（])|(?<=区号)|(?<=区号[:：])|(?<=国番号)|(?<=国番号[:：は]))"
+    r"(?:\+|加|プラス)(\d{1,3})(?![\d.])"
+)
 
 # Digits that name something rather than count it are read one by one, as a listener hears a
 # phone number or a code read out ("验证码385912" is 三八五九幺二, not 三十八万...; "尾号0371"
@@ -481,6 +488,8 @@ def chinese(text: str) -> str:
     text = RE_TEMPERATURE.sub(replace_temperature, text)
     text = _FAHRENHEIT.sub(lambda m: f"华氏{'零下' + m[1][1:] if m[1][0] == '-' else m[1]}度", text)
     text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
+    if "+" in text or "加" in text:
+        text = _COUNTRY_CODE.sub(lambda m: "加" + _digits(m[1]), text)
     text = _BRACKETED_AREA.sub(lambda m: f"{_digits(m[1])}，{_digits(m[2].replace(' ', ''))}", text)
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = _SERVICE_NUMBER.sub(lambda m: _digits(m.group(0)), text)
@@ -664,6 +673,8 @@ def japanese(text: str) -> str:
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
+    if "+" in text or "プラス" in text:
+        text = _COUNTRY_CODE.sub(lambda m: "プラス" + _ja_digits(m[1]), text)
     text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
     text = _JA_CODE.sub(_ja_code, text)
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
