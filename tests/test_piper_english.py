@@ -31,6 +31,17 @@ from voxlite.service.engines.piper.english import english
         ("Call 555-123-4567.", "Call 5 5 5, 1 2 3, 4 5 6 7."),
         ("Call (555) 123-4567.", "Call 5 5 5, 1 2 3, 4 5 6 7."),
         ("Call +1 555 123 4567.", "Call plus 1, 5 5 5, 1 2 3, 4 5 6 7."),
+        (
+            "Call 5551234567 or +15551234567.",
+            "Call 5 5 5, 1 2 3, 4 5 6 7 or plus 1, 5 5 5, 1 2 3, 4 5 6 7.",
+        ),
+        ("Text +447911123456.", "Text plus 4 4 7, 9 1 1, 1 2 3, 4 5 6."),
+        ("Card 4111111111111111.", "Card 4 1 1 1, 1 1 1 1, 1 1 1 1, 1 1 1 1."),
+        # Counts stay counts: no area code starts with 1, a round number, a decimal's digits.
+        (
+            "1400000000 people, 2000000000 bytes, 100000000000 calls, pi 3.14159265358979.",
+            "1400000000 people, 2000000000 bytes, 100000000000 calls, pi 3.14159265358979.",
+        ),
         ("Your code is 385912.", "Your code is 3 8 5 9 1 2."),
         ("Your order number is 48213.", "Your order number is 4 8 2 1 3."),
         ("Order #12345.", "Order number 1 2 3 4 5."),
@@ -193,7 +204,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     letters, a formula wrong: x² as "x two", 2x as "two times", x = -1 without its minus,
     πr² as "pie-er two", "Ph.D." as "P H dot D dot", "€1.234,56" as "1 euro and 23 cents
     4,56", a fraction over 12 as two numbers (1/20 "one twenty"), "b/c" as "B slash C" and
-    "10k+" as "ten K plus", "↑12%" as "up arrow twelve percent" and "YoY" as "yo why"."""
+    "10k+" as "ten K plus", "↑12%" as "up arrow twelve percent" and "YoY" as "yo why", a phone
+    number in one run (5551234567, +447911123456) and a card's sixteen digits as amounts."""
     assert english(text) == written
 
 

@@ -180,6 +180,19 @@ _THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\+?\s[a-z]+s\b)")
 # A height in feet and inches: 6'2" (espeak: "six two").
 _FEET = re.compile(r"(?<![\w'])(\d)'\s?(\d{1,2})(?:\"|''|\N{DOUBLE PRIME})")
 # Emergency numbers are said digit by digit: "call 911" is nine one one.
+# A phone number written as one run of digits ("5551234567", "+15551234567", as a form or a
+# contact record gives it): its groups, not five billion and more. North American numbers
+# only, whose area code cannot start with 0 or 1 (1400000000 stays a count), and not a round
+# count (2000000000).
+_BARE_PHONE = re.compile(
+    r"(?<![\w.,$€£¥₹#/:+-])(\+?1)?([2-9]\d\d)(\d{3})(\d{4})(?<!0000)(?![\w%]|[.,:/-]\d)"
+)
+# Any other number in international form ("+447911123456"): the plus and its digits.
+_INTERNATIONAL = re.compile(r"(?<![\w+])\+(\d{8,15})(?![\w%]|[.,]\d)")
+# A run of digits too long to be an amount anyone says ("4111111111111111", a tracking number):
+# its digits in fours, where espeak would say trillions or run out of names. A run of 12 to 15
+# ending in four zeros (100000000000) is left as the amount it may be.
+_LONG_DIGITS = re.compile(r"(?<![\w.,$€£¥₹])(?:\d{16,}|\d{12,15}(?<!0000))(?![\w%]|[.,]\d)")
 _EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
 # "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
 _NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
@@ -411,6 +424,15 @@ _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
 
 def _spaced(digits: str) -> str:
     return " ".join(digits)
+
+
+def _in_groups(digits: str, size: int) -> str:
+    """Digits one by one in groups of `size`, a pause between; a last digit alone joins the
+    group before it."""
+    groups = [digits[i : i + size] for i in range(0, len(digits), size)]
+    if len(groups) > 1 and len(groups[-1]) == 1:
+        groups[-2:] = [groups[-2] + groups[-1]]
+    return ", ".join(map(_spaced, groups))
 
 
 def _money(match: re.Match[str]) -> str:
@@ -649,6 +671,15 @@ def english(text: str) -> str:
     text = _PRESSURE.sub(r"\1\2\3 over \4", text)
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
     text = PHONE.sub(_phone, text)
+    text = _BARE_PHONE.sub(
+        lambda m: (
+            ("plus " if m[0][0] == "+" else "")
+            + ", ".join(_spaced(g.lstrip("+")) for g in m.groups() if g)
+        ),
+        text,
+    )
+    text = _INTERNATIONAL.sub(lambda m: "plus " + _in_groups(m[1], 3), text)
+    text = _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
