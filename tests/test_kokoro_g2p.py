@@ -235,6 +235,7 @@ def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: s
         ("2023-2024年度，2020至2024年", "二零二三到二零二四年度，二零二零到二零二四年"),
         ("新增用户1.2w，累计10W+，功率100W", "新增用户一点二万，累计十万多，功率一百瓦"),
         ("3室2厅2卫，2GB流量，住2楼，2G网络", "三室两厅两卫，两GB流量，住二楼，二G网络"),
+        ("2G内存，2T硬盘，2G流量，5G网络", "两G内存，两T硬盘，两G流量，五G网络"),
         ("端口8080，端口号是443", "端口八零八零，端口号是四四三"),
         (
             "活动时间12.6-12.8，12.12当天下单，档期3.1至3.15",
@@ -253,10 +254,10 @@ def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: s
 def test_chinese_hotlines_years_and_internet_numbers(text: str, spoken: str) -> None:
     """Bug: the lines every listener dials were amounts (10086 一万零八十六, 95588 九万五千…, the
     120 after 或 一百二十), an area code in brackets ran into its number (零二幺 一千二百三十四万…),
-    a span of years lost its 到 (两千零二十三 二零二四年度), 2厅 and 2GB were 二厅 and 二GB,
-    1.2w and 10W+ were read with the
-    letter, AM before a time was spelled, with no 到 to the next time, and dates written with a
-    dot after 活动时间 or before 当天 were decimals (十二点六到十二点八)."""
+    a span of years lost its 到 (两千零二十三 二零二四年度), 2厅, 2GB and 2G内存 were 二厅, 二GB
+    and 二G, 1.2w and 10W+ were read with the letter, AM before a time was spelled, with no 到
+    to the next time, and dates written with a dot after 活动时间 or before 当天 were decimals
+    (十二点六到十二点八)."""
     assert numbers.chinese(text) == spoken
 
 

@@ -240,7 +240,9 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
 _COUNTED = (
     "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
     "斤|公斤|公里|升|毫升|米|厘米|克|元|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月|"
-    "成|步|片|口|声|句|室|厅|卫|站|GB|TB|MB"
+    "成|步|片|口|声|句|室|厅|卫|站|GB|TB|MB|"
+    # a size in G, T or M before what it measures (2G内存, 2T硬盘); 2G网络 is a generation: 二G
+    "[GTM](?=内存|运存|显存|存储|空间|硬盘|容量|流量)"
 )
 _TWO_COUNTED = re.compile(rf"(?<![\d./第])2(?=\s?(?:{_COUNTED}))")
 # ... and the first of a span of them ("2-3天" is 两到三天).
