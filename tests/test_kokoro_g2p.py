@@ -317,17 +317,20 @@ def test_chinese_salaries_scaled_prices_and_extensions(text: str, spoken: str) -
         ("预计12/3送达，1/5截止", "预计十二月三日送达，一月五日截止"),
         ("12/5发货，1/15之前有效", "十二月五日发货，一月十五日之前有效"),
         ("截止日期：1/5。", "截止日期：一月五日。"),
+        ("请于3/5前付款，须在1/10之前寄回", "请于三月五日前付款，须在一月十日之前寄回"),
         ("日期12/25/2024或25/12/2024", "日期二零二四年十二月二十五日或二零二四年十二月二十五日"),
         # Fractions stay fractions: small ones, a span rising through them, a measure after one.
         ("只有1/3的用户，降到1/3后", "只有三分之一的用户，降到三分之一后"),
         ("占比1/3-1/2，1/20的概率", "占比三分之一到二分之一，二十分之一的概率"),
         ("评分5/5", "评分五五"),
+        ("大于3/5，在1/3之前的用户", "大于五分之三，在三分之一之前的用户"),
     ],
 )
 def test_chinese_slashed_month_and_day_is_a_date(text: str, spoken: str) -> None:
     """Bug: a month and day with a slash was read as a fraction ("12/25之前" as 二十五分之十二,
     "3/15下午3点" as 十五分之三), and a span of them as a fraction with a minus (12/1-12/31 as
-    十二一负三十一分之十二); a span of fractions (1/3-1/2) had the minus too."""
+    十二一负三十一分之十二); a span of fractions (1/3-1/2) had the minus too, and a date to
+    act by (请于3/5前) was a fraction."""
     assert numbers.chinese(text) == spoken
 
 

@@ -4,7 +4,7 @@ the G2Ps read as a fraction (二十五分之十二, 25分の12). A slash is as o
 
 - the day of the week, a time or a part of the day after it ("3/15下午3点", "12/25の18時");
 - a word for what happens on a date after it (发货, 截止, 発売, 必着) or a date's name before it
-  (截止日期, 预计, 予定日, 締切);
+  (截止日期, 预计, 予定日, 締切), or a request to act by it (请于, 须在: 请于3/5前付款);
 - a span to a later date ("12/1-12/31", "3/5〜3/10");
 - a particle of time after it (之前, 起, まで, 以降) unless it reads as a small fraction (a top
   under a bottom of 12 or less: "1/3まで" is a third);
@@ -52,7 +52,7 @@ def _time(hour: str) -> str:
 _ZH = _Cues(
     before=re.compile(
         r"(?:日期|时间|截止|截至|有效期至?|期限|预计|预约|生日|将于|定于|已于|改到|改期到|延期到|"
-        r"推迟到|延长到)\s?[:：为是在于至到]?\s?$"
+        r"推迟到|延长到|[请须需应]您?[于在]|务必[于在])\s?[:：为是在于至到]?\s?$"
     ),
     after=re.compile(
         r"\s?(?:[(（](?:周|星期|礼拜)?[一二三四五六日天]|(?:的\s?)?(?:上午|下午|早上|晚上|中午|凌晨|傍晚"
