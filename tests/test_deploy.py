@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -585,3 +586,29 @@ def test_scripts_setup_waits_for_another_setup_in_the_same_checkout(tmp_path: Pa
     assert setup.returncode == 1
     assert "Python 3.10 to 3.13 is needed" in rest
     assert not (tmp_path / "venv").exists()
+
+
+def test_scripts_serve_in_english_only_serves_no_kokoro_voice(tmp_path: Path) -> None:
+    """`VOXLITE_LANGUAGES=en scripts/serve`, as README says, serves English only even in a
+    checkout whose install has Kokoro (the setup keeps what is installed): it served every
+    Kokoro voice."""
+    pytest.importorskip("misaki", reason="Kokoro is not installed: nothing to leave out")
+    env = {**os.environ, "VOXLITE_LANGUAGES": "en", "VOXLITE_VENV": sys.prefix}
+    env.pop("VOXLITE_ENGINES", None)
+    serve = subprocess.Popen(
+        [ROOT / "scripts" / "serve", "--host", "127.0.0.1", "--port", "0",
+         "--cache-dir", str(tmp_path)],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    log = []
+    try:
+        assert serve.stderr is not None
+        for line in serve.stderr:
+            log.append(line)
+            if "serving on port" in line:
+                break
+    finally:
+        serve.terminate()
+        serve.communicate(timeout=60)
+    assert re.search(r"serving on port \d+ with 1 voice\(s\)", log[-1]), "".join(log)
+    assert not any("kokoro" in line for line in log), "".join(log)
