@@ -569,7 +569,9 @@ def test_pages_of_the_cors_origins_may_call_the_api_and_no_other_page(
     )
     assert status == 200
     assert headers["Access-Control-Allow-Origin"] == APP
-    assert "X-Voxlite-Voice" in headers["Access-Control-Expose-Headers"].split(",")
+    assert {"X-Voxlite-Voice", "X-Request-Id"} <= set(
+        headers["Access-Control-Expose-Headers"].split(",")
+    )
     assert speech_fraction(audio, RATE) > 0.4
     status, headers, _ = cors_request(token_server, "/v1/audio/speech", "POST", sent, body)
     assert (status, headers["Access-Control-Allow-Origin"]) == (401, APP)
@@ -594,6 +596,37 @@ def test_pages_of_the_cors_origins_may_call_the_api_and_no_other_page(
     status, headers, _ = cors_request(http_server, "/v1/models", "GET", {"Origin": APP})
     assert status == 200
     assert "Access-Control-Allow-Origin" not in headers
+
+
+def test_request_ids_name_http_answers_and_their_log_lines(
+    http_server: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An operator follows a request from the proxy's log to the server's: the caller's
+    X-Request-Id (nginx's $request_id) is on the access line and comes back, a refusal's too;
+    without one, or with one unfit for a log line, the server names the request itself."""
+    caplog.set_level(logging.INFO, logger="voxlite.access")
+    body = json.dumps({"input": TEXT, "response_format": "pcm"}).encode()
+    sent = {"Content-Type": "application/json", "X-Request-Id": "proxy-7f3a"}
+    status, headers, audio = cors_request(http_server, "/v1/audio/speech", "POST", sent, body)
+    assert (status, headers["X-Request-Id"]) == (200, "proxy-7f3a")
+    assert speech_fraction(audio, RATE) > 0.4
+    wait_until(lambda: any("proxy-7f3a" in r.getMessage() for r in caplog.records))
+    [line] = [r for r in caplog.records if "proxy-7f3a" in r.getMessage()]
+    assert line.getMessage().startswith("request_id=proxy-7f3a method=POST /v1/audio/speech")
+    assert line.__dict__["fields"]["status"] == 200
+    refused = json.dumps({"input": ""}).encode()
+    status, headers, _ = cors_request(
+        http_server, "/v1/audio/speech", "POST", sent | {"X-Request-Id": "proxy-8"}, refused
+    )
+    assert (status, headers["X-Request-Id"]) == (400, "proxy-8")
+    wait_until(lambda: any("request_id=proxy-8 " in r.getMessage() for r in caplog.records))
+    for unfit in ("a b", "x" * 129):
+        status, headers, _ = cors_request(http_server, "/v1/models", "GET", {"X-Request-Id": unfit})
+        assert status == 200
+        assert re.fullmatch(r"[0-9a-f]{12}", headers["X-Request-Id"])
+    status, headers, _ = cors_request(http_server, "/v1/no-such-path", "GET", {})
+    assert status == 404
+    assert re.fullmatch(r"[0-9a-f]{12}", headers["X-Request-Id"])
 
 
 def test_the_http_port_speaks_grpcs_tls(

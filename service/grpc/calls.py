@@ -7,7 +7,6 @@ import contextlib
 import contextvars
 import inspect
 import logging
-import secrets
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -17,7 +16,7 @@ from typing import Any, Protocol
 import grpc
 
 from ..call.events import AudioEvent, FormatEvent, SummaryEvent
-from ..ops.logs import ACCESS_LOG, serving
+from ..ops.logs import ACCESS_LOG, request_id, serving
 from ..ops.metrics import Metrics
 from .security import Continuation
 
@@ -94,16 +93,11 @@ def method_label(method: str) -> str:
 
 
 def _request_id(metadata: Any) -> str:
-    """The caller's x-request-id when it is a sane one (printable, no spaces, at most 128
-    characters: it goes into log lines), else a new random one."""
+    """The caller's x-request-id when it is a sane one, else a new random one."""
     for key, value in metadata or ():
-        if key == REQUEST_ID and isinstance(value, str) and _sane(value):
-            return value
-    return secrets.token_hex(6)
-
-
-def _sane(value: str) -> bool:
-    return 0 < len(value) <= 128 and all("!" <= c <= "~" for c in value)
+        if key == REQUEST_ID and isinstance(value, str):
+            return request_id(value)
+    return request_id(None)
 
 
 class _Context:

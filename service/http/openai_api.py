@@ -37,7 +37,7 @@ from ..errors import (
     VoiceUnavailable,
     VoxliteError,
 )
-from ..ops.logs import ACCESS_LOG
+from ..ops.logs import ACCESS_LOG, request_id, served, serving
 from ..settings.config import ServerConfig
 from .openai_audio import EVENTS_TYPE, EventsBody, Format, event
 from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
@@ -97,6 +97,24 @@ def http_error(error: VoxliteError, param: str | None = None) -> HttpError:
         param = error.param or None
     headers = {"Retry-After": RETRY_AFTER} if status in (429, 503) else {}
     return HttpError(status, str(error), kind, param, code, headers)
+
+
+REQUEST_ID = "X-Request-Id"
+"""The header that names a request in the access log, as gRPC's x-request-id metadata."""
+
+
+@web.middleware
+async def _request_ids(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every answer names its request: the caller's X-Request-Id (a proxy's) when sane, else a
+    new one, sent back and on every line logged while it is served."""
+    named = request_id(request.headers.get(REQUEST_ID))
+    serving(named)  # the handler's task: its log lines, and served() for its access line
+    response = await handler(request)
+    if not response.prepared:  # a body streamed as it is made has sent it with its headers
+        response.headers[REQUEST_ID] = named
+    return response
 
 
 @web.middleware
@@ -169,7 +187,7 @@ class SpeechHTTP:
         self._auth = Tokens(config.auth_tokens) if config.auth_tokens else None
         page = importlib.resources.files("voxlite.service.http").joinpath("openai_page.html")
         self._page = page.read_bytes()
-        app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
+        app = web.Application(middlewares=[_request_ids, _errors], client_max_size=MAX_BODY)
         app.router.add_get("/", self._index)
         app.router.add_post("/v1/audio/speech", self._speech)
         app.router.add_get("/v1/models", self._models)
@@ -265,7 +283,7 @@ class SpeechHTTP:
 
     async def _speech(self, request: web.Request) -> web.StreamResponse:
         started = time.monotonic()
-        log = _Access(_peer(request.remote), started)
+        log = _Access(served() or "", _peer(request.remote), started)
         try:
             who = self._authorize(request)
             speech = read_speech(await self._json(request), self._config.max_text_chars)
@@ -317,7 +335,8 @@ class SpeechHTTP:
             nonlocal response
             if response is None:
                 response = web.StreamResponse(
-                    headers=headers | {"X-Voxlite-Voice": log.voice or ""}
+                    headers=headers
+                    | {"X-Voxlite-Voice": log.voice or "", REQUEST_ID: log.request_id}
                 )
                 if request.version >= HttpVersion11:
                     # HTTP/1.0 has no chunks: its body ends as the connection closes (nginx's
@@ -464,7 +483,7 @@ minutes, not one per request."""
 def _allow_origins(app: web.Application, origins: tuple[str, ...]) -> None:
     """Let pages of `origins` ("*": any) call the API from a browser: preflights answered, and
     each reply (errors included) marked readable by them, its headers (X-Voxlite-Voice,
-    Retry-After) too. A page sends its token itself, as any client: no cookies, no
+    X-Request-Id, Retry-After) too. A page sends its token itself, as any client: no cookies, no
     credentials mode. The page at / is served from this origin and needs none of it."""
     app[_ORIGINS] = origins
     cors = aiohttp_cors.setup(app)
@@ -475,7 +494,7 @@ def _allow_origins(app: web.Application, origins: tuple[str, ...]) -> None:
         options = aiohttp_cors.ResourceOptions(  # type: ignore[no-untyped-call,unused-ignore]
             allow_methods=sorted({route.method for route in resource} - {"HEAD"}),
             allow_headers="*",  # Authorization, Content-Type, and the SDKs' own (x-stainless-*)
-            expose_headers=("X-Voxlite-Voice", "Retry-After", "WWW-Authenticate"),
+            expose_headers=("X-Voxlite-Voice", REQUEST_ID, "Retry-After", "WWW-Authenticate"),
             max_age=CORS_MAX_AGE,
         )
         cors.add(resource, dict.fromkeys(origins, options))
@@ -512,6 +531,7 @@ def _tls(config: ServerConfig) -> ssl.SSLContext | None:
 class _Access:
     """One access-log line per speech request, in the fields of gRPC's (calls.py)."""
 
+    request_id: str
     peer: str
     started: float
     voice: str | None = None
@@ -527,6 +547,7 @@ class _Access:
             return
         first_audio_ms = self.session.first_audio_ms if self.session is not None else None
         fields = {
+            "request_id": self.request_id,
             "method": "POST /v1/audio/speech",
             "voice": self.voice,
             "status": self.status,

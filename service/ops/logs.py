@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import secrets
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -17,10 +18,23 @@ _REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
+def request_id(given: str | None) -> str:
+    """The caller's request id when it is a sane one (printable, no spaces, at most 128
+    characters: it goes into log lines), else a new random one."""
+    if given is not None and 0 < len(given) <= 128 and all("!" <= c <= "~" for c in given):
+        return given
+    return secrets.token_hex(6)
+
+
 def serving(request_id: str) -> None:
     """The running task serves the call `request_id`: every line it logs carries it. Not
     reset: each call runs in a task of its own, which ends with the call."""
     _REQUEST_ID.set(request_id)
+
+
+def served() -> str | None:
+    """The request id of the call the running task serves (None outside calls)."""
+    return _REQUEST_ID.get()
 
 
 class RequestIdFilter(logging.Filter):
