@@ -198,7 +198,8 @@ def test_a_voices_folder_the_server_cannot_read_is_warned_of(tmp_path: Path) -> 
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert (
         f"voices folder {folder} cannot be read (Permission denied: give the server's user read "
-        "access) (--voices-dir): only the embedded voice en_US-joe-medium is served"
+        "access) (--voices-dir): no voice is served from it (the embedded en_US-joe-medium "
+        "still is)"
     ) in result.stdout
 
 
@@ -220,13 +221,13 @@ def test_a_missing_voices_folder_warns_unless_the_default_voice_needs_it(
     a_file.write_text("not a folder")
     config = config_from_args([f"--voices-dir={missing}"], {})
     assert start_warnings(config, {}) == [
-        f"voices folder {missing} does not exist (--voices-dir): only the embedded voice "
-        "en_US-joe-medium is served"
+        f"voices folder {missing} does not exist (--voices-dir): no voice is served from it "
+        "(the embedded en_US-joe-medium still is)"
     ]
     config = config_from_args([], {"VOXLITE_VOICES_DIR": str(a_file)})
     assert start_warnings(config, {}) == [
-        f"voices folder {a_file} is not a folder (--voices-dir): only the embedded voice "
-        "en_US-joe-medium is served"
+        f"voices folder {a_file} is not a folder (--voices-dir): no voice is served from it "
+        "(the embedded en_US-joe-medium still is)"
     ]
     assert start_warnings(config_from_args([f"--voices-dir={tmp_path}"], {}), {}) == []
     # A default voice other than the embedded one can only come from the folder.
@@ -356,8 +357,8 @@ def test_a_server_without_its_voices_folder_warns_and_serves_the_embedded_voice(
         srv.close()
     warnings = [line.split(" voxlite: ", 1)[1] for line in srv.log if " WARNING " in line]
     assert warnings == [
-        f"voices folder {missing} does not exist (--voices-dir): only the embedded voice "
-        "en_US-joe-medium is served\n",
+        f"voices folder {missing} does not exist (--voices-dir): no voice is served from it "
+        "(the embedded en_US-joe-medium still is)\n",
         "VOXLITE_SCHEDULER: no such setting, ignored (voxlite-server --help lists the "
         "settings; VOXLITE_<FLAG>)\n",
     ]

@@ -155,7 +155,7 @@ def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) ->
         finally:
             gate.put(None)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert "idle for 1 s" in info.value.details()
+    assert "idle for 1 s (no audio sent, and no sentence, flush or clear" in info.value.details()
     assert "send text, or half-close the stream" in info.value.details()  # it sent none
     assert "--idle-timeout-seconds" in info.value.details()
     wait_until(lambda: idle(idle_server))

@@ -69,7 +69,8 @@ class Watchdog:
         else:
             fix = "send text, or half-close the stream when done"
         self.error = IdleTimeout(
-            f"the stream was idle for {seconds:g} s (nothing received or sent) and was closed: "
+            f"the stream was idle for {seconds:g} s (no audio sent, and no sentence, flush or "
+            "clear received) and was closed: "
             f"{fix} (server setting --idle-timeout-seconds)"
         )
         if self._abort is not None:

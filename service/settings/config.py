@@ -306,8 +306,8 @@ def start_warnings(config: ServerConfig, env: Mapping[str, str]) -> list[str]:
         why = _missing_folder(config.voices_dir)
         if why is not None:
             lines.append(
-                f"voices folder {config.voices_dir} {why} (--voices-dir): only the embedded "
-                f"voice {config.default_voice} is served"
+                f"voices folder {config.voices_dir} {why} (--voices-dir): no voice is served "
+                f"from it (the embedded {config.default_voice} still is)"
             )
     known = {option.env for option in OPTIONS} | NOT_SERVER_VARIABLES
     unknown = sorted(k for k in env if k.startswith(ENV_PREFIX) and k not in known)
