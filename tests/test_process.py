@@ -26,6 +26,7 @@ from .helpers import (
     Duplex,
     ServerProcess,
     ServerThread,
+    add_voice,
     base_config,
     decode_ogg,
 )
@@ -187,6 +188,56 @@ def test_a_reply_still_arriving_when_the_drain_starts_is_spoken_to_its_end(
         assert isinstance(rest[-1], Summary)
         assert rest[-1].segments == 3
         stopped.result(timeout=120)
+    finally:
+        srv.close()
+
+
+def test_a_stream_whose_voice_waits_for_its_text_is_spoken_through_the_drain(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a stream naming neither voice nor language (its voice waits for its first
+    sentence) that had not finished that sentence when the drain began was refused when it
+    came ("shutting down"), or held to the grace's end and cut with gRPC's "Cancelling all
+    calls", none of its text spoken. Taken before the drain, it is spoken as a running stream
+    is, and ends with its Summary."""
+    add_voice(tmp_path, "zh_CN-copy-medium", "zh_CN")  # a language the text may pick
+    srv = ServerThread(base_config(cache_dir, tmp_path, drain_delay_seconds=0.0))
+    srv.server.admission.drain_quiet = 120.0  # however slow this machine: never quiet here
+    try:
+        with Client(srv.address) as client, client.stream(timeout=120) as session:
+            session.send("Hello there and welcome to the line")  # no sentence end yet
+            wait_for(lambda: srv.server.admission.unvoiced == 1, "the stream's config")
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(120), srv.loop)
+            wait_for(lambda: srv.server.admission.draining, "the drain")
+            session.send(" that the server is draining. And a second sentence.")
+            session.close()
+            events = list(session)
+        assert isinstance(events[-1], Summary)
+        assert events[-1].segments == 2
+        assert events[-1].audio_duration_ms > 2000
+        stopped.result(timeout=120)
+    finally:
+        srv.close()
+
+
+def test_a_stream_whose_voice_waits_and_that_sends_nothing_ends_as_the_drain_begins(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a stream naming neither voice nor language that had sent no text held the drain
+    for its whole grace and was then cut with gRPC's "Cancelling all calls". Quiet for the
+    drain's quiet time, it ends with UNAVAILABLE saying to open a new stream elsewhere."""
+    add_voice(tmp_path, "zh_CN-copy-medium", "zh_CN")
+    srv = ServerThread(base_config(cache_dir, tmp_path, drain_delay_seconds=0.0))
+    srv.server.admission.drain_quiet = 0.2
+    try:
+        with Client(srv.address) as client, client.stream(timeout=120) as session:
+            session.send("")  # the config alone
+            wait_for(lambda: srv.server.admission.unvoiced == 1, "the stream's config")
+            stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(60), srv.loop)
+            with pytest.raises(Unavailable, match="shutting down, and this stream sent no text"):
+                list(session)
+        stopped.result(timeout=120)
+        assert srv.server.admission.unvoiced == 0
     finally:
         srv.close()
 

@@ -309,7 +309,27 @@ def test_blank_text_before_the_first_sentence_is_bounded(two_languages: ServerTh
         with pytest.raises(grpc.RpcError) as info:
             call.next()
         assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "before its first sentence, over the limit of 50" in (info.value.details() or "")
+        details = info.value.details() or ""
+        assert "with no sentence end before its first sentence, over the limit of 50" in details
+        call.close()
+
+
+def test_a_text_piece_over_the_limit_is_refused_alike_before_the_voice_is_picked(
+    two_languages: ServerThread,
+) -> None:
+    """Bug: one piece over --max-text-chars, sent before the first sentence picked the voice,
+    was RESOURCE_EXHAUSTED telling the caller to send text (which it had just done), where a
+    stream with a voice gets INVALID_ARGUMENT saying to send smaller pieces."""
+    with two_languages.channel() as channel:
+        call = Duplex(two_languages.stub(channel), timeout=60)
+        call.config()
+        call.send(text="word " * 12)
+        with pytest.raises(grpc.RpcError) as info:
+            call.next()
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "a text piece of 60 characters is over the limit of 50" in (
+            info.value.details() or ""
+        )
         call.close()
 
 

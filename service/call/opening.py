@@ -103,13 +103,14 @@ class SessionOpener:
         first: str = "",
         segments: list[str] | None = None,
         wait: float | None = None,
+        taken: bool = False,
     ) -> tuple[Session, Slot]:
         """A session for `config` once the admission takes the call, and its slot, to give
         back with Admission.leave() when it ends. `first`: the text of its first segment.
         `segments`: a whole text's call (Synthesize, HTTP), cut as its session cuts it: such a
         call waits in the admission's queue for room (`wait`: how long at most; None: the
         server's setting), and needs none when the phrase cache holds every segment (no model
-        work)."""
+        work). `taken`: a stream taken before the drain began (Admission.enter)."""
         settings = self.settings(config, caller, first)
         if segments is not None and settings.voice.first_clause_chars:
             segments = segments_of("".join(segments), settings.voice.first_clause_chars)
@@ -117,7 +118,7 @@ class SessionOpener:
         voice = settings.voice
         cost = voice.cost if voice.long_jobs else 0.0
         if segments is None:
-            slot = await self.admission.admit(caller, cost)
+            slot = await self.admission.admit(caller, cost, taken=taken)
         else:
             check_readable(voice, "".join(segments), self.registry, settings.by_text)
             if _replayed(settings, segments):
@@ -137,8 +138,11 @@ class SessionOpener:
             load=first_window_load(self.workers, long_jobs=settings.voice.long_jobs),
             behind=lambda: behind(self.workers),
         )
-        # Known to the admission for the whole call: a drain ends what is still open.
+        # Known to the admission for the whole call: a drain ends what is still open, this
+        # one too when it begins during the drain (a stream whose voice waited for its text).
         self.admission.sessions.add(session)
+        if self.admission.draining:
+            session.end_when_quiet(self.admission.drain_quiet)
         session.closers.append(runner.close)
         session.closers.append(lambda: self.admission.sessions.discard(session))
         return session

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -153,8 +154,13 @@ class Admission:
         self.sessions: set[Session] = set()
         """The calls' sessions, for the drain to end what is still open."""
         self.idle = asyncio.Event()
-        """Set while no call is open, with a slot or parked."""
+        """Set while no call is open: with a slot, parked, or waiting for its voice."""
         self.idle.set()
+        self.drained = asyncio.Event()
+        """Set once the drain begins: streams waiting for their first sentence to pick their
+        voice, which hold no slot yet, watch it."""
+        self.unvoiced = 0
+        """Streams taken that wait for their first sentence to pick their voice."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -167,6 +173,7 @@ class Admission:
         spoken what it holds, and no text came for `drain_quiet` seconds), or when its client
         half-closes: a reply still arriving is spoken to its end."""
         self._draining = True
+        self.drained.set()
         for session in list(self.sessions):
             session.end_when_quiet(self.drain_quiet)
 
@@ -197,16 +204,22 @@ class Admission:
     # -- calls --------------------------------------------------------------------------------
 
     async def admit(
-        self, caller: Caller = Caller(), cost: float = 0.0, *, slot: Slot | None = None
+        self,
+        caller: Caller = Caller(),
+        cost: float = 0.0,
+        *,
+        slot: Slot | None = None,
+        taken: bool = False,
     ) -> Slot:
         """enter(), but a call that finds the machine at capacity waits, in arrival order, up
         to `wait` seconds for room before it is refused: a moment's crowd of new calls is
-        taken a little later instead of turned away. `slot`: a parked stream's, taken again."""
+        taken a little later instead of turned away. `slot`: a parked stream's, taken again.
+        `taken`: as enter()'s."""
         policy = self.policy
         give_up = time.monotonic() + self.wait
         if not self._line.locked():
             try:
-                return self.enter(caller=caller, cost=cost, slot=slot)
+                return self.enter(caller=caller, cost=cost, slot=slot, taken=taken)
             except AtCapacity:
                 if self.wait <= 0:
                     raise
@@ -226,7 +239,12 @@ class Admission:
             while True:
                 try:
                     return self.enter(
-                        policy.waiter_max_load, policy.waiter_slack, caller, cost, slot=slot
+                        policy.waiter_max_load,
+                        policy.waiter_slack,
+                        caller,
+                        cost,
+                        slot=slot,
+                        taken=taken,
                     )
                 except AtCapacity:
                     if time.monotonic() + policy.poll > give_up:
@@ -319,13 +337,17 @@ class Admission:
         *,
         slot: Slot | None = None,
         free: bool = False,
+        taken: bool = False,
     ) -> Slot:
         """Count a call in, or refuse it now. `cost`: its voice's worker seconds per second
         of audio. `slot`: a parked stream's, taken again (its caller and cost count). `free`:
         the call needs no model work (its text is all in the phrase cache): only the stream
-        limits count, not the machine's capacity."""
+        limits count, not the machine's capacity. `taken`: a stream the server took before
+        its drain began, which now has its voice: the drain speaks its text, as it does a
+        running stream's."""
         policy = self.policy
-        self.check_open()
+        if not taken:
+            self.check_open()
         if slot is not None:
             caller, cost = slot.caller, slot.cost
         else:
@@ -489,5 +511,20 @@ class Admission:
             self._release(slot)
             slot.held = False
         self._parked.discard(slot)
-        if self.active == 0 and not self._parked:
+        self._check_idle()
+
+    @contextlib.contextmanager
+    def unvoiced_stream(self) -> Iterator[None]:
+        """A stream taken that waits for its first sentence to pick its voice, until it holds
+        its slot or ends: an open call, which the drain waits for as for the others."""
+        self.unvoiced += 1
+        self.idle.clear()
+        try:
+            yield
+        finally:
+            self.unvoiced -= 1
+            self._check_idle()
+
+    def _check_idle(self) -> None:
+        if self.active == 0 and not self._parked and not self.unvoiced:
             self.idle.set()

@@ -23,7 +23,7 @@ from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller, Slot
 from ..engines.engine import language_matches
 from ..engines.registry import VoiceRegistry
-from ..errors import IdleTimeout, InvalidRequest, Overloaded, VoxliteError
+from ..errors import IdleTimeout, InvalidRequest, Overloaded, Unavailable, VoxliteError
 from . import calls, convert
 from .status import abort
 
@@ -137,7 +137,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[tts_pb2.StreamingSynthesizeResponse]:
         async def start(call: _Call) -> Session:
-            requests = request_iterator.__aiter__()
+            requests = _ReadAhead(request_iterator.__aiter__())
             # The call holds no slot until its config arrives, and may wait only so long.
             try:
                 first = _parsed(await asyncio.wait_for(requests.__anext__(), self._config_wait))
@@ -157,13 +157,18 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 )
             early: list[tts_pb2.StreamingSynthesizeRequest] = []
             ended, opening = False, ""
+            # A stream the server took before its drain began, and that waited for its first
+            # sentence to pick its voice, is spoken as a running stream is, not refused.
+            self._admission.check_open()
             if self._by_text(first.config):
                 # What no voice changes is checked now: a bad rate need not wait for text.
                 convert.voice_request(first.config)
                 convert.audio_settings(first.config.audio)
-                opening, early, ended = await self._opening(requests)
-            self._admission.check_open()
-            session = await self._admitted(context, call, first.config, opening)
+                with self._admission.unvoiced_stream():
+                    opening, early, ended = await self._opening(requests)
+                    session = await self._admitted(context, call, first.config, opening, taken=True)
+            else:
+                session = await self._admitted(context, call, first.config)
             call.watchdog.touch()
             call.reader = asyncio.ensure_future(
                 self._read(requests, session, call, early=early, ended=ended)
@@ -183,14 +188,16 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         return any(self._registry.may_speak(language) for language in textlang.LANGUAGES)
 
     async def _opening(
-        self, requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed]
+        self, requests: _ReadAhead
     ) -> tuple[str, list[tts_pb2.StreamingSynthesizeRequest], bool]:
         """A stream whose config names neither voice nor language: its requests up to its first
         segment (text that completes one, a flush, or the half-close), whose script picks the
         voice; when that segment leaves it open (textlang.undecided), up to the text that
         settles it. Returns that text, the requests read (to replay once the stream has a
         session), and whether the stream half-closed. A clear starts over. Holds no slot, and
-        waits at most the idle timeout."""
+        waits at most the idle timeout. When the server drains, the text so far picks the
+        voice (the drain speaks it, as a running stream's); a stream with none gives up once
+        it has been quiet for the drain's quiet time."""
         segmenter = Segmenter()
         # The text so far, while its first segment leaves the language open (textlang.undecided:
         # "本日、"): the voice waits for a kana or a Chinese character, within a few more.
@@ -200,53 +207,82 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         loop = asyncio.get_running_loop()
         give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
         settle_by = None  # when a first segment that leaves the language open is decided as is
-        while True:
-            deadlines = [t for t in (give_up, settle_by) if t is not None]
-            left = max(0.0, min(deadlines) - loop.time()) if deadlines else None
-            try:
-                request = _parsed(await asyncio.wait_for(requests.__anext__(), left))
-            except StopAsyncIteration:
-                return seen if opening else _first(segmenter.flush()), early, True
-            except TimeoutError:
-                if opening:  # no more text came to settle it: its own script decides
-                    return seen, early, False
-                raise IdleTimeout(
-                    f"no text completed a sentence within {self._idle_timeout:g} s of the "
-                    "config, which names neither voice nor language (the voice, and so the "
-                    "format, waits for the first sentence): send text and flush, or name a "
-                    "voice or language"
-                ) from None
-            kind = request.WhichOneof("request")
-            early.append(request)
-            held += len(request.text) if kind == "text" else 1
-            if held > self._max_text_chars:
-                raise Overloaded(
-                    f"the stream sent {held} characters and requests before its first "
-                    f"sentence, over the limit of {self._max_text_chars}: send text to speak "
-                    "(its voice waits for it), or name a voice or language in config"
-                )
-            found: list[str] = []
-            if kind == "text":
-                self._check_text(request.text, piece=True)
-                found = segmenter.push(request.text)
-            elif kind == "flush":
-                found = segmenter.flush()
-            elif kind == "clear":
-                segmenter.clear()
-                settle_by = None
-                # The text before it is dropped: replayed, it would be read against the voice
-                # the text after it picks. The flushes and clears stay, for their acks.
-                early = [r for r in early if r.WhichOneof("request") != "text"]
-                held = len(early)
-            else:
-                raise _misplaced(kind)
-            seen = "" if kind == "clear" else seen + request.text
-            opening = "" if kind == "clear" else opening or _first(found)
-            waits = textlang.undecided(opening)
-            if opening and not (waits and kind == "text" and textlang.undecided(seen)):
-                return seen if waits else opening, early, False
-            if opening and settle_by is None:
-                settle_by = loop.time() + _SETTLE_SECONDS
+        admission = self._admission
+        drained = asyncio.ensure_future(admission.drained.wait())
+        last = loop.time()  # the last request's arrival
+        quiet_by = None  # draining with nothing to speak: when the stream is ended
+        try:
+            while True:
+                if drained.done():
+                    if textlang.has_words(markup.spoken(seen)):
+                        first = seen if opening else _first(segmenter.flush()) or seen
+                        return first, early, False
+                    quiet_by = last + admission.drain_quiet
+                deadlines = [t for t in (give_up, settle_by, quiet_by) if t is not None]
+                left = max(0.0, min(deadlines) - loop.time()) if deadlines else None
+                pending = requests.next()  # read on by _read() if not taken here
+                watched = {pending} if drained.done() else {pending, drained}
+                await asyncio.wait(watched, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if not pending.done():
+                    if drained.done() and quiet_by is None:
+                        continue  # the drain has begun
+                    if quiet_by is not None and loop.time() >= quiet_by:
+                        raise Unavailable(
+                            "the server is shutting down, and this stream sent no text to "
+                            f"speak for {admission.drain_quiet:g} s: open a new stream on "
+                            "another replica"
+                        )
+                    if opening:  # no more text came to settle it: its own script decides
+                        return seen, early, False
+                    raise IdleTimeout(
+                        f"no text completed a sentence within {self._idle_timeout:g} s of the "
+                        "config, which names neither voice nor language (the voice, and so the "
+                        "format, waits for the first sentence): send text and flush, or name a "
+                        "voice or language"
+                    )
+                try:
+                    request = _parsed(await requests.__anext__())  # pending's, at once
+                except StopAsyncIteration:
+                    return seen if opening else _first(segmenter.flush()), early, True
+                last = loop.time()
+                kind = request.WhichOneof("request")
+                if kind == "text":  # a piece over the limit is refused as any stream's is
+                    self._check_text(request.text, piece=True)
+                early.append(request)
+                held += len(request.text) if kind == "text" else 1
+                if held > self._max_text_chars:
+                    raise Overloaded(
+                        f"the stream sent {held} characters and requests with no sentence end "
+                        f"before its first sentence, over the limit of {self._max_text_chars}: "
+                        "end a sentence or flush sooner (its voice waits for one), or name a "
+                        "voice or language in config"
+                    )
+                found: list[str] = []
+                if kind == "text":
+                    found = segmenter.push(request.text)
+                elif kind == "flush":
+                    found = segmenter.flush()
+                elif kind == "clear":
+                    segmenter.clear()
+                    settle_by = None
+                    # The text before it is dropped: replayed, it would be read against the
+                    # voice the text after it picks. The flushes and clears stay, for their acks.
+                    early = [r for r in early if r.WhichOneof("request") != "text"]
+                    held = len(early)
+                else:
+                    raise _misplaced(kind)
+                seen = "" if kind == "clear" else seen + request.text
+                opening = "" if kind == "clear" else opening or _first(found)
+                waits = textlang.undecided(opening)
+                if opening and not (waits and kind == "text" and textlang.undecided(seen)):
+                    return seen if waits else opening, early, False
+                if opening and settle_by is None:
+                    settle_by = loop.time() + _SETTLE_SECONDS
+        except BaseException:
+            requests.close()
+            raise
+        finally:
+            drained.cancel()
 
     async def _admitted(
         self,
@@ -255,19 +291,22 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         config: tts_pb2.SynthesisConfig,
         first: str = "",
         segments: list[str] | None = None,
+        *,
+        taken: bool = False,
     ) -> Session:
         """The call's session, once its settings are checked and the admission takes it (by
         who calls, and what its voice costs). `first`: the text of its first segment.
         `segments`: a Synthesize call's text, cut as its session cuts it: such a call waits in
         the admission's queue for room, and needs none when the phrase cache holds every
-        segment (no model work)."""
+        segment (no model work). `taken`: a stream taken before the drain began
+        (Admission.enter)."""
         who = tenant(context.invocation_metadata()) if self._tenants else None
         caller = Caller(_address(context.peer()), who)
         wait = None
         if segments is not None and (left := context.time_remaining()) is not None:
             wait = left - QUEUE_DEADLINE_MARGIN
         session, call.slot = await self._opener.open(
-            caller, convert.call_config(config), first, segments, wait
+            caller, convert.call_config(config), first, segments, wait, taken=taken
         )
         return session
 
@@ -323,7 +362,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
 
     async def _read(
         self,
-        requests: AsyncIterator[tts_pb2.StreamingSynthesizeRequest | Malformed],
+        requests: _ReadAhead,
         session: Session,
         call: _Call,
         *,
@@ -410,6 +449,38 @@ def _address(peer: str) -> str:
     """A gRPC peer ("ipv4:10.0.0.7:50122", "ipv6:[::1]:50122") without its port."""
     host, sep, port = peer.rpartition(":")
     return host if sep and port.isdigit() else peer
+
+
+class _ReadAhead:
+    """A stream's requests, whose next read may begin before its reader takes the request
+    (the wait for a stream's first sentence also watches the drain): a read begun is never
+    cancelled to be begun again, which could lose the request it was reading, but handed to
+    the next reader."""
+
+    def __init__(self, requests: AsyncIterator[Any]) -> None:
+        self._requests = requests
+        self._next: asyncio.Future[Any] | None = None
+
+    def next(self) -> asyncio.Future[Any]:
+        """The next request's read, begun now or before."""
+        if self._next is None:
+            self._next = asyncio.ensure_future(self._requests.__anext__())
+        return self._next
+
+    def close(self) -> None:
+        """The call is over: a read under way is not wanted."""
+        if self._next is not None:
+            self._next.cancel()
+
+    def __aiter__(self) -> _ReadAhead:
+        return self
+
+    async def __anext__(self) -> Any:
+        read = self.next()
+        try:
+            return await read
+        finally:
+            self._next = None
 
 
 class Malformed:
