@@ -27,6 +27,7 @@ from .helpers import (
     audio_bytes,
     base_config,
     decode_ogg,
+    held_workers,
     kinds,
     park_after,
     speak,
@@ -262,6 +263,24 @@ def test_streaming_output_is_a_valid_ogg_across_flushes(duplex: Callable[..., Du
     call.rest()
     samples, _ = decode_ogg(audio_bytes(call.received))
     assert len(samples) > 24000  # well over a second of audio
+
+
+def test_a_stream_cleared_before_its_first_audio_reports_no_first_audio(
+    server: ServerThread, duplex: Callable[..., Duplex]
+) -> None:
+    """Bug: the Summary of an Ogg stream cleared before any audio gave a time to first audio
+    (the Ogg header's, which carries none) where the proto says 0."""
+    call = duplex(timeout=60)
+    with held_workers(server):  # no model run: nothing is spoken before the clear
+        call.config()
+        call.send(text="Nobody hears this sentence of the cleared reply.")
+        call.send(flush=pb.Flush(id=1))
+        call.send(clear=pb.Clear(id=2))
+        call.until("clear_done")
+    call.close()
+    summary = call.rest()[-1].summary
+    assert summary.audio_duration_ms == 0
+    assert summary.time_to_first_audio_ms == 0
 
 
 def test_clear_stops_speech_and_the_stream_goes_on(

@@ -7,6 +7,7 @@ import shutil
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from voxlite.service import server as server_module
@@ -156,3 +157,23 @@ def test_voices_loaded_after_serving_run_below_the_workers(
         server.close()
     assert loader == child == BACKGROUND_NICE > os.getpriority(os.PRIO_PROCESS, os.getpid())
     assert worker == os.getpriority(os.PRIO_PROCESS, os.getpid())
+
+
+def test_the_voices_loaded_before_serving_are_listed_as_loading_meanwhile(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug: ListVoices, answered while the server starts, listed the voices it loads before
+    SERVING (the default, each language's) neither among the voices nor as loading: for the
+    seconds Kokoro's take, a caller saw no default voice at all."""
+    registry = registry_of(tmp_path, cache_dir)
+    listed = []
+    load = registry._load
+
+    def listing_then_load(*args: Any, **kwargs: Any) -> Any:
+        listed.append(registry.loading())
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(registry, "_load", listing_then_load)
+    registry.load()
+    assert listed == [[EMBEDDED_VOICE]]
+    assert registry.loading() == []

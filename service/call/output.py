@@ -39,7 +39,7 @@ class Output:
         self.samples_sent = 0
         """Output samples in the audio events so far."""
         self.first_audio_at: float | None = None
-        """When the first audio event was made (time.perf_counter())."""
+        """When the first audio event with samples was made (time.perf_counter())."""
 
     def format(self) -> FormatEvent:
         return FormatEvent(self.settings, self._voice, self._native, self._pipeline.pre_skip)
@@ -55,7 +55,8 @@ class Output:
             self._sequence += 1
             self._emitted = chunk.start_sample + chunk.num_samples
             self.samples_sent += chunk.num_samples
-        if events and self.first_audio_at is None:
+        # Audio heard: an Ogg stream's header pages, sent before any, carry none.
+        if self.first_audio_at is None and any(chunk.num_samples for chunk in chunks):
             self.first_audio_at = time.perf_counter()
         return events
 

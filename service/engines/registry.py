@@ -73,6 +73,8 @@ class VoiceRegistry:
         self.failures: list[VoiceFailure] = []
         self.pending: set[str] = set()
         """Voices found and not loaded yet (load_rest() loads them)."""
+        self._first: frozenset[str] = frozenset()
+        """The voices load() is loading now, before the server serves."""
         self._pending_languages: dict[str, str] = {}
         """Each pending voice's language, where its family knew it before loading."""
         self._stopping = threading.Event()
@@ -107,7 +109,11 @@ class VoiceRegistry:
         first += sorted({v for v in self.language_voices.values() if v in sources} - {*first})
         self.pending = {n for n in sources if n not in first}
         self._pending_languages = {n: sources[n].language for n in self.pending}
-        _, self.failures = self._load(first, sources, required=self.default_name)
+        self._first = frozenset(first)
+        try:
+            _, self.failures = self._load(first, sources, required=self.default_name)
+        finally:
+            self._first = frozenset()
 
     def load_rest(self) -> None:
         """Load the voices load() left out, by name; one that fails is reported in `failures`."""
@@ -129,8 +135,8 @@ class VoiceRegistry:
         return self._stopping.is_set()
 
     def loading(self) -> list[str]:
-        """The voices load_rest() has yet to load, by name."""
-        pending, voices = self.pending, self._voices
+        """The voices load() and load_rest() have yet to load, by name."""
+        pending, voices = self.pending | self._first, self._voices
         return sorted(n for n in pending if n not in voices)
 
     def reload(self) -> list[str]:

@@ -198,12 +198,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         waits at most the idle timeout. When the server drains, the text so far picks the
         voice (the drain speaks it, as a running stream's); a stream with none gives up once
         it has been quiet for the drain's quiet time."""
-        segmenter = Segmenter()
-        # The text so far, while its first segment leaves the language open (textlang.undecided:
-        # "本日、"): the voice waits for a kana or a Chinese character, within a few more.
-        seen = opening = ""
-        early: list[tts_pb2.StreamingSynthesizeRequest] = []
-        held = 0  # characters and requests kept to replay: blank text completes no segment
+        sent = _BeforeVoice(self._max_text_chars)
         loop = asyncio.get_running_loop()
         give_up = None if self._idle_timeout is None else loop.time() + self._idle_timeout
         settle_by = None  # when a first segment that leaves the language open is decided as is
@@ -214,9 +209,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         try:
             while True:
                 if drained.done():
-                    if textlang.has_words(markup.spoken(seen)):
-                        first = seen if opening else _first(segmenter.flush()) or seen
-                        return first, early, False
+                    if textlang.has_words(markup.spoken(sent.seen)):
+                        return sent.so_far(), sent.early, False
                     quiet_by = last + admission.drain_quiet
                 deadlines = [t for t in (give_up, settle_by, quiet_by) if t is not None]
                 left = max(0.0, min(deadlines) - loop.time()) if deadlines else None
@@ -232,8 +226,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                             f"speak for {admission.drain_quiet:g} s: open a new stream on "
                             "another replica"
                         )
-                    if opening:  # no more text came to settle it: its own script decides
-                        return seen, early, False
+                    if sent.opening:  # no more text came to settle it: its own script decides
+                        return sent.seen, sent.early, False
                     raise IdleTimeout(
                         f"no text completed a sentence within {self._idle_timeout:g} s of the "
                         "config, which names neither voice nor language (the voice, and so the "
@@ -243,40 +237,15 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 try:
                     request = _parsed(await requests.__anext__())  # pending's, at once
                 except StopAsyncIteration:
-                    return seen if opening else _first(segmenter.flush()), early, True
+                    return sent.so_far(ended=True), sent.early, True
                 last = loop.time()
-                kind = request.WhichOneof("request")
-                if kind == "text":  # a piece over the limit is refused as any stream's is
+                if request.WhichOneof("request") == "text":  # as any stream's piece
                     self._check_text(request.text, piece=True)
-                early.append(request)
-                held += len(request.text) if kind == "text" else 1
-                if held > self._max_text_chars:
-                    raise Overloaded(
-                        f"the stream sent {held} characters and requests with no sentence end "
-                        f"before its first sentence, over the limit of {self._max_text_chars}: "
-                        "end a sentence or flush sooner (its voice waits for one), or name a "
-                        "voice or language in config"
-                    )
-                found: list[str] = []
-                if kind == "text":
-                    found = segmenter.push(request.text)
-                elif kind == "flush":
-                    found = segmenter.flush()
-                elif kind == "clear":
-                    segmenter.clear()
+                if sent.add(request):
+                    return sent.decided(), sent.early, False
+                if request.WhichOneof("request") == "clear":
                     settle_by = None
-                    # The text before it is dropped: replayed, it would be read against the
-                    # voice the text after it picks. The flushes and clears stay, for their acks.
-                    early = [r for r in early if r.WhichOneof("request") != "text"]
-                    held = len(early)
-                else:
-                    raise _misplaced(kind)
-                seen = "" if kind == "clear" else seen + request.text
-                opening = "" if kind == "clear" else opening or _first(found)
-                waits = textlang.undecided(opening)
-                if opening and not (waits and kind == "text" and textlang.undecided(seen)):
-                    return seen if waits else opening, early, False
-                if opening and settle_by is None:
+                elif sent.opening and settle_by is None:
                     settle_by = loop.time() + _SETTLE_SECONDS
         except BaseException:
             requests.close()
@@ -426,6 +395,68 @@ def _misplaced(kind: str | None) -> InvalidRequest:
 # the few characters that settle it before its own script decides: a language model writes
 # them within a fraction of a second; a caller that stops there must not stall.
 _SETTLE_SECONDS = 1.0
+
+
+class _BeforeVoice:
+    """What a stream naming neither voice nor language has sent before its first sentence picks
+    its voice."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._segmenter = Segmenter()
+        self.seen = ""
+        """The text so far (since a clear)."""
+        self.opening = ""
+        """Its first segment with words, once cut: while it leaves the language open
+        (textlang.undecided: "本日、"), the voice waits for a kana or a Chinese character."""
+        self.early: list[tts_pb2.StreamingSynthesizeRequest] = []
+        """The requests read, to replay once the stream has a session."""
+        self._held = 0  # characters and requests kept: blank text completes no segment
+
+    def add(self, request: tts_pb2.StreamingSynthesizeRequest) -> bool:
+        """Take one request; True once the text picks the voice (decided())."""
+        kind = request.WhichOneof("request")
+        self.early.append(request)
+        self._held += len(request.text) if kind == "text" else 1
+        if self._held > self._max_chars:
+            raise Overloaded(
+                f"the stream sent {self._held} characters and requests with no sentence end "
+                f"before its first sentence, over the limit of {self._max_chars}: end a "
+                "sentence or flush sooner (its voice waits for one), or name a voice or "
+                "language in config"
+            )
+        found: list[str] = []
+        if kind == "text":
+            found = self._segmenter.push(request.text)
+        elif kind == "flush":
+            found = self._segmenter.flush()
+        elif kind == "clear":
+            self._segmenter.clear()
+            # The text before it is dropped: replayed, it would be read against the voice the
+            # text after it picks. The flushes and clears stay, for their acks.
+            self.early = [r for r in self.early if r.WhichOneof("request") != "text"]
+            self._held = len(self.early)
+        else:
+            raise _misplaced(kind)
+        self.seen = "" if kind == "clear" else self.seen + request.text
+        self.opening = "" if kind == "clear" else self.opening or _first(found)
+        waits = textlang.undecided(self.opening)
+        return bool(self.opening) and not (
+            waits and kind == "text" and textlang.undecided(self.seen)
+        )
+
+    def decided(self) -> str:
+        """The text that picks the voice: the first segment, or all so far when it left the
+        language open."""
+        return self.seen if textlang.undecided(self.opening) else self.opening
+
+    def so_far(self, *, ended: bool = False) -> str:
+        """The text that picks the voice now, with no more to come before it (the drain, or
+        the half-close when `ended`)."""
+        if self.opening:
+            return self.seen
+        found = _first(self._segmenter.flush())
+        return found if ended else found or self.seen
 
 
 def _first(segments: list[str]) -> str:

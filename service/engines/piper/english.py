@@ -614,6 +614,21 @@ def _unit(match: re.Match[str]) -> str:
     return f"{number} {one if number == '1' else many}"
 
 
+def _digit_runs(text: str) -> str:
+    """Phone numbers in their groups, also those written in one run, and a run of digits too
+    long to be an amount in fours."""
+    text = PHONE.sub(_phone, text)
+    text = _BARE_PHONE.sub(
+        lambda m: (
+            ("plus " if m[0][0] == "+" else "")
+            + ", ".join(_spaced(g.lstrip("+")) for g in m.groups() if g)
+        ),
+        text,
+    )
+    text = _INTERNATIONAL.sub(lambda m: "plus " + _in_groups(m[1], 3), text)
+    return _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
+
+
 def english(text: str) -> str:
     """`text` with what espeak-ng misreads written out as it is said."""
     if "@" in text or "." in text:
@@ -670,16 +685,7 @@ def english(text: str) -> str:
     text = _CODE_SIGN.sub("number ", text)
     text = _PRESSURE.sub(r"\1\2\3 over \4", text)
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
-    text = PHONE.sub(_phone, text)
-    text = _BARE_PHONE.sub(
-        lambda m: (
-            ("plus " if m[0][0] == "+" else "")
-            + ", ".join(_spaced(g.lstrip("+")) for g in m.groups() if g)
-        ),
-        text,
-    )
-    text = _INTERNATIONAL.sub(lambda m: "plus " + _in_groups(m[1], 3), text)
-    text = _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
+    text = _digit_runs(text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
     text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
