@@ -71,10 +71,11 @@ def test_han_text_without_kana_is_japanese_only_when_it_says_so() -> None:
     assert text_language("本日") == text_language("東京都") == "zh"
     assert text_language("台北現在，請稍候") == "zh"  # traditional Chinese, not Japanese
     # Cut at 、, Han alone leaves it open until a kana, a telling character, or a few more.
-    for text in ("本日、", "本日、雨", "OK，", "OK、承知"):
+    for text in ("本日、", "本日、雨", "OK，", "OK、承知", "OK, ", "3, "):
         assert undecided(text), text
-    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店", "Sure, ", "OK，我"):
+    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店", "Sure, I", "OK，我"):
         assert not undecided(text), text
+    assert settled("Sure, I can help.", "Sure,") == "Sure, I"
     assert settled("本日、雨が降ります。", "本日、") == "本日、雨が"
     assert settled("好的，我来查。", "好的，") == "好的，"
 
@@ -452,6 +453,10 @@ def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
     # A Latin word before a mark only Chinese and Japanese write: the words after it tell.
     assert synthesize(kstub, "OK、承知しました。")[0].format.voice == "jf_alpha"
     assert synthesize(kstub, "OK，我明白了。")[0].format.voice == "zf_xiaoxiao"
+    # ... and before a comma any script writes (it went to the English voice, which refused
+    # the rest): the first letter after it tells.
+    assert synthesize(kstub, "OK, 我们开始吧。")[0].format.voice == "zf_xiaoxiao"
+    assert synthesize(kstub, "3, 2, 1, スタートです。")[0].format.voice == "jf_alpha"
     call = Duplex(kstub, timeout=120)
     call.config()
     for piece in ("本日", "、", "雨", "が降ります。"):

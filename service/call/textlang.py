@@ -201,13 +201,18 @@ def undecided(text: str) -> bool:
     for more (a few characters at most):
     - Latin alone (or no letters) before a mark only Chinese and Japanese write: "OK、" starts
       "OK、承知しました", and OK with a full-width comma 我明白了;
+    - ... or before a comma, semicolon or colon all scripts write, until a letter follows it:
+      "OK, " starts "OK, 我们开始吧" and "OK, let's go" (in a stream that letter most often
+      comes with the space, in one token);
     - Han characters alone, none that only Japanese or Chinese writes, cut at a 、 with no
       sentence end after it: "本日、" starts Japanese and Chinese sentences alike, "本日、雨が"
       is Japanese, and 好的 with a full-width comma is Chinese at once."""
     script = text_script(text)
     if script is None:
-        mark = next((i for i, c in enumerate(text) if c in _CJK_MARKS), None)
-        return mark is not None and len(text) - mark <= 4 * _OPEN_AFTER_COMMA
+        mark = next((i for i, c in enumerate(text) if c in _CJK_MARKS or c in ",;:"), None)
+        if mark is None or len(text) - mark > 4 * _OPEN_AFTER_COMMA:
+            return False
+        return text[mark] in _CJK_MARKS or not any(c.isalpha() for c in text[mark:])
     _, comma, tail = text.partition("\N{IDEOGRAPHIC COMMA}")
     if not comma or any(mark in tail for mark in _SENTENCE_ENDS):
         return False
