@@ -22,7 +22,7 @@ from ._base import (
     voices_request,
 )
 from ._channel import Metadata
-from ._errors import ended_after_summary, from_rpc_error
+from ._errors import delivered_status, ended_after_summary, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
@@ -40,6 +40,13 @@ class AsyncStreamSession(BaseStreamSession):
         self._requests: asyncio.Queue[tts_pb2.StreamingSynthesizeRequest | None] = asyncio.Queue()
         self._answered = asyncio.Event()
         self._call = method(self._request_stream(config), **call_args)
+        self._delivered: tuple[grpc.StatusCode, str] | None = None
+        self._call.add_done_callback(self._keep_status)
+
+    def _keep_status(self, call: Any) -> None:
+        """The server's status, kept as the call ends: grpc.aio may replace it afterwards
+        (delivered_status)."""
+        self._delivered = delivered_status(call)
 
     async def _request_stream(
         self, config: tts_pb2.SynthesisConfig
@@ -91,7 +98,7 @@ class AsyncStreamSession(BaseStreamSession):
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
-                raise from_rpc_error(exc) from exc
+                raise from_rpc_error(exc, self._delivered) from exc
         finally:
             self._answered.set()
 

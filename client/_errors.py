@@ -127,7 +127,25 @@ def ended_by_server() -> Unavailable:
     )
 
 
-def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def delivered_status(call: Any) -> tuple[grpc.StatusCode, str] | None:
+    """The status a finished grpc.aio call holds now: read as the call is done (a done
+    callback), it is the one the server sent. grpc.aio may later replace it with INTERNAL
+    "Internal error from Core", when one of the call's writes fails as the server ends it
+    (grpc/grpc#36066), and offers no other way to keep it than its own record, read here.
+    None where that record is not there (another grpcio)."""
+    status = getattr(getattr(call, "_cython_call", None), "_status", None)
+    try:
+        return _CODES[status.code()], str(status.details())
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def from_rpc_error(
+    error: grpc.RpcError, delivered: tuple[grpc.StatusCode, str] | None = None
+) -> VoxliteError:
     """The exception for a failed call (sync or asyncio), keeping its code and message.
 
     A call whose stream ended without a status was cut off on the way, not answered: a proxy
@@ -135,10 +153,13 @@ def from_rpc_error(error: grpc.RpcError) -> VoxliteError:
     with END_STREAM, which gRPC reports as UNKNOWN "Stream removed"; on a stream the caller
     has not half-closed, then RST_STREAM(CANCEL) too, which gRPC reports as CANCELLED "Stream
     removed"). That is the same failure as a connection lost under a direct call, and as
-    retryable: Unavailable, code UNAVAILABLE. A call the caller cancels says otherwise."""
+    retryable: Unavailable, code UNAVAILABLE. A call the caller cancels says otherwise.
+    `delivered`: the status the server sent (delivered_status), where grpc.aio replaced it."""
     rpc: Any = error  # grpc.RpcError itself declares no code(); the raised calls all have it
     code = rpc.code() if callable(getattr(rpc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = rpc.details() if callable(getattr(rpc, "details", None)) else str(error)
+    if code == grpc.StatusCode.INTERNAL and details == _CORE_INTERNAL and delivered is not None:
+        code, details = delivered
     cut_codes = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.CANCELLED)
     if code in cut_codes and (details or "").startswith(_CUT_SHORT):
         return Unavailable(

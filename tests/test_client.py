@@ -366,6 +366,27 @@ async def test_an_async_stream_refused_at_its_config_keeps_the_servers_status(
             assert "xx_XX-nobody" in info.value.details
 
 
+@pytest.mark.asyncio
+async def test_an_async_stream_refused_mid_stream_keeps_the_servers_status(
+    server: ServerThread,
+) -> None:
+    """Bug: text the server refused after its format (Chinese to the English voice), with more
+    text being written as the server ended the call, came out as INTERNAL "Internal error
+    from Core" in about half the calls (grpc/grpc#36066), so a caller catching InvalidRequest
+    missed it. The status the server sent is kept as the call ends."""
+    async with AsyncClient(server.address) as aclient:
+        for _ in range(20):
+            async with aclient.stream(voice="en_US-joe-medium") as session:
+                await session.send("Hello. 你好。")
+                for k in range(50):
+                    await session.send(f"And more text {k}. ")
+                await session.close()
+                with pytest.raises(InvalidRequest) as info:
+                    [event async for event in session]
+            assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            assert "Han characters" in info.value.details
+
+
 def test_bad_values_are_invalid_request(client: Client) -> None:
     with pytest.raises(InvalidRequest, match=r"speaking_rate must be between 0\.25 and 4"):
         list(client.synthesize("Hello.", speaking_rate=10))
