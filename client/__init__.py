@@ -32,6 +32,7 @@ from ._events import (
     WordTimestamp,
 )
 from ._files import AudioFileWriter
+from ._options import FileOptions, SynthesisOptions
 from ._subtitles import TimestampsWriter
 from ._sync import Client, StreamSession
 from ._voices import Voice, VoiceList, VoiceLoadFailure
@@ -48,6 +49,7 @@ __all__ = [
     "DeadlineExceeded",
     "Encoding",
     "FailedPrecondition",
+    "FileOptions",
     "FlushDone",
     "HealthStatus",
     "InvalidRequest",
@@ -58,6 +60,7 @@ __all__ = [
     "StreamSession",
     "Summary",
     "SynthesisEvent",
+    "SynthesisOptions",
     "Target",
     "Timestamps",
     "TimestampsWriter",

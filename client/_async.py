@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, BinaryIO
 
 import grpc
@@ -19,10 +19,17 @@ from ._base import (
     health_request,
     health_status,
     synthesize_request,
+    unknown_service,
     voices_request,
 )
 from ._channel import Metadata
-from ._errors import delivered_status, ended_after_summary, from_rpc_error
+from ._errors import (
+    VoxliteError,
+    cancelled_here,
+    delivered_status,
+    ended_after_summary,
+    from_rpc_error,
+)
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
@@ -45,7 +52,7 @@ class AsyncStreamSession(BaseStreamSession):
 
     def _keep_status(self, call: Any) -> None:
         """The server's status, kept as the call ends: grpc.aio may replace it afterwards
-        (delivered_status)."""
+        (delivered_status), or have put its own first, which the server's then replaces."""
         self._delivered = delivered_status(call)
 
     async def _request_stream(
@@ -98,7 +105,12 @@ class AsyncStreamSession(BaseStreamSession):
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
-                raise from_rpc_error(exc, self._delivered) from exc
+                delivered = [self._delivered, delivered_status(self._call)]
+                raise from_rpc_error(exc, *delivered) from exc
+        except asyncio.CancelledError:
+            if (error := cancelled_here(self._call)) is not None:
+                raise error from None
+            raise
         finally:
             self._answered.set()
 
@@ -133,7 +145,9 @@ class AsyncClient(BaseClient):
 
         `await aclose()` on the generator cancels the call."""
         request = synthesize_request(text, **options)
-        return _events(self._stub.Synthesize(request, **self._call_args(timeout, metadata)))
+        call_args = self._call_args(timeout, metadata)
+        # The call starts with the iteration: a generator closed before it started none.
+        return _events(lambda: self._stub.Synthesize(request, **call_args))
 
     def stream(
         self,
@@ -191,8 +205,13 @@ class AsyncClient(BaseClient):
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> HealthStatus:
-        """The standard gRPC health check; "" asks about the server as a whole."""
-        response = await self._unary(self._health.Check, health_request(service), timeout, metadata)
+        """The standard gRPC health check; "" asks about the server as a whole, and a service
+        the server does not know is SERVICE_UNKNOWN."""
+        try:
+            request = health_request(service)
+            response = await self._unary(self._health.Check, request, timeout, metadata)
+        except VoxliteError as exc:
+            return unknown_service(exc)
         return health_status(response)
 
     async def _unary(
@@ -214,11 +233,16 @@ class AsyncClient(BaseClient):
         await self.close()
 
 
-async def _events(call: Any) -> AsyncGenerator[SynthesisEvent, None]:
+async def _events(start: Callable[[], Any]) -> AsyncGenerator[SynthesisEvent, None]:
+    call = start()
     try:
         async for response in call:
             yield _convert.synthesis_event(response)
     except grpc.RpcError as exc:
         raise from_rpc_error(exc) from exc
+    except asyncio.CancelledError:
+        if (error := cancelled_here(call)) is not None:
+            raise error from None
+        raise
     finally:
         call.cancel()  # a no-op once the call has ended; stops it when the caller stops early

@@ -22,7 +22,7 @@ from ._channel import (
     resolve_target,
     security,
 )
-from ._errors import ended_by_server
+from ._errors import VoxliteError, ended_by_server
 from ._events import HealthStatus, StreamEvent, Summary
 from ._options import SynthesisOptions
 
@@ -141,6 +141,14 @@ def voices_request(language: str | None) -> tts_pb2.ListVoicesRequest:
 
 def health_request(service: str) -> health_pb2.HealthCheckRequest:
     return health_pb2.HealthCheckRequest(service=service)
+
+
+def unknown_service(error: VoxliteError) -> HealthStatus:
+    """SERVICE_UNKNOWN for the health check's NOT_FOUND (the protocol's answer for a service
+    the server does not know), else `error` raised."""
+    if error.code != grpc.StatusCode.NOT_FOUND:
+        raise error
+    return HealthStatus.SERVICE_UNKNOWN
 
 
 def health_status(response: health_pb2.HealthCheckResponse) -> HealthStatus:

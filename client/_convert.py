@@ -118,6 +118,9 @@ def voice_list(response: tts_pb2.ListVoicesResponse) -> VoiceList:
             default=v.default,
             language_default=v.language_default,
             not_recommended=v.not_recommended,
+            gender=v.gender,
+            family=v.family,
+            word_timestamps=v.word_timestamps,
         )
         for v in response.voices
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, ClassVar
 
 import grpc
@@ -15,7 +16,7 @@ class VoxliteError(Exception):
         VoxliteError              any other status (INTERNAL, UNIMPLEMENTED, UNKNOWN, ...)
         ├── InvalidRequest        INVALID_ARGUMENT: a field is out of range or missing
         ├── VoiceNotFound         NOT_FOUND: no voice (or speaker, or language) by that name
-        ├── FailedPrecondition    FAILED_PRECONDITION: the voice exists but could not load
+        ├── FailedPrecondition    FAILED_PRECONDITION: the server cannot do it in its state
         ├── Overloaded            RESOURCE_EXHAUSTED: a server or stream limit; retry later
         ├── Unavailable           UNAVAILABLE: cannot connect, or the server starts or drains
         ├── DeadlineExceeded      DEADLINE_EXCEEDED: the call's `timeout` ran out
@@ -47,7 +48,8 @@ class VoiceNotFound(VoxliteError):
 
 
 class FailedPrecondition(VoxliteError):
-    """The voice exists but could not be loaded (FAILED_PRECONDITION)."""
+    """The server cannot do what was asked in its present state (FAILED_PRECONDITION; a voxlite
+    server does not send it: a voice that failed to load is VoiceNotFound, with the reason)."""
 
     status = grpc.StatusCode.FAILED_PRECONDITION
 
@@ -100,6 +102,9 @@ _BY_CODE: dict[grpc.StatusCode, type[VoxliteError]] = {
 
 _CUT_SHORT = "Stream removed"
 """gRPC's message for a response stream that ended without a status (no trailers)."""
+_CHANNEL_CLOSED = "Channel closed"
+"""In gRPC's message for a call whose channel this client closed while it ran (close()): the
+caller's doing, not a server gone away ("Stream removed (Channel closed!)")."""
 _CORE_INTERNAL = "Internal error from Core"
 """grpc.aio's message in place of the status when a write met the call's end (grpc/grpc#36066)."""
 
@@ -130,6 +135,18 @@ def ended_by_server() -> Unavailable:
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
+def cancelled_here(call: Any) -> Cancelled | None:
+    """What an asyncio read of `call` raises in place of asyncio.CancelledError when the call,
+    not the reading task, was cancelled (cancel() from another task, the client closed): a
+    task nobody cancelled must not end as cancelled. None where the task itself is being
+    cancelled (or Python 3.10 cannot tell), which must go on as asyncio's."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    if not call.cancelled() or cancelling is None or cancelling():
+        return None
+    return Cancelled("the call was cancelled: cancel(), or its client was closed")
+
+
 def delivered_status(call: Any) -> tuple[grpc.StatusCode, str] | None:
     """The status a finished grpc.aio call holds now: read as the call is done (a done
     callback), it is the one the server sent. grpc.aio may later replace it with INTERNAL
@@ -144,7 +161,7 @@ def delivered_status(call: Any) -> tuple[grpc.StatusCode, str] | None:
 
 
 def from_rpc_error(
-    error: grpc.RpcError, delivered: tuple[grpc.StatusCode, str] | None = None
+    error: grpc.RpcError, *delivered: tuple[grpc.StatusCode, str] | None
 ) -> VoxliteError:
     """The exception for a failed call (sync or asyncio), keeping its code and message.
 
@@ -154,12 +171,16 @@ def from_rpc_error(
     has not half-closed, then RST_STREAM(CANCEL) too, which gRPC reports as CANCELLED "Stream
     removed"). That is the same failure as a connection lost under a direct call, and as
     retryable: Unavailable, code UNAVAILABLE. A call the caller cancels says otherwise.
-    `delivered`: the status the server sent (delivered_status), where grpc.aio replaced it."""
+    `delivered`: the statuses the call held (delivered_status), one of which is the server's
+    where grpc.aio replaced it with its own."""
     rpc: Any = error  # grpc.RpcError itself declares no code(); the raised calls all have it
     code = rpc.code() if callable(getattr(rpc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = rpc.details() if callable(getattr(rpc, "details", None)) else str(error)
-    if code == grpc.StatusCode.INTERNAL and details == _CORE_INTERNAL and delivered is not None:
-        code, details = delivered
+    if code == grpc.StatusCode.INTERNAL and details == _CORE_INTERNAL:
+        sent = [d for d in delivered if d is not None and d[1] != _CORE_INTERNAL]
+        code, details = sent[0] if sent else (code, details)
+    if code == grpc.StatusCode.CANCELLED and _CHANNEL_CLOSED in (details or ""):
+        return Cancelled(f"the call was cancelled: its client was closed ({details})")
     cut_codes = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.CANCELLED)
     if code in cut_codes and (details or "").startswith(_CUT_SHORT):
         return Unavailable(

@@ -18,10 +18,11 @@ from ._base import (
     health_request,
     health_status,
     synthesize_request,
+    unknown_service,
     voices_request,
 )
 from ._channel import Metadata
-from ._errors import ended_after_summary, from_rpc_error
+from ._errors import VoxliteError, ended_after_summary, from_rpc_error
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
@@ -78,6 +79,11 @@ class StreamSession(BaseStreamSession):
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
                 raise from_rpc_error(exc) from exc
+        finally:
+            if self._call.done():
+                # gRPC's thread that sends the requests waits on the queue for ever, also
+                # after the call ended (a session refused and never closed): the end lets it go.
+                self._requests.put(None)
 
     def __enter__(self) -> StreamSession:
         return self
@@ -95,9 +101,8 @@ class Client(BaseClient):
     own; `options` are gRPC channel arguments. Use it as a context manager, or call `close()`.
 
     `synthesize()`, `stream()` and `synthesize_to_file()` take the synthesis options (voice,
-    language, encoding, ...) as keywords, each documented in `SynthesisOptions`
-    (voxlite.client._options); `timeout` bounds a call in seconds; `metadata` is sent with it,
-    after the client's.
+    language, encoding, ...) as keywords, each documented in `voxlite.client.SynthesisOptions`;
+    `timeout` bounds a call in seconds; `metadata` is sent with it, after the client's.
 
     TLS: `tls=True` trusts the system's CAs; `root_certificates` (PEM) trusts those instead;
     `certificate_chain` with `private_key` (PEM) present a client certificate (mutual TLS).
@@ -187,8 +192,12 @@ class Client(BaseClient):
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> HealthStatus:
-        """The standard gRPC health check; "" asks about the server as a whole."""
-        response = self._unary(self._health.Check, health_request(service), timeout, metadata)
+        """The standard gRPC health check; "" asks about the server as a whole, and a service
+        the server does not know is SERVICE_UNKNOWN."""
+        try:
+            response = self._unary(self._health.Check, health_request(service), timeout, metadata)
+        except VoxliteError as exc:
+            return unknown_service(exc)
         return health_status(response)
 
     def _unary(

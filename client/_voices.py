@@ -22,6 +22,12 @@ class Voice:
     """True for the voice a request naming its language and no voice gets."""
     not_recommended: str = ""
     """Why the server advises against this voice ("hard to understand"); "" for a sound one."""
+    gender: str = ""
+    """"female", "male", or "" where unknown."""
+    family: str = ""
+    """The engine family that speaks it: "piper" or "kokoro"."""
+    word_timestamps: bool = False
+    """Whether it can send word timestamps (SynthesisOptions' word_timestamps)."""
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,6 @@ class VoiceNotFound(VoxliteError):
     """The named voice does not exist, or no voice speaks the language asked for (NOT_FOUND)."""
 
 
-class VoiceUnavailable(VoxliteError):
-    """The voice exists but could not be loaded (FAILED_PRECONDITION)."""
-
-
 class Overloaded(VoxliteError):
     """A server or stream limit is reached (RESOURCE_EXHAUSTED)."""
 

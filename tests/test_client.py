@@ -90,6 +90,7 @@ def test_public_names_are_pinned() -> None:
         "DeadlineExceeded",
         "Encoding",
         "FailedPrecondition",
+        "FileOptions",
         "FlushDone",
         "HealthStatus",
         "InvalidRequest",
@@ -100,6 +101,7 @@ def test_public_names_are_pinned() -> None:
         "StreamSession",
         "Summary",
         "SynthesisEvent",
+        "SynthesisOptions",
         "Target",
         "Timestamps",
         "TimestampsWriter",
@@ -297,12 +299,17 @@ async def test_voices_and_health(client: Client, server: ServerThread) -> None:
     )
     assert voice.default
     assert voice.speakers == ()
+    # The proto's fields that say what to ask of a voice (they were left out).
+    assert (voice.gender, voice.family, voice.word_timestamps) == ("", "piper", True)
     assert voices.failed == ()
     assert len(client.voices(language="de")) == 0
     assert client.health() is HealthStatus.SERVING
+    # A service the server does not know: the health protocol's NOT_FOUND, not a missing voice.
+    assert client.health(service="no.such.Service") is HealthStatus.SERVICE_UNKNOWN
     async with AsyncClient(server.address) as aclient:
         assert len(await aclient.voices(language="en")) == 1
         assert await aclient.health() is HealthStatus.SERVING
+        assert await aclient.health(service="no.such.Service") is HealthStatus.SERVICE_UNKNOWN
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -385,6 +392,75 @@ async def test_an_async_stream_refused_mid_stream_keeps_the_servers_status(
                     [event async for event in session]
             assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
             assert "Han characters" in info.value.details
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 cannot tell who cancelled")
+async def test_an_async_call_cancelled_by_its_caller_raises_cancelled(
+    server: ServerThread,
+) -> None:
+    """Bug: a read of an async call that another task cancelled (a hang-up handler's
+    session.cancel(), the client's close()) raised asyncio.CancelledError in a task nobody
+    cancelled: past `except VoxliteError`, and a TaskGroup's reader vanished silently."""
+    async with AsyncClient(server.address) as aclient, aclient.stream(**PCM) as session:
+        await session.send(LONG_TEXT)
+        await session.flush()
+        events = session.__aiter__()
+        assert isinstance(await events.__anext__(), AudioFormat)
+        await session.cancel()
+        with pytest.raises(Cancelled, match="cancel"):
+            [event async for event in events]
+    aclient = AsyncClient(server.address)
+    replies = aclient.synthesize(LONG_TEXT, **PCM)
+    assert isinstance(await replies.__anext__(), AudioFormat)
+    await aclient.close()
+    with pytest.raises(Cancelled, match="its client was closed"):
+        [event async for event in replies]
+
+
+@pytest.mark.asyncio
+async def test_an_async_synthesize_closed_before_it_is_read_starts_no_call(
+    server: ServerThread,
+) -> None:
+    """Bug: synthesize() started its call at once, but only a generator that had been read
+    cancelled it: one closed unread (a barge-in before the first audio) left the server
+    speaking, its slot taken, until the client closed."""
+
+    def active() -> float:
+        value = server.server.metrics.registry.get_sample_value("voxlite_active_streams")
+        return float(value or 0.0)
+
+    async with AsyncClient(server.address) as aclient:
+        unread = aclient.synthesize(LONG_TEXT + " Never read.", **PCM)
+        await unread.aclose()
+        assert [e async for e in aclient.synthesize("Read.", **PCM)]
+        wait_until(lambda: active() == 0)
+
+
+def test_closing_the_client_under_a_call_is_cancelled_not_a_server_gone(
+    server: ServerThread,
+) -> None:
+    """Bug: Client.close() while another thread read a call gave that thread Unavailable,
+    'its server went away ... try again', so a retry loop retried on the closed client."""
+    tts = Client(server.address)
+    replies = tts.synthesize(LONG_TEXT, **PCM)
+    assert isinstance(next(replies), AudioFormat)
+    tts.close()
+    with pytest.raises(Cancelled, match="its client was closed"):
+        list(replies)
+
+
+def test_a_refused_session_left_unclosed_keeps_no_thread(server: ServerThread) -> None:
+    """Bug: a stream session the server refused, iterated but never closed, left gRPC's thread
+    that sends its requests waiting on the queue for ever: one thread more per such call."""
+    with Client(server.address) as tts:
+        before = threading.active_count()
+        for _ in range(5):
+            session = tts.stream(voice="xx_XX-nobody")
+            session.send("Hello.")
+            with pytest.raises(VoiceNotFound):
+                list(session)
+        wait_until(lambda: threading.active_count() <= before)
 
 
 def test_bad_values_are_invalid_request(client: Client) -> None:

@@ -12,7 +12,6 @@ from ..errors import VoxliteError
 _STATUS: dict[type[VoxliteError], grpc.StatusCode] = {
     errors.InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
     errors.VoiceNotFound: grpc.StatusCode.NOT_FOUND,
-    errors.VoiceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     errors.Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
     errors.IdleTimeout: grpc.StatusCode.DEADLINE_EXCEEDED,

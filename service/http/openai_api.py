@@ -34,7 +34,6 @@ from ..errors import (
     Overloaded,
     Unavailable,
     VoiceNotFound,
-    VoiceUnavailable,
     VoxliteError,
 )
 from ..ops.logs import ACCESS_LOG, request_id, served, serving
@@ -59,7 +58,6 @@ PATHS = f"{API_PATHS} and GET /"
 _ERRORS: dict[type[VoxliteError], tuple[int, str, str]] = {
     InvalidRequest: (400, "invalid_request_error", "invalid_value"),
     VoiceNotFound: (404, "invalid_request_error", "voice_not_found"),
-    VoiceUnavailable: (503, "server_error", "voice_unavailable"),
     Overloaded: (429, "rate_limit_error", "too_many_streams"),
     AtCapacity: (429, "rate_limit_error", "at_capacity"),
     Unavailable: (503, "server_error", "unavailable"),
