@@ -174,6 +174,11 @@ def _describe(exc: VoxliteError, server: str) -> str:
     for field, flag in _IN_FLAGS:
         details = field.sub(flag, details)
     if isinstance(exc, Unavailable):
+        if "certificate_verify_failed" in details.lower():
+            return (
+                f"{server}'s TLS certificate is not signed by a CA this command trusts: give "
+                f"--ca FILE, the CA that signed it (gRPC: {details})"
+            )
         if any(words in details.lower() for words in _NO_HANDSHAKE):
             return (
                 f"{server} closed the connection: TLS is on one side only, or the server asks "
@@ -212,10 +217,17 @@ def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Client
 
 
 def _pem(parser: argparse.ArgumentParser, option: str, path: str | None) -> bytes | None:
+    if path is None:
+        return None
     try:
-        return None if path is None else Path(path).read_bytes()
+        pem = Path(path).read_bytes()
     except OSError as exc:
         parser.error(f"--{option}: cannot read {path}: {exc.strerror or exc}")
+    # gRPC takes any bytes here and fails at the handshake, saying only that it could not set
+    # it up: a file that is no PEM is said to be so now.
+    if b"-----BEGIN " not in pem:
+        parser.error(f"--{option}: {path} is not a PEM file (no -----BEGIN line)")
+    return pem
 
 
 # -- speak ----------------------------------------------------------------------------------------

@@ -388,6 +388,23 @@ def test_cli_mutual_tls_and_bad_options(mtls_server: ServerThread, pki: Pki) -> 
     assert "--ca: cannot read /nonexistent.pem" in missing.stderr
 
 
+def test_cli_says_which_tls_option_is_wrong(
+    tls_token_server: ServerThread, pki: Pki, tmp_path: Path
+) -> None:
+    """Bug: a server whose certificate no CA the command trusts had signed, and a --ca file
+    that holds no certificate, were both "TLS is on one side only ... give --tls", when --tls
+    was given: the first needs --ca, the second another file."""
+    untrusted = voxlite("health", "--server", tls_token_server.address, "--tls")
+    assert untrusted.returncode == 1
+    last = untrusted.stderr.strip().splitlines()[-1]  # after gRPC's own log lines
+    assert "TLS certificate is not signed by a CA this command trusts: give --ca FILE" in last
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate\n")
+    refused = voxlite("health", "--server", tls_token_server.address, "--ca", str(not_pem))
+    line = assert_one_error_line(refused, code=2)
+    assert f"--ca: {not_pem} is not a PEM file" in line
+
+
 # -- server configuration -----------------------------------------------------------------------
 
 
