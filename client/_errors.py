@@ -153,7 +153,7 @@ def delivered_status(call: Any) -> tuple[grpc.StatusCode, str] | None:
     "Internal error from Core", when one of the call's writes fails as the server ends it
     (grpc/grpc#36066), and offers no other way to keep it than its own record, read here.
     None where that record is not there (another grpcio)."""
-    status = getattr(getattr(call, "_cython_call", None), "_status", None)
+    status: Any = getattr(getattr(call, "_cython_call", None), "_status", None)
     try:
         return _CODES[status.code()], str(status.details())
     except (AttributeError, KeyError, TypeError):
