@@ -5,6 +5,13 @@ with Client("localhost:50051") as tts:
     tts.synthesize_to_file("Hello there!", "hello.opus")
 """
 
+import os
+
+# gRPC's core writes its own INFO lines to stderr (a failed TLS handshake, each retry) unless
+# GRPC_VERBOSITY, read as grpc is imported, says otherwise: ERROR, gRPC's documented default,
+# where the program has not chosen. The CLI's one error line says it in the command's words.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from ._async import AsyncClient, AsyncStreamSession
 from ._channel import Metadata, Options, Target
 from ._errors import (
