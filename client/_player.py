@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
+import tempfile
 
 from ._events import AudioChunk, AudioFormat, StreamEvent
 
@@ -32,6 +33,10 @@ def player_command(program: str, path: str, rate: int) -> list[str]:
     raise ValueError(program)
 
 
+_FFPLAY_FAILED = "audio open failed"
+"""ffplay's words, on stderr, for a sound device it could not open (it exits 0)."""
+
+
 class NoPlayer(Exception):
     """No player program is on PATH."""
 
@@ -48,11 +53,17 @@ class Player:
         else:
             raise NoPlayer(f"--play needs an audio player on PATH: {INSTALL_HINT}")
         self._process: subprocess.Popen[bytes] | None = None
+        # ffplay exits 0 when it cannot open the sound device, having said so on stderr: its
+        # words are kept (in a file: a pipe left unread could fill and stop it) to tell.
+        ffplay = self.name == "ffplay"
+        self._said = tempfile.TemporaryFile() if ffplay else None  # noqa: SIM115 (close())
 
     def write(self, event: StreamEvent) -> None:
         if isinstance(event, AudioFormat):
             self._process = subprocess.Popen(
-                player_command(self.name, self._path, event.sample_rate_hz), stdin=subprocess.PIPE
+                player_command(self.name, self._path, event.sample_rate_hz),
+                stdin=subprocess.PIPE,
+                stderr=self._said,
             )
         elif isinstance(event, AudioChunk) and self._process and self._process.stdin:
             try:
@@ -72,3 +83,11 @@ class Player:
         # it fails: its exit status says so.
         if self._process.wait() != 0:
             raise OSError(f"the player {self.name} failed (exit status {self._process.returncode})")
+        if self._said is not None:
+            self._said.seek(0)
+            said = self._said.read().decode(errors="replace")
+            self._said.close()
+            if _FFPLAY_FAILED in said:
+                raise OSError(
+                    f"the player {self.name} could not open the sound device ({_FFPLAY_FAILED})"
+                )

@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -431,6 +432,25 @@ def test_a_player_that_fails_fails_the_command(server: ServerThread, tmp_path: P
     env = environment(PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}")
     result = voxlite("speak", "Hello.", "--play", "--server", server.address, env=env)
     assert "the player aplay failed (exit status 1)" in assert_one_error_line(result)
+
+
+@pytest.mark.skipif(shutil.which("ffplay") is None, reason="ffplay (ffmpeg) is not installed")
+def test_ffplay_that_cannot_open_the_sound_device_fails_the_command(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: ffplay with no sound device it can open says so and exits 0, and so did the
+    command, having played nothing. Here its device is one that is not there."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ffplay").symlink_to(str(shutil.which("ffplay")))  # the only player on PATH
+    env = environment(
+        PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}",
+        SDL_AUDIODRIVER="alsa",
+        AUDIODEV="hw:9,9",
+    )
+    result = voxlite("speak", "Hello.", "--play", "--server", server.address, env=env)
+    line = assert_one_error_line(result)
+    assert "the player ffplay could not open the sound device" in line
 
 
 def test_a_refused_call_leaves_the_files_already_there(
