@@ -157,13 +157,13 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 )
             early: list[tts_pb2.StreamingSynthesizeRequest] = []
             ended, opening = False, ""
-            # A stream the server took before its drain began, and that waited for its first
-            # sentence to pick its voice, is spoken as a running stream is, not refused.
-            self._admission.check_open()
+            self._admission.check_open()  # a stream begun while the server drains, refused
             if self._by_text(first.config):
                 # What no voice changes is checked now: a bad rate need not wait for text.
                 convert.voice_request(first.config)
                 convert.audio_settings(first.config.audio)
+                # Taken now: if the drain begins before its first sentence picks the voice,
+                # it is spoken as a running stream is, not refused (Admission.enter's taken).
                 with self._admission.unvoiced_stream():
                     opening, early, ended = await self._opening(requests)
                     session = await self._admitted(context, call, first.config, opening, taken=True)
