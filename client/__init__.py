@@ -9,8 +9,13 @@ import os
 
 # gRPC's core writes its own INFO lines to stderr (a failed TLS handshake, each retry) unless
 # GRPC_VERBOSITY, read as grpc is imported, says otherwise: ERROR, gRPC's documented default,
-# where the program has not chosen. The CLI's one error line says it in the command's words.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# where the program has not chosen (the CLI's one error line says it in its own words). Unset
+# again after, so that a process this one starts (a voxlite-server) makes its own choice.
+if "GRPC_VERBOSITY" not in os.environ:
+    os.environ["GRPC_VERBOSITY"] = "ERROR"
+    import grpc  # noqa: F401
+
+    del os.environ["GRPC_VERBOSITY"]
 
 from ._async import AsyncClient, AsyncStreamSession
 from ._channel import Metadata, Options, Target
