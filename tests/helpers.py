@@ -598,11 +598,17 @@ def opusdec_pcm(data: bytes, folder: Path) -> tuple[np.ndarray, int]:
     return samples, rate
 
 
-def only_session(srv: ServerThread) -> Session:
-    """The one session `srv` holds (a call under way). A call answered just before may still
-    hold its own for a moment: its session ends after its client has read the last byte."""
-    wait_until(lambda: len(srv.server.admission.sessions) == 1)
-    (session,) = srv.server.admission.sessions
+def sessions(srv: ServerThread) -> frozenset[Session]:
+    """The sessions `srv` holds now, read on its loop (which adds and drops them)."""
+    return srv.on_loop(lambda: frozenset(srv.server.admission.sessions))
+
+
+def only_session(srv: ServerThread, before: frozenset[Session] = frozenset()) -> Session:
+    """The one session `srv` holds (a call under way) that is not among `before`. A call
+    answered just before may still hold its own for a moment: its session ends after its
+    client has read the last byte, and under load later than the next call begins."""
+    wait_until(lambda: len(sessions(srv) - before) == 1)
+    (session,) = sessions(srv) - before
     return session
 
 

@@ -42,6 +42,7 @@ from .helpers import (
     http_url,
     only_session,
     opusdec_pcm,
+    sessions,
     speech_fraction,
     wait_until,
 )
@@ -284,6 +285,7 @@ def test_the_first_bytes_arrive_while_the_rest_is_still_being_synthesized(
     the server's work for it."""
     client = sdk(http_server)
     speak(client, FIRST, response_format=response_format)  # its audio is cached from now on
+    before = sessions(http_server)  # that call's may not have ended yet
     # No model run happens inside this block.
     with (
         held_workers(http_server),
@@ -295,13 +297,17 @@ def test_the_first_bytes_arrive_while_the_rest_is_still_being_synthesized(
             stream_format=stream_format,
         ) as response,
     ):
+        # Iterators kept to the block's end: one dropped closes the response (httpx), and the
+        # server then ends the reply's session, which this test looks at.
         if stream_format == "sse":
-            first = next(events_of(response.iter_lines()))
+            events = events_of(response.iter_lines())
+            first = next(events)
             assert first["type"] == "speech.audio.delta"
             assert base64.b64decode(first["audio"])
         else:
-            assert next(response.iter_bytes())
-        session = only_session(http_server)
+            chunks = response.iter_bytes()
+            assert next(chunks)
+        session = only_session(http_server, before)
         assert not session.finished
         assert session.spoken_seconds < 3.0  # the first sentence's audio, no more
     wait_until(lambda: http_server.server.admission.active == 0)
@@ -729,12 +735,13 @@ def test_the_drain_finishes_running_replies_and_refuses_new_ones(
     try:
         client = sdk(srv)
         speak(client, FIRST, response_format="wav")
+        before = sessions(srv)  # that call's may not have ended yet
         with contextlib.ExitStack() as holding:
             holding.enter_context(held_workers(srv))  # the reply is under way at the drain
             with reply(client, "wav", LONG_TEXT[:400]) as running:
                 chunks = running.iter_bytes()
                 body = [next(chunks)]
-                session = only_session(srv)
+                session = only_session(srv, before)
                 stopped = asyncio.run_coroutine_threadsafe(srv.server.stop(120), srv.loop)
                 wait_until(lambda: srv.server.admission.draining)
                 with pytest.raises(openai.InternalServerError) as refused:
