@@ -451,6 +451,11 @@ def test_a_refused_session_left_unclosed_keeps_no_thread(server: ServerThread) -
     """Bug: a stream session the server refused, iterated but never closed, left gRPC's thread
     that sends its requests waiting on the queue for ever: one thread more per such call."""
     with Client(server.address) as tts:
+        # Once closed, as a caller should: the threads such a call starts once are counted.
+        with tts.stream(voice="xx_XX-nobody") as closed:
+            closed.send("Hello.")
+            with pytest.raises(VoiceNotFound):
+                list(closed)
         before = threading.active_count()
         for _ in range(5):
             session = tts.stream(voice="xx_XX-nobody")

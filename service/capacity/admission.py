@@ -150,7 +150,6 @@ class Admission:
         self._on_queued = on_queued
         """Told how long each queued call waited, and whether it was admitted (metrics)."""
         self._open = False
-        self._draining = False
         self.sessions: set[Session] = set()
         """The calls' sessions, for the drain to end what is still open."""
         self.idle = asyncio.Event()
@@ -172,7 +171,6 @@ class Admission:
         """Shutting down: new calls are refused; a running stream ends once it is quiet (has
         spoken what it holds, and no text came for `drain_quiet` seconds), or when its client
         half-closes: a reply still arriving is spoken to its end."""
-        self._draining = True
         self.drained.set()
         for session in list(self.sessions):
             session.end_when_quiet(self.drain_quiet)
@@ -192,14 +190,14 @@ class Admission:
     def check_open(self) -> None:
         """Refuse a call now if the server is starting or draining (before its settings are
         read: the voices may not be loaded yet)."""
-        if self._draining:
+        if self.drained.is_set():
             raise Unavailable("the server is shutting down: retry on another replica")
         if not self._open:
             raise Unavailable("the server is starting (loading voices): retry in a moment")
 
     @property
     def draining(self) -> bool:
-        return self._draining
+        return self.drained.is_set()
 
     # -- calls --------------------------------------------------------------------------------
 
