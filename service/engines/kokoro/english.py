@@ -12,6 +12,8 @@ from ..espeak import misaki_phonemes
 # "WiFi" -> Wi, Fi; "iPhone" -> i, Phone; "USB3" -> USB, 3: the parts of a word written in
 # camel case, each looked up on its own when the whole word is not in the lexicon.
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Words Chinese text writes in capitals that are said as words, not spelled (打开WIFI).
+_SAID_AS_WORDS = {"WIFI": "Wi-Fi"}
 
 
 class Lexicon:
@@ -74,6 +76,7 @@ class Lexicon:
 
     def phonemes(self, word: str) -> str:
         """Phonemes of one Latin word (letters, apostrophes and hyphens)."""
+        word = _SAID_AS_WORDS.get(word, word)
         if len(word) > 1 and word.isupper() and self._acronym(word):
             return self.spell(word)
         found = self._lookup(word)

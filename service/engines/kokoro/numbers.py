@@ -111,8 +111,9 @@ _WAN = re.compile(r"(?<=\d)(?:w|W(?=\+))(?![A-Za-z])")
 # 五多年).
 _AND_MORE = re.compile(r"(?:(?<=\d0)|(?<=\d[十百千万亿]))\+(?![0-9])")
 # Digits right after a letter: a model, a flight, a plate, a tracking number (CA1234, 京A12345,
-# RTX4090). One or two digits stay a number (iOS17, Win10).
-_AFTER_LETTERS = re.compile(r"(?<=[A-Za-z])\d{3,}(?![0-9]|\.\d)")
+# RTX4090). One or two digits stay a number (iOS17, Win10); four or more after a name in
+# capitals and a space too (RTX 4090, ISO 9001).
+_AFTER_LETTERS = re.compile(r"(?:(?<=[A-Za-z])\d{3,}|(?<=[A-Z]{2} )\d{4,})(?![0-9]|\.\d)")
 # A hyphen between a letter and a digit joins a name and its number (COVID-19, A-1栋, 京A-12345),
 # never a minus: it goes, and the rule above reads the digits; so does a plate's dot (沪A·12345).
 _LETTER_HYPHEN = re.compile(r"(?<=[A-Za-z])[-·](?=\d)")
@@ -240,7 +241,8 @@ def _pair(match: re.Match[str], said: Callable[[str, str], str]) -> str:
 _COUNTED = (
     "个|位|次|天|本|件|张|只|条|台|辆|家|份|瓶|杯|碗|块|种|双|对|部|把|间|小时|分钟|周|星期|岁|"
     "斤|公斤|公里|升|毫升|米|厘米|克|元|点|倍|名|人|万|千|亿|晚|夜|套|盒|袋|箱|包|支|颗|粒|场|趟|遍|顿|桌|节|秒|年(?!级|代)|个月|"
-    "成|步|片|口|声|句|室|厅|卫|站|GB|TB|MB|"
+    "成|步|片|口|声|句|室|厅|卫|站|GB|TB|MB|笔|项|封|门|道|页|毛|角|分钱|单(?!元|位|号|价)|"
+    "美元|欧元|英镑|港币|日元|"
     # a size in G, T or M before what it measures (2G内存, 2T硬盘); 2G网络 is a generation: 二G
     "[GTM](?=内存|运存|显存|存储|空间|硬盘|容量|流量)"
 )
@@ -284,6 +286,15 @@ _VULGAR = re.compile(r"(\d*)([\u00bc-\u00be\u2150-\u215e])")
 # A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
 # basement, 负1楼 (地下1階).
 _FLOOR = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z] )(B?)(\d{1,3})F(?![A-Za-z])")
+# ... but a seat on a train or a plane (8车12F座, 座位是12F) is a row and a letter.
+_SEAT_NEAR = re.compile(r"座")
+# A product's model year or a school's class (2023款, 2024版, 2023届) is read digit by digit,
+# as years are; a screen's resolution with 乘 (一千九百二十乘一千零八十), its lines digit by digit
+# (一零八零P); a model after a hyphen (i7-13700K) is a code, not a span.
+_MODEL_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?=款|版|届|级(?!别))")
+_RESOLUTION = re.compile(r"(?<![\d.])(\d{3,4})\s?[xX×*]\s?(\d{3,4})(?![\d.])")
+_VIDEO_LINES = re.compile(r"(?<![\d.])(\d{3,4})(?=[Pp](?![A-Za-z]))")
+_MODEL_HYPHEN = re.compile(r"(?<=[A-Za-z]\d)-(\d{3,})(?![\d.])")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -332,12 +343,17 @@ def _yuan(integer: str, decimals: str) -> str:
     """Integer and decimal digits ("25", "50") as a price is read: 二十五元五角."""
     decimals = (decimals + "00")[:2]
     # Under one yuan the 角 and 分 are said alone: 0.5元 is 五角, not 零元五角.
-    words = "" if int(integer or 0) == 0 and decimals != "00" else f"{num2str(integer)}元"
+    words = "" if int(integer or 0) == 0 and decimals != "00" else f"{_counted(integer)}元"
     if decimals[0] != "0":
-        words += f"{num2str(decimals[0])}角"
+        words += f"{_counted(decimals[0])}角"
     if decimals[1] != "0":
         words += ("零" if decimals[0] == "0" and words else "") + f"{num2str(decimals[1])}分"
     return words
+
+
+def _counted(number: str) -> str:
+    """A number of something: two of it is 两 (两元, 两角, 两美元), as _TWO_COUNTED says."""
+    return "两" if re.fullmatch(r"2(?:\.0*)?", number) else num2str(number)
 
 
 def _duration(match: re.Match[str], hours: str) -> str:
@@ -381,7 +397,7 @@ def _zh_amount(sign: str, amount: str) -> str:
     if unit == "元":
         integer, _, decimals = amount.partition(".")
         return _yuan(integer, decimals) if len(decimals) <= 2 else f"{num2str(amount)}元"
-    return f"{num2str(amount)}{unit}"
+    return f"{_counted(amount)}{unit}"
 
 
 def _vulgar(match: re.Match[str], joined: str, said: Callable[[str, str], str]) -> str:
@@ -417,6 +433,20 @@ def _time(match: re.Match[str]) -> str:
     if "秒" in said:  # 12:30:45 is 十二点三十分四十五秒; 半 only without seconds
         said = said.replace("点半", "点三十分")
     return re.sub(r"(^|至)二点", r"\1两点", said)
+
+
+def _floor(match: re.Match[str], floor: str) -> str:
+    """`floor` for a floor written 3F, unless a seat is meant (座 just before or after it)."""
+    near = match.string[max(0, match.start() - 4) : match.end() + 1]
+    return match.group(0) if _SEAT_NEAR.search(near) else floor
+
+
+def _models(text: str) -> str:
+    """Model years, screen resolutions and model numbers in Chinese text (_MODEL_YEAR)."""
+    text = _MODEL_YEAR.sub(lambda m: verbalize_digit(m[1]), text)
+    text = _RESOLUTION.sub(r"\1乘\2", text)
+    text = _VIDEO_LINES.sub(lambda m: verbalize_digit(m[1]), text)
+    return _MODEL_HYPHEN.sub(lambda m: " " + verbalize_digit(m[1]), text)
 
 
 def _digits(text: str) -> str:
@@ -500,13 +530,13 @@ def chinese(text: str) -> str:
     text = RE_MOBILE_PHONE.sub(replace_mobile, text)
     text = _LANDLINE.sub(lambda m: phone2str(m.group(0), mobile=False), text)
     text = _DOTTED.sub(_dotted, text)
-    text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), _LETTER_HYPHEN.sub("", text))
+    text = _AFTER_LETTERS.sub(lambda m: _digits(m.group(0)), _LETTER_HYPHEN.sub("", _models(text)))
     text = _ROOM.sub(lambda m: _digits(m.group(0)), text)
     text = _AND_MORE.sub("多", text)
     text = _NOT_COUNTED.sub(lambda m: _digits(m.group(0)), text)
     text = _NO.sub(lambda m: num2str(m.group(1)) + "号", text)
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
-    text = _FLOOR.sub(lambda m: ("负" if m[1] else "") + m[2] + "楼", text)
+    text = _FLOOR.sub(lambda m: _floor(m, ("负" if m[1] else "") + m[2] + "楼"), text)
     text = _GENERATION.sub(lambda m: verbalize_digit(m[1]), text)
     text = _DISCOUNT.sub(lambda m: verbalize_digit(m[1] + m[2]), text)
     text = _COUNTED_SPAN.sub(r"\1到", text)
@@ -545,7 +575,7 @@ _JA_SHORT_FORM = re.compile(
 # A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
 _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
-    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月)"
+    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月|営業日|週間|時間|分間)"
 )
 # The units OpenJTalk does not read after a number, in katakana: it leaves out "L" and the "h"
 # of "mAh", and spells "kB" and "pt" (points). (It reads km, kg, GB, Hz and the rest itself.)
@@ -682,7 +712,7 @@ def japanese(text: str) -> str:
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
-    text = _FLOOR.sub(lambda m: ("地下" if m[1] else "") + m[2] + "階", text)
+    text = _FLOOR.sub(lambda m: _floor(m, ("地下" if m[1] else "") + m[2] + "階"), text)
     text = _PRESSURE.sub(r"\1\2の\3", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)

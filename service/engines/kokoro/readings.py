@@ -48,6 +48,9 @@ READINGS = {
     "华为": "huá wéi", "长治": "cháng zhì", "漯河": "luò hé", "珲春": "hún chūn",
     "涡阳": "guō yáng", "阆中": "làng zhōng", "华阴": "huà yīn", "单县": "shàn xiàn",
     "浚县": "xùn xiàn", "洪洞": "hóng tóng", "会稽": "kuài jī", "解州": "xiè zhōu",
+    # 为 wéi (be, as): what a thing is or becomes (以到账为准, 视为放弃, 被评为优秀)
+    "为准": "wéi zhǔn", "为例": "wéi lì", "视为": "shì wéi", "评为": "píng wéi",
+    "定为": "dìng wéi", "变为": "biàn wéi", "列为": "liè wéi", "名为": "míng wéi",
     # 得 de, the particle of a verb's result: pypinyin reads these words dé
     "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
     "巴不得": "bā bu de", "顾不得": "gù bu de",
@@ -115,6 +118,20 @@ _TITLES = frozenset(
      "叔叔", "老板", "主任", "律师", "教授", "太太", "总监", "警官", "工", "姐", "哥")
 )  # fmt: skip
 _SURNAME_BEFORE = frozenset(("姓", "老", "小"))
+# A lone 为 is wéi (be, as) in what an agent reads out, after a verb that sets or changes a
+# thing (调整为, 修改为, 升级为) and where it says what a thing is (余额为一百元, 状态为已发货);
+# pypinyin reads it wèi (for) everywhere. It is wèi before the one it is for (为您服务, 为大家,
+# 专门为老人设计) and where it starts a clause (为保障您的安全).
+_SET_TO = frozenset(
+    ("调整", "修改", "设置", "设", "改", "变", "升级", "降级", "更改", "更新", "更换", "替换",
+     "转换", "切换", "转", "选", "划", "认定", "确定", "指定", "设定", "默认", "统一", "简化",
+     "翻译", "命名", "显示", "标记", "折合", "换算", "核定", "延长", "缩短", "提升", "降低")
+)  # fmt: skip
+_FOR_WHOM = _PERSONS | frozenset(
+    ("大家", "各位", "每位", "每个", "所有", "广大", "客户", "用户", "顾客", "老人", "孩子",
+     "家人", "消费者", "患者", "乘客", "旅客", "学生", "社会", "人民", "国家")
+)  # fmt: skip
+_FOR_AFTER = frozenset(("是", "专门", "特地", "特意", "专", "就", "都", "也", "正", "而"))
 # What 盛 (chéng) ladles out: a number of bowls, or the food (盛一碗饭, 盛饭).
 _LADLED = _NUMERALS | frozenset("饭汤粥菜")
 # A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
@@ -132,6 +149,8 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         # A word jieba cuts as verb + 得 (+ result) that pypinyin has no entry for, so it
         # reads the character's first reading, dé: 拍得, 变得, 过得, 说得对, 看得见.
         return " ".join("de5" if c == "得" else p for c, p in zip(word, _pinyin(word), strict=True))
+    if word == "为":
+        return _wei(before, after)
     if word == "长" and before in _DEGREE:
         return "chang2"
     if word == "地" and len(before) > 1 and before[-1] not in _LAND_MEASURES and after:
@@ -173,6 +192,14 @@ def _counted(word: str, before: str, after: str) -> str | None:
         return None
     said = zip(word, _pinyin(word), measured, strict=True)
     return " ".join(_MEASURES[c] if m else p for c, p, m in said)
+
+
+def _wei(before: str, after: str) -> str | None:
+    if before in _SET_TO:
+        return "wei2"
+    if not before or before in _FOR_AFTER or after in _FOR_WHOM or after[:1] in _PERSONS_HEAD:
+        return None
+    return "wei2"
 
 
 def _lone_de(before: str, after: str, then: str) -> str | None:
