@@ -2,7 +2,10 @@
 方 after a word for people is かた (the person: 担当の方, ご家族の方, 初めての方), where
 OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food is からい (hot), not つらい
 (painful); お手数 (the trouble asked of someone) is おてすう, not おてかず (a count of moves).
-What a shop's or an office's voice says all day."""
+手続きを行って (carry out) is おこなって, not いって (go, say); 19時の間 is じのあいだ, not
+ときのま (a moment, the hour lost); 晴れのち inside a sentence was ハレレノチ; 年0.5% (a year)
+is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ. What a shop's or an office's
+voice says all day."""
 
 from __future__ import annotations
 
@@ -23,6 +26,14 @@ _FOOD = (
     "唐辛子", "わさび", "メニュー", "食べ物", "タレ", "お鍋", "鍋",
 )  # fmt: skip
 _HOT = re.compile(rf"({'|'.join(_FOOD)})([はがもの]?)辛([いくさすかそめ])")
+# Fixed words, in kana.
+_AS_WRITTEN = (
+    (re.compile(r"を行っ(?=[てた])"), "をおこなっ"),
+    (re.compile(r"(?<=[0-9０-９〇一二三四五六七八九十])時の間"), "時のあいだ"),
+    (re.compile(r"晴れのち"), "はれのち"),
+    (re.compile(r"(?<![0-9\u3005\u4e00-\u9fff])年(?=[0-9])"), "ねん"),  # not 今年, 去年
+    (re.compile(r"月末"), "げつまつ"),
+)
 
 
 def japanese(text: str) -> str:
@@ -31,4 +42,6 @@ def japanese(text: str) -> str:
         text = _PERSON.sub(r"\1のかた", text)
     if "辛" in text:
         text = _HOT.sub(r"\1\2から\3", text)
+    for written, said in _AS_WRITTEN:
+        text = written.sub(said, text)
     return text.replace("お手数", "おてすう")
