@@ -81,6 +81,9 @@ _ABBREVIATIONS = frozenset(
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
+# Words that end a sentence, or stand before a number: "Your order No. 4521 ships" is one
+# sentence, so a number after the dot (and its spaces) keeps the segment going.
+_BEFORE_NUMBER = frozenset(("no", "nos", "nr", "num", "fig", "figs", "ref", "art"))
 # A list item's mark at a line's start: a bullet ("- ", "* ", "• ", "・", "①"), or the mark
 # after its number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends
 # none: cut after "2.", a list reads "open settings, two. tap account, three."
@@ -134,6 +137,7 @@ class Segmenter:
         self._closing = False  # closers have started: more marks no longer extend the run
         self._cjk = False  # the run ends in a CJK mark, which needs no whitespace after it
         self._abbrev = False  # the run is a single "." ending an abbreviation or initial
+        self._numbered = False  # ... or ending a word a number may follow (_BEFORE_NUMBER)
         self._last_mark = ""  # the run's last mark
         self._run_len = 0
         self._run_start = 0
@@ -213,15 +217,18 @@ class Segmenter:
             marks = _TERM if kind == _TERM_RUN else _CLAUSE
             if not self._closing and ch in marks:
                 self._run_len += 1
-                self._abbrev = False
+                self._abbrev = self._numbered = False
                 self._last_mark = ch
                 # The last mark decides: "?。" ends like "。", "。." like ".".
                 self._cjk = ch in _TERM_CJK or ch in _CLAUSE_CJK
                 return True
             if ch in _CLOSERS:
                 self._closing = True
+                self._numbered = False
                 return True
-            if ch in " \t" and kind == _CLAUSE_RUN and self._value_may_follow():
+            if ch in " \t" and (
+                self._numbered or (kind == _CLAUSE_RUN and self._value_may_follow())
+            ):
                 # Wait for what the spaces lead to: a value stays with its label.
                 if self._space_at < 0:
                     self._space_at = self._pos
@@ -245,6 +252,8 @@ class Segmenter:
             return -1
         kind = self._kind
         long_enough = not self._first or i - self._first_visible >= self._first_min
+        if kind == _TERM_RUN and self._space_at >= 0:  # "No. " (_BEFORE_NUMBER)
+            return -1 if ch.isdigit() or ch == "#" or not long_enough else self._space_at
         if kind == _TERM_RUN:
             wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
             ends = (self._cjk or ch.isspace() or wide_next) and not self._abbrev
@@ -299,6 +308,7 @@ class Segmenter:
         if ch in _TERM:
             self._start_run(_TERM_RUN, ch in _TERM_CJK)
             self._abbrev = ch == "." and self._ends_abbreviation(i)
+            self._numbered = ch == "." and self._word_before(i).lower() in _BEFORE_NUMBER
         elif ch in _CLAUSE and not (ch == ";" and self._ends_reference(i)):
             self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
         elif ch in _DASHES:
@@ -333,21 +343,27 @@ class Segmenter:
         self._cjk = cjk
         self._last_mark = self._buf[self._pos] if self._pos < len(self._buf) else ""
         self._closing = False
-        self._abbrev = False
+        self._abbrev = self._numbered = False
         self._run_len = 1
         self._run_start = self._pos
         self._space_at = -1
 
-    def _ends_abbreviation(self, dot: int) -> bool:
-        """Whether the "." at `dot` ends a title, e.g./i.e., or an initial (J. R. R., U.S.)."""
+    def _word_before(self, dot: int) -> str:
+        """The word of letters that the "." at `dot` ends, "" where there is none."""
         buf = self._buf
         start = dot
         # Look back a bounded distance: a longer word is no abbreviation we know.
         while start > 0 and buf[start - 1].isalpha() and dot - start <= _ABBREVIATION_MAX_LEN:
             start -= 1
-        if start == dot or (start > 0 and buf[start - 1].isalnum()):
+        if start > 0 and buf[start - 1].isalnum():
+            return ""
+        return buf[start:dot]
+
+    def _ends_abbreviation(self, dot: int) -> bool:
+        """Whether the "." at `dot` ends a title, e.g./i.e., or an initial (J. R. R., U.S.)."""
+        word = self._word_before(dot)
+        if not word:
             return False
-        word = buf[start:dot]
         if len(word) == 1:
             # Initials exist only in cased scripts; a lone CJK character is a word.
             return word.isupper() or word.islower()

@@ -193,6 +193,24 @@ _INTERNATIONAL = re.compile(r"(?<![\w+])\+(\d{8,15})(?![\w%]|[.,]\d)")
 # its digits in fours, where espeak would say trillions or run out of names. A run of 12 to 15
 # ending in four zeros (100000000000) is left as the amount it may be.
 _LONG_DIGITS = re.compile(r"(?<![\w.,$€£¥₹])(?:\d{16,}|\d{12,15}(?<!0000))(?![\w%]|[.,]\d)")
+# Groups of digits joined by hyphens that no span has: three groups or more (an order number,
+# 112-3456789-0123456), and a local phone number after a word for calling ("call 555-1234").
+_HYPHENED = re.compile(r"(?<![\w.,/-])\d+(?:-\d+){2,}(?![\w-]|\.\d)")
+_LOCAL_PHONE = re.compile(
+    r"(?i)(\b(?:call|dial|text|phone|fax|tel|number|line)\b[^\d.!?;]{0,12}?)"
+    r"(?<![\w.,/-])([2-9]\d\d)-(\d{4})(?![\w-]|\.\d)"
+)
+# A duration in hours and minutes ("1h 30m", "2h30min"): m is minutes here, not meters.
+_HOURS_MINUTES = re.compile(r"(?<![\w.])(\d+)\s?h\s?(\d{1,2})\s?m(?:in)?\b")
+# A Roman numeral after a name: "World War II", "Type II", "Chapter IV" (espeak says "Roman
+# two"), a monarch's or a pope's ordinal ("Henry VIII": the eighth).
+_ROMAN = re.compile(r"\b([A-Z][a-z]+) ([IVX]{2,6}|V|X)\b(?!['\w-])")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+_REGNAL = frozenset(
+    ("Henry", "Elizabeth", "George", "Edward", "Charles", "James", "William", "Richard", "Louis",
+     "John", "Paul", "Pius", "Benedict", "Leo", "Gregory", "Mary", "Philip", "Frederick",
+     "Peter", "Catherine", "Alexander", "Nicholas", "Napoleon", "Ramesses", "Innocent")
+)  # fmt: skip
 _EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
 # "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
 _NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
@@ -399,7 +417,8 @@ _BARE_MONTH_DAY = re.compile(
     r"tbsp|teaspoon|tablespoon|mile|scale|odds|chance))"
 )
 # Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
-_AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,})\b")
+# Groups after it are the code's too (CS-2024-0042), not a span.
+_AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,}(?:-\d+)*)\b(?!-)")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
 _US_DATE = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/(\d{4})(?![\d/])")
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\d-])")
@@ -570,6 +589,46 @@ def _date(month: str, day: str, year: str) -> str:
     return f"{_MONTHS[int(month) - 1]} {_ordinal(int(day))}, {year}"
 
 
+def _span(match: re.Match[str]) -> str:
+    """Two numbers joined by a hyphen: a span ("3-5 days", a score "3-2"), unless no span is
+    written so: a group with a leading zero (INV 2024-0042) or a long first number not below
+    the second (RMA 2024-1187), which are codes read digit by digit."""
+    first, second = match.group(1), match.group(2)
+    whole = "." not in first + second
+    if whole and (
+        (len(second) > 1 and second[0] == "0")
+        or (len(first) >= 3 and len(second) >= 3 and int(first) >= int(second))
+    ):
+        return f"{_spaced(first)}, {_spaced(second)}"
+    return f"{first} to {second}"
+
+
+def _hours_minutes(match: re.Match[str]) -> str:
+    hours, minutes = match.group(1), match.group(2)
+    return (
+        f"{hours} hour{'' if hours == '1' else 's'} {minutes} minute{'' if minutes == '1' else 's'}"
+    )
+
+
+def _roman(match: re.Match[str]) -> str:
+    name, numeral = match.group(1), match.group(2)
+    values = [_ROMAN_VALUES[c] for c in numeral]
+    value = sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
+    # Only numerals written the usual way (IX, not VIIII or IIX), 2 to 39.
+    if not 2 <= value <= 39 or _roman_numeral(value) != numeral:
+        return match.group(0)
+    if name in _REGNAL:
+        return f"{name} the {_ordinal_word(value) if value >= 10 else _UNIT_ORDINALS[value]}"
+    if len(numeral) == 1:
+        return match.group(0)  # "Plan B", "Vitamin X": a letter
+    return f"{name} {value}"
+
+
+def _roman_numeral(value: int) -> str:
+    tens, units = divmod(value, 10)
+    return "X" * tens + ("", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")[units]
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -618,6 +677,8 @@ def _digit_runs(text: str) -> str:
     """Phone numbers in their groups, also those written in one run, and a run of digits too
     long to be an amount in fours."""
     text = PHONE.sub(_phone, text)
+    text = _LOCAL_PHONE.sub(lambda m: f"{m[1]}{_spaced(m[2])}, {_spaced(m[3])}", text)
+    text = _HYPHENED.sub(lambda m: ", ".join(map(_spaced, m[0].split("-"))), text)
     text = _BARE_PHONE.sub(
         lambda m: (
             ("plus " if m[0][0] == "+" else "")
@@ -687,14 +748,14 @@ def english(text: str) -> str:
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
     text = _digit_runs(text)
     text = _DOTTED.sub(_dotted, text)
-    text = _AFTER_LETTERS.sub(lambda m: " " + _spaced(m.group(1)), text)
+    text = _AFTER_LETTERS.sub(lambda m: " " + ", ".join(map(_spaced, m[1].split("-"))), text)
     text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
     if "0x" in text:
         text = _HEX.sub(lambda m: "0 ex " + _spaced(m.group(1).upper()), text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
-    text = _UNIT.sub(_unit, text)
+    text = _UNIT.sub(_unit, _HOURS_MINUTES.sub(_hours_minutes, text))
     if any(c in text for c in "^=π") or any(c in SUPERSCRIPTS for c in text):
         text = POWER.sub(_power, _EQUALS_MINUS.sub(" minus ", _PI.sub(" pi ", text)))
         if "=" in text:
@@ -704,5 +765,5 @@ def english(text: str) -> str:
         text = _ARROW.sub(lambda m: _ARROW_WORDS[m.group(1)], text)
     text = _OVER.sub(lambda m: _OVER_WORDS[m.group(1)], text)
     text = _SHARP.sub(r"\1 sharp", text)
-    text = _SPAN.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
-    return _LETTER_A.sub("Eigh", text)
+    text = _SPAN.sub(_span, text)
+    return _LETTER_A.sub("Eigh", _ROMAN.sub(_roman, text))
