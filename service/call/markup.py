@@ -14,6 +14,16 @@ import unicodedata
 _ASTERISKS = re.compile(r"(?<![\d\s])\*+|\*+(?![\d\s])")
 _BACKTICKS = re.compile(r"`+")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+# Strikethrough's tildes ("~~$20~~ $15"): its text is read, its marks are not ("tilde tilde").
+_STRIKE = re.compile(r"~~")
+# A table's rows: the bars between cells are pauses, the bars at a row's ends and the rule
+# under its header ("|---|:---:|") are nothing.
+_TABLE_RULE = re.compile(
+    r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$", re.MULTILINE
+)
+_ROW_END = re.compile(r"^([ \t]*)\|[ \t]*|[ \t]*\|[ \t]*$", re.MULTILINE)
+_CELL_BAR = re.compile(r"[ \t]*\|[ \t]*")
+_ROW_START = re.compile(r"^[ \t]*\|", re.MULTILINE)  # "a | b" and "x || y" are no table
 # A link is read as its text: [the docs](https://example.com) → the docs.
 _LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
 # An XML or HTML tag with its attributes: SSML's <speak> and <break time="1s"/>, or <b>. "a < b"
@@ -60,9 +70,10 @@ def _plain(match: re.Match[str]) -> str:
 
 
 def spoken(text: str) -> str:
-    """`text` (one segment) without Markdown's emphasis, code marks, heading hashes and link
-    targets, without tags (an opening one leaves a space, as <br> does between words), emoji and
-    a web address's https://, with character references as their characters, and with letters
+    """`text` (one segment) without Markdown's emphasis, strikethrough and code marks, heading
+    hashes, link targets and table bars (a pause between cells), without tags (an opening one
+    leaves a space, as <br> does between words), emoji and a web address's https://, with
+    character references as their characters, and with letters
     and digits of other forms (full-width, styled, circled, another script's digits) as the
     plain ones, without control characters and invisible marks; anything else as it is."""
     text = _CONTROL.sub(" ", text)
@@ -74,9 +85,12 @@ def spoken(text: str) -> str:
         text = _FORMS.sub(_plain, _INVISIBLE.sub("", _EMOJI.sub("", text)))
     if "://" in text:
         text = _SCHEME.sub("", text)
-    if not any(c in text for c in "*`#]"):
+    if not any(c in text for c in "*`#]~|"):
         return text
-    text = _LINK.sub(r"\1", text)
+    if "|" in text and _ROW_START.search(text):
+        text = _ROW_END.sub(lambda m: m.group(1) or "", _TABLE_RULE.sub("", text))
+        text = _CELL_BAR.sub(", ", text)
+    text = _STRIKE.sub("", _LINK.sub(r"\1", text))
     text = _HEADING.sub("", text)
     text = _BACKTICKS.sub("", text)
     return _ASTERISKS.sub("", text)
