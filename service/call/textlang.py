@@ -185,6 +185,9 @@ _OPEN_AFTER_COMMA = 8
 _SENTENCE_ENDS = (
     "\N{IDEOGRAPHIC FULL STOP}\N{FULLWIDTH EXCLAMATION MARK}\N{FULLWIDTH QUESTION MARK}.!?"
 )
+# A first sentence of at most this many Han characters and nothing that tells leaves the
+# language open too: 了解。 承知。 以上。 start Japanese replies, 好的。 明白。 Chinese ones.
+_SHORT_OPENING = 4
 
 
 # The marks only Chinese and Japanese write: Latin words before one ("OK" and a full-width
@@ -206,22 +209,29 @@ def undecided(text: str) -> bool:
       comes with the space, in one token);
     - Han characters alone, none that only Japanese or Chinese writes, cut at a 、 with no
       sentence end after it: "本日、" starts Japanese and Chinese sentences alike, "本日、雨が"
-      is Japanese, and 好的 with a full-width comma is Chinese at once."""
+      is Japanese, and 好的 with a full-width comma is Chinese at once;
+    - ... or in a short first sentence (_SHORT_OPENING), until the next one tells: "了解。"
+      starts "了解。少々お待ちください。" and "了解。我马上处理。"; a whole next sentence
+      without kana is Chinese."""
     script = text_script(text)
     if script is None:
         mark = next((i for i, c in enumerate(text) if c in _CJK_MARKS or c in ",;:"), None)
         if mark is None or len(text) - mark > 4 * _OPEN_AFTER_COMMA:
             return False
         return text[mark] in _CJK_MARKS or not any(c.isalpha() for c in text[mark:])
+    if script is not HAN or han_language(text) is not None:
+        return False
     _, comma, tail = text.partition("\N{IDEOGRAPHIC COMMA}")
-    if not comma or any(mark in tail for mark in _SENTENCE_ENDS):
-        return False
-    if (
-        len(tail) >= 4 * _OPEN_AFTER_COMMA
+    if not comma:
+        end = next((i for i, c in enumerate(text) if c in _SENTENCE_ENDS), None)
+        if end is None or sum(script_of(c) is HAN for c in text[:end]) > _SHORT_OPENING:
+            return False
+        tail = text[end:].lstrip(_SENTENCE_ENDS)
+    return not (
+        any(mark in tail for mark in _SENTENCE_ENDS)
+        or len(tail) >= 4 * _OPEN_AFTER_COMMA
         or sum(script_of(c) is HAN for c in tail) >= _OPEN_AFTER_COMMA
-    ):
-        return False
-    return script is HAN and han_language(text) is None
+    )
 
 
 def settled(text: str, first: str) -> str:
