@@ -125,11 +125,17 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
         ("3单元501室，1203房间", "三单元五零幺室，幺二零三房间"),
         ("5号楼2单元301，A座1201", "五号楼二单元三零幺，A座幺二零幺"),
         ("请拨打12345", "请拨打幺二三四五"),
+        ("RTX 4090显卡，ISO 9001认证", "RTX 四零九零显卡，ISO 九零零幺认证"),
+        ("2023款MacBook，2024版，2023届", "二零二三款MacBook，二零二四版，二零二三届"),
+        ("i7-13700K，1920x1080，1080P", "i七 一三七零零K，一千九百二十乘一千零八十，一零八零P"),
+        ("8车12F座，座位是12F，会议在12F", "八车十二F座，座位是十二F，会议在十二楼"),
     ],
 )
 def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoken: str) -> None:
     """Bug: a phone number was read as a range with a minus sign (400-820-8820 as 四百到八百二十
-    负八千八百二十), a code as an amount (三十八万五千九百一十二), and 尾号0371 lost its zero."""
+    负八千八百二十), a code as an amount (三十八万五千九百一十二), and 尾号0371 lost its zero.
+    A model year was an amount (2023款 两千零二十三款), i7-13700K a span (i七到一万三千七百K),
+    a train seat a floor (12F座 十二楼座)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -159,10 +165,14 @@ def test_numbers_that_count_stay_numbers(text: str, spoken: str) -> None:
         ("2月2号在2楼", "二月二号在二楼"),
         ("2年级，第2000名，12个", "二年级，第二千名，十二个"),
         ("3天2晚，2年，第2个，第2天", "三天两晚，两年，第二个，第二天"),
+        ("¥2，2.5元，$2.00，€2，0.2元", "两元，两元五角，两美元，两欧元，两角"),
+        ("您有2笔待还款，2单，2项，2封邮件", "您有两笔待还款，两单，两项，两封邮件"),
+        ("¥2.02，2单元，22元", "两元零二分，二单元，二十二元"),
     ],
 )
 def test_two_of_something_is_liang(text: str, spoken: str) -> None:
-    """Bug: "2个人" was read 二个人 and "2:30" 二点半, which no Mandarin speaker says."""
+    """Bug: "2个人" was read 二个人 and "2:30" 二点半, which no Mandarin speaker says; so were
+    two yuan, dollars or euros (¥2 二元) and two payments or orders (2笔, 2单)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -707,7 +717,14 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("这只猫很可爱。", "只", "zhi1"),
         ("请看第二行。", "第二行", "di4 er4 hang2"),
         ("这是一行代码。", "一行", "yi1 hang2"),
+        ("具体金额以实际到账为准。", "为准", "wei2 zhun3"),
+        ("您的余额为一百元。", "为", "wei2"),
+        ("额度已调整为五万元。", "为", "wei2"),
+        ("逾期视为放弃。", "视为", "shi4 wei2"),
         # and where pypinyin was right, it stays so
+        ("这是为您准备的。", "为", "wei4"),
+        ("为保障您的安全，请勿外传。", "为", "wei4"),
+        ("专门为老人设计。", "为", "wei4"),
         ("他得了第一名。", "得", "de2"),
         ("他长大了。", "长大", "zhang3 da4"),
         ("这个包裹很重。", "重", "zhong4"),
@@ -732,7 +749,7 @@ def test_mandarin_words_with_two_readings_are_read_as_meant(
     zhì, 弹出 dàn chū, and 得 in 您得先登录 dé: what an app's support agent says all day, heard
     as other words. And 得 was dé wherever it joins a verb to its result (您说得对, 跑得很快),
     调到最大 diào, 吹干 gàn, 系好 xì (jieba cut 请系|好), 睡不着 zhe, 切换 (switch) qiè, 教 (teach)
-    jiào, 脏 (dirty) zàng, 这只猫 zhǐ, 第二行 xíng."""
+    jiào, 脏 (dirty) zàng, 这只猫 zhǐ, 第二行 xíng, and 为 (be, as) in 以到账为准 and 余额为 wèi."""
     from misaki.zh import ZHG2P
 
     found = next(w for w in mandarin(text) if w.text == word)
@@ -748,6 +765,8 @@ def test_latin_words_in_chinese_are_read_as_english(
     wifi = next(w for w in words if w.text == "WiFi")
     # "WiFi" is not in the lexicon, "Wi-Fi" is: the camel-case parts joined by a hyphen.
     assert wifi.phonemes == lexicon.phonemes("Wi-Fi") == "wˈIfˌI"
+    # Bug: WIFI in capitals, as Chinese text often writes it, was spelled W-I-F-I.
+    assert lexicon.phonemes("WIFI") == wifi.phonemes
     iphone = mandarin("iPhone 15")
     assert texts(iphone) == ["iPhone", "十五"]
     assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e
@@ -796,13 +815,20 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         ("このカレーは辛いですか。", "このカレーはからいですか。"),
         ("仕事が辛いです。", "仕事がつらいです。"),
         ("お手数ですが、ご確認ください。", "おてすうですが、ご確認ください。"),
+        ("本人確認を行っております。", "本人確認をおこなっております。"),
+        ("19時〜21時の間にお届けします。", "19時から21時のあいだにお届けします。"),
+        ("明日は晴れのち曇りです。", "明日ははれのち曇りです。"),
+        ("金利は年0.5%、今年3月から。", "金利はねん0.5%、今年3月から。"),
+        ("月末までにお振込みください。", "げつまつまでにお振込みください。"),
+        ("3-5営業日以内に発送します。", "3から5営業日以内に発送します。"),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(
     japanese: JapaneseG2P, text: str, meant: str
 ) -> None:
     """Bug: 担当の方 (the person in charge) was タントーノホー (the side), カレーは辛い
-    ツライ (painful), お手数ですが オテカズ."""
+    ツライ (painful), お手数ですが オテカズ, 手続きを行って イッテ (go), 19時の間 ジュートキノマ
+    (the hour lost), 晴れのち ハレレノチ, 年0.5% トシ, 月末 ツキマツ, 3-5営業日 サン ゴ."""
     assert said(japanese, text) == said(japanese, meant)
 
 

@@ -182,6 +182,17 @@ from voxlite.service.engines.piper.english import english
             "Sales ↑12% YoY, costs ↓5%, 3% QoQ. Call Mom.",
             "Sales up 12% year over year, costs down 5%, 3% quarter over quarter. Call Mom.",
         ),
+        # codes and local phone numbers with hyphens are no spans
+        (
+            "Call 555-1234 about case CS-2024-0042, RMA 2024-1187 and order 112-3456789-0123.",
+            "Call 5 5 5, 1 2 3 4 about case CS 2 0 2 4, 0 0 4 2, RMA 2 0 2 4, 1 1 8 7 and order"
+            " 1 1 2, 3 4 5 6 7 8 9, 0 1 2 3.",
+        ),
+        ("Won 3-2 in 1h 30m, ages 5-12.", "Won 3 to 2 in 1 hour 30 minutes, ages 5 to 12."),
+        (
+            "World War II, Type II, Henry VIII and Louis XIV, Plan B.",
+            "World War 2, Type 2, Henry the eighth and Louis the fourteenth, Plan B.",
+        ),
     ],
 )
 def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
@@ -205,7 +216,9 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     πr² as "pie-er two", "Ph.D." as "P H dot D dot", "€1.234,56" as "1 euro and 23 cents
     4,56", a fraction over 12 as two numbers (1/20 "one twenty"), "b/c" as "B slash C" and
     "10k+" as "ten K plus", "↑12%" as "up arrow twelve percent" and "YoY" as "yo why", a phone
-    number in one run (5551234567, +447911123456) and a card's sixteen digits as amounts."""
+    number in one run (5551234567, +447911123456) and a card's sixteen digits as amounts,
+    "555-1234" and "CS-2024-0042" as spans ("2024 to 0042"), "1h 30m" as "30 meters", and
+    "World War II" as "World War Roman two"."""
     assert english(text) == written
 
 

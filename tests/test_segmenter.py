@@ -211,6 +211,19 @@ def test_etc_and_no_end_a_sentence(word: str) -> None:
     assert segments(f"Take apples {word} Then go.") == [f"Take apples {word}", " Then go."]
 
 
+@pytest.mark.parametrize("one_by_one", [False, True])
+def test_a_number_after_no_keeps_the_sentence(one_by_one: bool) -> None:
+    """Bug: "Your order No. 4521 ships today." was cut after "No.", and the voice read the
+    order number as a count starting a new sentence ("four thousand five hundred...")."""
+    text = "Your order No. 4521 ships today. See Fig. 3 below. Say no. Then go."
+    assert run(list(text) if one_by_one else [text]) == [
+        "Your order No. 4521 ships today.",
+        " See Fig. 3 below.",
+        " Say no.",
+        " Then go.",
+    ]
+
+
 def test_abbreviation_must_be_the_whole_word() -> None:
     """Regression: only the letters right before the dot matter, so "ModernST." must not
     match "st", and a digit glued to the word ("5a.") makes it no initial."""

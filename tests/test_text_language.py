@@ -71,10 +71,26 @@ def test_han_text_without_kana_is_japanese_only_when_it_says_so() -> None:
     assert text_language("本日") == text_language("東京都") == "zh"
     assert text_language("台北現在，請稍候") == "zh"  # traditional Chinese, not Japanese
     # Cut at 、, Han alone leaves it open until a kana, a telling character, or a few more.
-    for text in ("本日、", "本日、雨", "OK，", "OK、承知", "OK, ", "3, "):
+    for text in (
+        "本日、",
+        "本日、雨",
+        "OK，",
+        "OK、承知",
+        "OK, ",
+        "3, ",
+        "本日。",
+        "了解！",
+        "以上。本",
+    ):
         assert undecided(text), text
-    for text in ("本日、雨が", "好的，", "本日。", "北京、上海、广州都有分店", "Sure, I", "OK，我"):
+    for text in ("本日、雨が", "好的，", "北京、上海、广州都有分店", "Sure, I", "OK，我"):
         assert not undecided(text), text
+    # Bug: a Japanese reply whose first sentence is kanji alone ("了解。") got the Mandarin
+    # voice, which then refused the rest of it (its kana).
+    for text in ("了解！少々", "好的！我来帮", "明白。明天见。", "非常感谢您的耐心等待。"):
+        assert not undecided(text), text
+    assert text_language(settled("了解！少々お待ちください。", "了解！")) == "ja"
+    assert text_language(settled("了解！请稍等。", "了解！")) == "zh"
     assert settled("Sure, I can help.", "Sure,") == "Sure, I"
     assert settled("本日、雨が降ります。", "本日、") == "本日、雨が"
     assert settled("好的，我来查。", "好的，") == "好的，"
@@ -448,7 +464,7 @@ def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
     segment, 現在、, has no kana), which then refused the kana, and the message said to leave
     voice and language empty: they were. "OK、承知しました。" went to the English voice. A
     stream's voice waits for the kana; a Chinese one does not wait for more than its first
-    clause."""
+    clause. 了解！少々お待ちください。 went to the Mandarin voice too."""
     assert synthesize(kstub, "現在、混み合っております。")[0].format.voice == "jf_alpha"
     # A Latin word before a mark only Chinese and Japanese write: the words after it tell.
     assert synthesize(kstub, "OK、承知しました。")[0].format.voice == "jf_alpha"
@@ -457,13 +473,20 @@ def test_japanese_that_starts_with_kanji_alone_is_spoken_in_japanese(
     # the rest): the first letter after it tells.
     assert synthesize(kstub, "OK, 我们开始吧。")[0].format.voice == "zf_xiaoxiao"
     assert synthesize(kstub, "3, 2, 1, スタートです。")[0].format.voice == "jf_alpha"
-    call = Duplex(kstub, timeout=120)
-    call.config()
-    for piece in ("本日", "、", "雨", "が降ります。"):
-        call.send(text=piece)
-    assert call.next().format.voice == "jf_alpha"
-    call.close()
-    assert kinds(call.rest())[-1] == "summary"
+    # A short first sentence of kanji alone waits for the next one (了解 went to Mandarin).
+    assert synthesize(kstub, "了解！少々お待ちください。")[0].format.voice == "jf_alpha"
+    for pieces, voice in (
+        (("本日", "、", "雨", "が降ります。"), "jf_alpha"),
+        (("了解", "！", "少々", "お待ち", "ください。"), "jf_alpha"),
+        (("好的", "！", "我来", "帮您查一下。"), "zf_xiaoxiao"),
+    ):
+        call = Duplex(kstub, timeout=120)
+        call.config()
+        for piece in pieces:
+            call.send(text=piece)
+        assert call.next().format.voice == voice, pieces
+        call.close()
+        assert kinds(call.rest())[-1] == "summary"
     # A caller that stops there is not stalled: the segment's own script decides.
     call = Duplex(kstub, timeout=120)
     call.config()
