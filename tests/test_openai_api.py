@@ -15,6 +15,7 @@ import signal
 import socket
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
@@ -333,12 +334,27 @@ def test_models_and_voices_are_listed(http_server: ServerThread, sdk: Sdk) -> No
     client = sdk(http_server)
     ids = [model.id for model in client.models.list()]
     assert {"voxlite", "tts-1", "tts-1-hd", "gpt-4o-mini-tts"} <= set(ids)
-    with urllib.request.urlopen(http_url(http_server, "/v1/audio/voices"), timeout=30) as r:
-        voices = json.loads(r.read())
-    assert voices["voices"] == ["en_US-joe-medium"]
+    assert client.models.retrieve("tts-1").id == "tts-1"
+    with pytest.raises(openai.NotFoundError) as refused:
+        client.models.retrieve("whisper-1")
+    assert error_of(refused)["param"] == "model"
+    voices = get_json(http_server, "/v1/audio/voices")
+    # Bug: "voices" held names alone; Open WebUI reads each one's id and name (and its model
+    # list from /v1/audio/models, which was a 404), else it offers OpenAI's six names.
+    assert {v["id"]: v["name"] for v in voices["voices"]} == {
+        "en_US-joe-medium": "en_US-joe-medium"
+    }
+    assert voices["data"] == voices["voices"]
     assert voices["data"][0]["language"] == "en-US"
     assert voices["data"][0]["default"] is True
     assert "alloy" in voices["openai_voices"]
+    models = get_json(http_server, "/v1/audio/models")["models"]
+    assert {"tts-1", "tts-1-hd"} <= {m["id"] for m in models}
+
+
+def get_json(srv: ServerThread, path: str) -> Any:
+    with urllib.request.urlopen(http_url(srv, path), timeout=30) as answer:
+        return json.loads(answer.read())
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -378,6 +394,7 @@ def test_input_the_voice_says_nothing_of_is_a_400(http_server: ServerThread, sdk
     with pytest.raises(openai.BadRequestError) as refused:
         sdk(http_server).audio.speech.create(model="tts-1", voice="alloy", input="^")
     assert "says nothing for the text '^'" in error_of(refused)["message"]
+    assert error_of(refused)["param"] == "input"  # it was null
 
 
 def test_a_body_that_is_not_json_is_a_400(http_server: ServerThread) -> None:
@@ -456,6 +473,11 @@ def test_bodies_no_sdk_sends_are_400s_not_500s(http_server: ServerThread) -> Non
     status, body, _ = raw_post(http_server, b'{"input": "Hi."}', {"Content-Encoding": "gzip"})
     assert status == 400
     assert "Content-Encoding" in body["error"]["message"]
+    # Bug: JSON nested deeper than Python's recursion limit was a plain-text 500.
+    for deep in (b"[" * 100_000 + b"]" * 100_000, b'{"input": "Hi.", "voice": ' + b"[" * 100_000):
+        status, body, _ = raw_post(http_server, deep)
+        assert status == 400
+        assert "nests arrays or objects too deep" in body["error"]["message"]
 
 
 def test_an_http_1_0_client_gets_the_audio_until_the_connection_closes(
@@ -594,6 +616,17 @@ def test_pages_of_the_cors_origins_may_call_the_api_and_no_other_page(
     )
     status, headers, _ = cors_request(token_server, "/v1/models", "GET", {"Origin": other})
     assert "Access-Control-Allow-Origin" not in headers
+    # Bug: a 404 or a 405 (no route for it) was not readable by the page.
+    for path, method in (("/v1/nothing", "GET"), ("/v1/audio/speech", "GET")):
+        status, headers, answer = cors_request(token_server, path, method, {"Origin": APP})
+        assert (status, headers["Access-Control-Allow-Origin"]) == (
+            404 if "no" in path else 405,
+            APP,
+        )
+        assert "X-Request-Id" in headers["Access-Control-Expose-Headers"].split(",")
+        assert json.loads(answer)["error"]["code"]
+        status, headers, _ = cors_request(token_server, path, method, {"Origin": other})
+        assert "Access-Control-Allow-Origin" not in headers
     # A server without --cors-origins answers no page of another origin.
     status, headers, _ = cors_request(
         http_server, "/v1/audio/speech", "OPTIONS", {"Origin": APP} | preflight
@@ -821,6 +854,41 @@ def test_a_client_that_stops_reading_is_cut_after_the_idle_timeout(
         assert "read the audio as it arrives" in line.getMessage()
         assert fields["audio_seconds"] > 0
         assert 0 < fields["ttfa_ms"] < fields["duration_ms"]
+    finally:
+        srv.close()
+
+
+def test_a_client_reading_at_its_own_pace_is_not_idle(cache_dir: Path, tmp_path: Path) -> None:
+    """Bug: a client that read the body steadily but slowly (a player at real-time pace) was
+    cut as idle: one write of a long reply waited for the socket to drain for longer than
+    --idle-timeout-seconds, and only finished writes counted. What the client takes in the
+    meantime counts now. The client reads a little every few milliseconds (a stall of the
+    whole idle timeout would be idleness), then the rest at once: the body is whole."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, http_port=0, idle_timeout_seconds=3))
+    try:
+        body = json.dumps({"input": " ".join([LONG_TEXT] * 4), "response_format": "pcm"})
+        with socket.socket() as sock:
+            # A small window: the server's writes wait on this client's reading.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", srv.server.http_port))
+            sock.sendall(
+                b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                + f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body.encode()
+            )
+            received = bytearray()
+            slow_until = time.monotonic() + 12  # several idle timeouts of steady reading
+            while time.monotonic() < slow_until:
+                chunk = sock.recv(512)
+                if not chunk:
+                    break
+                received += chunk
+                time.sleep(0.02)
+            while chunk := sock.recv(65536):
+                received += chunk
+        head, _, rest = bytes(received).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        assert rest.endswith(b"\r\n0\r\n\r\n"), "the body was cut: no last chunk"
     finally:
         srv.close()
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import importlib.resources
 import json
 import logging
 import socket
 import ssl
+import struct
+import termios
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -51,7 +54,10 @@ CLOSING_TIMEOUT = 1.0
 connection is closed all the same (a client that reads nothing never takes it)."""
 RETRY_AFTER = "1"
 """Seconds a refused caller is told to wait (429, 503): what "retry in a moment" means."""
-API_PATHS = "POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices"
+API_PATHS = (
+    "POST /v1/audio/speech, GET /v1/models, GET /v1/models/{model}, GET /v1/audio/voices, "
+    "GET /v1/audio/models"
+)
 """What pages of other origins may call (--cors-origins)."""
 PATHS = f"{API_PATHS} and GET /"
 
@@ -189,7 +195,9 @@ class SpeechHTTP:
         app.router.add_get("/", self._index)
         app.router.add_post("/v1/audio/speech", self._speech)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/models/{model}", self._model)
         app.router.add_get("/v1/audio/voices", self._voices)
+        app.router.add_get("/v1/audio/models", self._audio_models)
         if config.cors_origins:
             _allow_origins(app, config.cors_origins)
         # A client gone mid-reply cancels its handler, so its synthesis stops at once.
@@ -249,11 +257,30 @@ class SpeechHTTP:
 
     async def _models(self, request: web.Request) -> web.Response:
         self._authorize(request)
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "voxlite"} for m in MODELS]
-        return web.json_response({"object": "list", "data": data})
+        return web.json_response({"object": "list", "data": [_model(m) for m in MODELS]})
+
+    async def _model(self, request: web.Request) -> web.Response:
+        """OpenAI's retrieve: one of the models listed, else a 404 naming them."""
+        self._authorize(request)
+        name = request.match_info["model"]
+        if name not in MODELS:
+            raise HttpError(
+                404,
+                f"no model {name[:80]!r} is listed here: GET /v1/models lists {', '.join(MODELS)}"
+                " (the speech API takes any model name: the voice decides the engine)",
+                param="model",
+                code="model_not_found",
+            )
+        return web.json_response(_model(name))
+
+    async def _audio_models(self, request: web.Request) -> web.Response:
+        """Open WebUI's list of speech models for a server that is not OpenAI's."""
+        self._authorize(request)
+        return web.json_response({"models": [{"id": m, "name": m} for m in MODELS]})
 
     async def _voices(self, request: web.Request) -> web.Response:
-        """Kokoro-FastAPI's shape ("voices": names), with each voice described in "data"."""
+        """Open WebUI's shape ("voices": each voice's id and name), each voice described, the
+        same list in "data"."""
         self._authorize(request)
         registry = self._registry
         language = request.query.get("language", "")
@@ -272,7 +299,7 @@ class SpeechHTTP:
         ]
         return web.json_response(
             {
-                "voices": [v.info.name for v in voices],
+                "voices": data,
                 "data": data,
                 "loading": registry.loading(),
                 "openai_voices": list(OPENAI_VOICES),
@@ -351,7 +378,8 @@ class SpeechHTTP:
 
         try:
             session.speak_whole(speech.input)
-            watchdog.watch(lambda: session.working, unread=lambda: session.unread)
+            reading = _Reading(request.transport)
+            watchdog.watch(lambda: session.working or reading(), unread=lambda: session.unread)
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     if isinstance(event, FormatEvent):
@@ -366,7 +394,9 @@ class SpeechHTTP:
             log.status = 200
             return done
         except VoxliteError as exc:
-            if response is None:
+            if response is None:  # before any audio: the input's ("says nothing for")
+                if isinstance(exc, InvalidRequest):
+                    raise http_error(exc, "input") from None
                 raise
             if speech.events and await _end_with_error(response, exc):
                 log.status, log.cut = http_error(exc).status, str(exc)
@@ -430,6 +460,12 @@ class SpeechHTTP:
             raise BadField(
                 "", f"the body is not JSON ({exc}): send a JSON object with input and voice"
             ) from None
+        except RecursionError:
+            raise BadField(
+                "",
+                "the body nests arrays or objects too deep: send a flat JSON object with "
+                "input and voice",
+            ) from None
 
 
 def _voice_error(speech: Speech, error: VoiceNotFound, first: str) -> HttpError:
@@ -478,6 +514,10 @@ CORS_MAX_AGE = 600
 minutes, not one per request."""
 
 
+_EXPOSED = ("X-Voxlite-Voice", REQUEST_ID, "Retry-After", "WWW-Authenticate")
+"""The headers a page of another origin may read."""
+
+
 def _allow_origins(app: web.Application, origins: tuple[str, ...]) -> None:
     """Let pages of `origins` ("*": any) call the API from a browser: preflights answered, and
     each reply (errors included) marked readable by them, its headers (X-Voxlite-Voice,
@@ -492,10 +532,66 @@ def _allow_origins(app: web.Application, origins: tuple[str, ...]) -> None:
         options = aiohttp_cors.ResourceOptions(  # type: ignore[no-untyped-call,unused-ignore]
             allow_methods=sorted({route.method for route in resource} - {"HEAD"}),
             allow_headers="*",  # Authorization, Content-Type, and the SDKs' own (x-stainless-*)
-            expose_headers=("X-Voxlite-Voice", REQUEST_ID, "Retry-After", "WWW-Authenticate"),
+            expose_headers=_EXPOSED,
             max_age=CORS_MAX_AGE,
         )
         cors.add(resource, dict.fromkeys(origins, options))
+    app.on_response_prepare.append(_readable_refusals)
+
+
+async def _readable_refusals(request: web.Request, response: web.StreamResponse) -> None:
+    """A 404 or a 405 (no route, so aiohttp_cors marks none) readable by the pages of the
+    origins too, as every other reply is."""
+    origin = request.headers.get("Origin")
+    origins = request.app[_ORIGINS]
+    if (
+        origin is None
+        or "Access-Control-Allow-Origin" in response.headers
+        or request.method == "OPTIONS"
+        or (origin not in origins and "*" not in origins)
+    ):
+        return
+    response.headers["Access-Control-Allow-Origin"] = origin
+    response.headers["Access-Control-Expose-Headers"] = ",".join(_EXPOSED)
+    response.headers.add("Vary", "Origin")
+
+
+class _Reading:
+    """Whether the client took some of the body since last asked: what waits for it, in the
+    transport and in the socket's send queue (the kernel's, Linux's SIOCOUTQ), shrank. A write
+    waiting for a slow but steady reader (a player at real-time pace) may take longer than the
+    idle timeout: the kernel asks for more only once a large part of its queue has gone, and
+    that is the client's pace, not its idleness."""
+
+    def __init__(self, transport: asyncio.Transport | None) -> None:
+        self._transport = transport
+        self._waiting = 0
+
+    def __call__(self) -> bool:
+        if self._transport is None:
+            return False
+        waiting = self._transport.get_write_buffer_size() + _unsent(self._transport)
+        took = waiting < self._waiting
+        self._waiting = waiting
+        return took
+
+
+_OUTQ = getattr(termios, "TIOCOUTQ", None)
+
+
+def _unsent(transport: asyncio.Transport) -> int:
+    """Bytes in the socket's send queue that the client has not taken (0 where unknown)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or _OUTQ is None:
+        return 0
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0" * 4))[0])
+    except (OSError, ValueError):  # closed meanwhile
+        return 0
+
+
+def _model(name: str) -> dict[str, object]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "voxlite"}
 
 
 def _dual_stack(port: int) -> socket.socket:
