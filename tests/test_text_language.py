@@ -67,6 +67,8 @@ def test_han_text_without_kana_is_japanese_only_when_it_says_so() -> None:
     """Japan's own kanji forms (気, 駅) and 々 are Japanese; China's (们, 这) and the full-width
     comma Chinese; the rest (本日, 東京) both, and Mandarin is picked."""
     assert text_language("気温") == text_language("様々") == "ja"
+    # Bug: 々 and 〆 alone were no script at all: the English voice read their code points.
+    assert text_language("々") == text_language("〆") == "ja"
     assert text_language("我们") == text_language("本日，") == "zh"
     assert text_language("本日") == text_language("東京都") == "zh"
     assert text_language("台北現在，請稍候") == "zh"  # traditional Chinese, not Japanese

@@ -34,6 +34,7 @@ HANGUL = Script("Hangul (Korean)", ("ko",))
 # voice of any other language reads its letters out one by one ("Arabic letter alef").
 _BY_NAME: dict[str, Script] = {
     "CJK": HAN,
+    "IDEOGRAPHIC": HAN,  # 々 (IDEOGRAPHIC ITERATION MARK) and 〆 alone
     "HIRAGANA": KANA,
     "KATAKANA": KANA,
     "HANGUL": HANGUL,
