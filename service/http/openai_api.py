@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import importlib.resources
 import json
 import logging
 import socket
 import ssl
 import struct
-import termios
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -379,7 +377,12 @@ class SpeechHTTP:
         try:
             session.speak_whole(speech.input)
             reading = _Reading(request.transport)
-            watchdog.watch(lambda: session.working or reading(), unread=lambda: session.unread)
+
+            def busy() -> bool:
+                took = reading()  # at every look, so that each compares with the one before
+                return session.working or took
+
+            watchdog.watch(busy, unread=lambda: session.unread)
             async with contextlib.aclosing(session.events()) as events:
                 async for event in events:
                     if isinstance(event, FormatEvent):
@@ -557,37 +560,37 @@ async def _readable_refusals(request: web.Request, response: web.StreamResponse)
 
 
 class _Reading:
-    """Whether the client took some of the body since last asked: what waits for it, in the
-    transport and in the socket's send queue (the kernel's, Linux's SIOCOUTQ), shrank. A write
-    waiting for a slow but steady reader (a player at real-time pace) may take longer than the
-    idle timeout: the kernel asks for more only once a large part of its queue has gone, and
-    that is the client's pace, not its idleness."""
+    """Whether the client took some of the body since last asked: the bytes it acknowledged
+    (Linux's TCP_INFO, tcpi_bytes_acked) grew. A write waiting for a slow but steady reader (a
+    player at real-time pace) may take longer than the idle timeout, the kernel asking for more
+    only once a large part of its queue has gone: that is the client's pace, not its idleness.
+    Where the count is unknown (another system), finished writes alone count, as before."""
 
     def __init__(self, transport: asyncio.Transport | None) -> None:
-        self._transport = transport
-        self._waiting = 0
+        self._socket = None if transport is None else transport.get_extra_info("socket")
+        self._acked = self._count()
+
+    def _count(self) -> int:
+        if self._socket is None or _TCP_INFO is None:
+            return 0
+        try:
+            info = self._socket.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, _ACKED_END)
+        except OSError:  # closed meanwhile
+            return 0
+        return int(_ACKED.unpack_from(info, _ACKED_AT)[0]) if len(info) >= _ACKED_END else 0
 
     def __call__(self) -> bool:
-        if self._transport is None:
-            return False
-        waiting = self._transport.get_write_buffer_size() + _unsent(self._transport)
-        took = waiting < self._waiting
-        self._waiting = waiting
+        acked = self._count()
+        took = acked > self._acked
+        self._acked = acked
         return took
 
 
-_OUTQ = getattr(termios, "TIOCOUTQ", None)
-
-
-def _unsent(transport: asyncio.Transport) -> int:
-    """Bytes in the socket's send queue that the client has not taken (0 where unknown)."""
-    sock = transport.get_extra_info("socket")
-    if sock is None or _OUTQ is None:
-        return 0
-    try:
-        return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0" * 4))[0])
-    except (OSError, ValueError):  # closed meanwhile
-        return 0
+_TCP_INFO = getattr(socket, "TCP_INFO", None)
+# struct tcp_info's tcpi_bytes_acked: a u64 at byte 120 (Linux 4.1 and later).
+_ACKED = struct.Struct("=Q")
+_ACKED_AT = 120
+_ACKED_END = _ACKED_AT + _ACKED.size
 
 
 def _model(name: str) -> dict[str, object]:
