@@ -14,6 +14,8 @@ from ..espeak import misaki_phonemes
 _PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Words Chinese text writes in capitals that are said as words, not spelled (打开WIFI).
 _SAID_AS_WORDS = {"WIFI": "Wi-Fi"}
+# ... and words in capitals that are spelled, which the lexicon reads as words (VS: "viz").
+_SPELLED = frozenset(("VS",))
 
 
 class Lexicon:
@@ -77,6 +79,8 @@ class Lexicon:
     def phonemes(self, word: str) -> str:
         """Phonemes of one Latin word (letters, apostrophes and hyphens)."""
         word = _SAID_AS_WORDS.get(word, word)
+        if word in _SPELLED:
+            return self.spell(word)
         if len(word) > 1 and word.isupper() and self._acronym(word):
             return self.spell(word)
         found = self._lookup(word)

@@ -152,7 +152,8 @@ _JA_WEEKDAY_LIST = re.compile(
     r"(?![\u4e00-\u9fff])"
 )
 _JA_WEEKDAYS = re.compile(
-    r"(?<!\d)([月火水木金土日])(曜日?)?\s?[-~～〜]\s?([月火水木金土日])(曜日?|(?![\u4e00-\u9fff]))"
+    r"(?<!\d)[(（]?([月火水木金土日])(曜日?)?[)）]?\s?[-~～〜]\s?[(（]?([月火水木金土日])(曜日?)?"
+    r"(?:[)）]|(?<=曜|日)|(?![\u4e00-\u9fff]))"
 )
 # A tilde between two kanji is a span too: 東京〜大阪, 今月〜来月 (after kana it draws out the
 # word: よろしくね〜; in Chinese it softens one: 好的~我知道了).
@@ -295,6 +296,10 @@ _MODEL_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?=款|版|届|级(?!别))")
 _RESOLUTION = re.compile(r"(?<![\d.])(\d{3,4})\s?[xX×*]\s?(\d{3,4})(?![\d.])")
 _VIDEO_LINES = re.compile(r"(?<![\d.])(\d{3,4})(?=[Pp](?![A-Za-z]))")
 _MODEL_HYPHEN = re.compile(r"(?<=[A-Za-z]\d)-(\d{3,})(?![\d.])")
+# A codec or a standard, a capital, a dot and its number (H.265, V.90): 点 and the digits.
+_DOTTED_CODE = re.compile(r"(?<![A-Za-z])([A-Z])\.(\d{2,3})(?![\d.])")
+# The next day's time after a span's hyphen (23:00-次日02:00): 到.
+_NEXT_DAY = re.compile(r"(?<=\d)\s?[-~]\s?(?=(?:次日|翌日|第二天|隔天)\s?\d)")
 # A span of years is read as years are, digit by digit (2024-2025赛季).
 _YEARS = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s?[-~～至到]\s?((?:19|20)\d\d)(?=\s?(?:年|赛季|学年|财年|季))"
@@ -449,6 +454,12 @@ def _models(text: str) -> str:
     return _MODEL_HYPHEN.sub(lambda m: " " + verbalize_digit(m[1]), text)
 
 
+def _codecs_and_next_days(text: str) -> str:
+    """H.265 as H点二六五, and 23:00-次日02:00 with 到, before the rules for times and dots."""
+    text = _DOTTED_CODE.sub(lambda m: f"{m[1]}点{verbalize_digit(m[2])}", text)
+    return _NEXT_DAY.sub("到", text)
+
+
 def _digits(text: str) -> str:
     """Each digit as its word, 1 as 幺 (as a phone number is read); anything else kept."""
     return re.sub(r"\d+", lambda m: verbalize_digit(m.group(0), alt_one=True), text)
@@ -482,7 +493,8 @@ def _dotted(match: re.Match[str]) -> str:
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
-    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", _ascii(text))))
+    text = _codecs_and_next_days(_ascii(text))
+    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", text)))
     if "w" in text or "W" in text:
         text = _WAN.sub("万", text)
     text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
@@ -588,9 +600,13 @@ _JA_UNIT = re.compile(
 )
 # Degrees after a number: NFKC makes ℃ "°C", of which OpenJTalk reads the C alone.
 _JA_DEGREES = re.compile(r"(?<=\d)\s?(?:℃|°C|°)")
-# A minus before a number, which OpenJTalk reads as a pause (-5度 as 5度); not a hyphen
-# after a digit or a letter (3-5日, 03-1234).
-_JA_MINUS = re.compile(r"(?<![0-9A-Za-z)])[-\u2212](?=\d)")
+# A minus before a number, which OpenJTalk reads as a pause (-5度 as 5度), and the triangle
+# accounts write for one (▲500円); not a hyphen after a digit or a letter (3-5日, 03-1234).
+_JA_MINUS = re.compile(
+    r"(?<![0-9A-Za-z)])[-\u2212\N{BLACK UP-POINTING TRIANGLE}\N{WHITE UP-POINTING TRIANGLE}](?=\d)"
+)
+# ... and a plus before an amount or a score (＋500円, +3点), which OpenJTalk reads タス.
+_JA_PLUS = re.compile(r"(?<![0-9A-Za-z)])\+(?=\d[\d,.]*\s?(?:円|%|点|度|ポイント|pt|倍))")
 # The postal mark after its own name ("郵便番号は〒150-0001"), which OpenJTalk reads as the name
 # again.
 _POSTAL_MARK = re.compile(r"(?<=郵便番号)([はがの:：\s]*)〒")
@@ -718,5 +734,5 @@ def japanese(text: str) -> str:
     text = _JA_FRACTION.sub(lambda m: f"{m.group(2)}分の{m.group(1)}", text)
     text = _JA_FROM.sub("から", _TILDE.sub("から", _JA_WORD_TILDE.sub("から", text)))
     text = _JA_DEGREES.sub("度", _FAHRENHEIT.sub(r"華氏\1度", text))
-    text = _JA_MINUS.sub("マイナス", text)
+    text = _JA_PLUS.sub("プラス", _JA_MINUS.sub("マイナス", text))
     return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)

@@ -151,6 +151,8 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return " ".join("de5" if c == "得" else p for c, p in zip(word, _pinyin(word), strict=True))
     if word == "为":
         return _wei(before, after)
+    if word == "喂" and not before and after in ("", "你好", "您好", "喂", "是"):
+        return "wei2"  # answering the phone (喂，您好); 喂猫 (feed) is wèi
     if word == "长" and before in _DEGREE:
         return "chang2"
     if word == "地" and len(before) > 1 and before[-1] not in _LAND_MEASURES and after:

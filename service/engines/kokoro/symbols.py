@@ -69,10 +69,10 @@ _ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
 _ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
 # A square root (√16), which the G2Ps drop (powers: written.POWER).
 _ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
-# A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント"):
-# a pause.
+# A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント",
+# and unspaced between Han words, 设置>通用): a pause.
 _MENU_STEP = re.compile(
-    r"(?<=[^\W\d]{2})\s+>\s+(?=[^\W\d]{2})"
+    r"(?<=[^\W\d]{2})\s+>\s+(?=[^\W\d]{2})|(?<=[\u4e00-\u9fff])>(?=[\u4e00-\u9fff])"
     r"|(?<=\w)\s*[\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}]\s*(?=\w)"
 )
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
