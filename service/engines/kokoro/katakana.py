@@ -45,7 +45,7 @@ def letter_names(letters: str) -> str:
 # SaaS サーエス (Saa + S), the model LinkedIn リンケッドイン and McDonald's ムクドナルズ.
 _SAID = {
     "saas": "サース", "paas": "パース", "iaas": "イアース", "linkedin": "リンクトイン",
-    "mcdonald's": "マクドナルド", "mcdonalds": "マクドナルド",
+    "mcdonald's": "マクドナルド", "mcdonalds": "マクドナルド", "wifi": "ワイファイ",
 }  # fmt: skip
 # Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
 _CACHED_WORDS = 4096
