@@ -56,6 +56,7 @@ _UNITS = {
     "km/h": ("kilometer per hour", "kilometers per hour"),
     "m/s": ("meter per second", "meters per second"),
     "mph": ("mile per hour", "miles per hour"),
+    "mi": ("mile", "miles"),
     "km²": ("square kilometer", "square kilometers"),
     "km2": ("square kilometer", "square kilometers"),
     "m²": ("square meter", "square meters"),
@@ -421,6 +422,10 @@ _BARE_MONTH_DAY = re.compile(
 _AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,}(?:-\d+)*)\b(?!-)")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
 _US_DATE = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/(\d{4})(?![\d/])")
+# ... and year first with slashes, as Chinese and Japanese write it: 2026/12/06.
+_YMD_DATE = re.compile(r"(?<![\d/])(\d{4})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/])")
+# A whole number and a fraction (1 1/2 cups): "1 and one half".
+_MIXED = re.compile(r"(?<![\w/.])(\d+) (?=\d{1,2}/\d{1,2}(?![\w/]|\.\d))")
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\d-])")
 _MONTH_ABBREVIATION = re.compile(
     r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b)"
@@ -697,6 +702,7 @@ def english(text: str) -> str:
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
+    text = _YMD_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
     text = _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
@@ -749,7 +755,7 @@ def english(text: str) -> str:
     text = _digit_runs(text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + ", ".join(map(_spaced, m[1].split("-"))), text)
-    text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", text))
+    text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", _MIXED.sub(r"\1 and ", text)))
     if "0x" in text:
         text = _HEX.sub(lambda m: "0 ex " + _spaced(m.group(1).upper()), text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
