@@ -475,6 +475,10 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ),
         ("增长了10%~20%。", "增长了百分之十到百分之二十。"),
         ("请到3F服务台，B1F停车场。", "请到三楼服务台，负一楼停车场。"),
+        # Bug: 设置>通用 (no spaces) ran on with no pause, H.265 was H 二百六十五, the span
+        # into the next day lost its hyphen.
+        ("打开设置>通用，H.265编码", "打开设置、通用，H点二六五编码"),
+        ("今晚23:00-次日02:00维护", "今晚二十三点到次日两点维护"),
         ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),
         ("周一-周五，星期一~星期五营业。", "周一到周五，星期一到星期五营业。"),
         (
@@ -532,6 +536,10 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("前年比↑12%、経費↓5%", "前年比上昇12%、経費下降5%"),
         ("月額980円/月、年額12,000円/年", "月額980円、年額12000円"),
         ("バージョン2.0.1です。", "バージョン二点ゼロ点一です。"),
+        # Bug: ＋ was たす and ▲ (an account's minus) nothing, (月)〜(金) lost its から, WIFI
+        # was spelled.
+        ("＋500円、▲300円", "プラス500円、マイナス300円"),
+        ("営業は(月)〜(金)、WIFIあり", "営業は月曜から金曜、ワイファイあり"),
     ],
 )
 def test_japanese_letters_units_and_signs_are_read(
@@ -721,6 +729,7 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("您的余额为一百元。", "为", "wei2"),
         ("额度已调整为五万元。", "为", "wei2"),
         ("逾期视为放弃。", "视为", "shi4 wei2"),
+        ("喂，您好。", "喂", "wei2"),
         # and where pypinyin was right, it stays so
         ("这是为您准备的。", "为", "wei4"),
         ("为保障您的安全，请勿外传。", "为", "wei4"),
@@ -737,6 +746,7 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("这只是建议。", "只是", "zhi3 shi4"),
         ("一行人到了。", "一行", "yi1 xing2"),
         ("他的心脏很好。", "心脏", "xin1 zang4"),
+        ("他喂猫。", "喂", "wei4"),
         ("请您一切放心。", "一切", "yi1 qie4"),
         ("我曾经去过。", "曾经", "ceng2 jing1"),
         ("请下单，单价五元。", "单价", "dan1 jia4"),
@@ -765,8 +775,10 @@ def test_latin_words_in_chinese_are_read_as_english(
     wifi = next(w for w in words if w.text == "WiFi")
     # "WiFi" is not in the lexicon, "Wi-Fi" is: the camel-case parts joined by a hyphen.
     assert wifi.phonemes == lexicon.phonemes("Wi-Fi") == "wˈIfˌI"
-    # Bug: WIFI in capitals, as Chinese text often writes it, was spelled W-I-F-I.
+    # Bug: WIFI in capitals, as Chinese text often writes it, was spelled W-I-F-I, and VS
+    # (湖人VS勇士) was read as the word "viz".
     assert lexicon.phonemes("WIFI") == wifi.phonemes
+    assert lexicon.phonemes("VS") == lexicon.spell("VS")
     iphone = mandarin("iPhone 15")
     assert texts(iphone) == ["iPhone", "十五"]
     assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e

@@ -190,6 +190,10 @@ from voxlite.service.engines.piper.english import english
         ),
         ("Won 3-2 in 1h 30m, ages 5-12.", "Won 3 to 2 in 1 hour 30 minutes, ages 5 to 12."),
         (
+            "Add 1 1/2 cups by 2026/12/06, 2.5 mi away.",
+            "Add 1 and one half cups by December 6th, 2026, 2.5 miles away.",
+        ),
+        (
             "World War II, Type II, Henry VIII and Louis XIV, Plan B.",
             "World War 2, Type 2, Henry the eighth and Louis the fourteenth, Plan B.",
         ),
@@ -218,7 +222,8 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     "10k+" as "ten K plus", "↑12%" as "up arrow twelve percent" and "YoY" as "yo why", a phone
     number in one run (5551234567, +447911123456) and a card's sixteen digits as amounts,
     "555-1234" and "CS-2024-0042" as spans ("2024 to 0042"), "1h 30m" as "30 meters", and
-    "World War II" as "World War Roman two"."""
+    "World War II" as "World War Roman two", "1 1/2" as "one one half", "2026/12/06" digit by
+    digit and "mi" as "my"."""
     assert english(text) == written
 
 
