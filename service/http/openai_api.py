@@ -101,6 +101,8 @@ def http_error(error: VoxliteError, param: str | None = None) -> HttpError:
     return HttpError(status, str(error), kind, param, code, headers)
 
 
+_AIOHTTP_SERVER = logging.getLogger("aiohttp.server")
+
 REQUEST_ID = "X-Request-Id"
 """The header that names a request in the access log, as gRPC's x-request-id metadata."""
 
@@ -164,6 +166,16 @@ def _preflight_refusal(request: web.Request, exc: web.HTTPException) -> str:
     return f"{(exc.text or '').removeprefix('CORS preflight request failed: ')} ({API_PATHS})"
 
 
+class _AnsweredBodies(logging.Filter):
+    """Drops aiohttp's record of a request body it could not read (not in its
+    Content-Encoding, broken chunks): _json answered it with a 400 already, and aiohttp, reading
+    the rest of the body to keep the connection, logs the same failure as an unhandled
+    exception with its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], web.RequestPayloadError))
+
+
 def _peer(remote: str | None) -> str:
     """A client address as the gRPC peers read (per-address limits count both transports)."""
     if not remote:
@@ -189,6 +201,8 @@ class SpeechHTTP:
         self._auth = Tokens(config.auth_tokens) if config.auth_tokens else None
         page = importlib.resources.files("voxlite.service.http").joinpath("openai_page.html")
         self._page = page.read_bytes()
+        if not any(isinstance(f, _AnsweredBodies) for f in _AIOHTTP_SERVER.filters):
+            _AIOHTTP_SERVER.addFilter(_AnsweredBodies())
         app = web.Application(middlewares=[_request_ids, _errors], client_max_size=MAX_BODY)
         app.router.add_get("/", self._index)
         app.router.add_post("/v1/audio/speech", self._speech)
