@@ -11,7 +11,7 @@ import random
 import pytest
 from voxlite.service.engines import romance
 from voxlite.service.engines.kokoro.family import ESPEAK_LANGUAGES
-from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word
+from voxlite.service.engines.kokoro.g2p import EspeakG2P, Word, in_words
 from voxlite.service.engines.kokoro.tokens import cut_pieces, load_vocab
 from voxlite.service.engines.romance import abbreviations, addresses, clock, codes
 from voxlite.service.engines.romance.amounts import spoken
@@ -285,3 +285,31 @@ def test_words_espeak_reads_in_several_groups_log_no_warning(
         g2p("es")("Son 1.234,56 € y llega el 12/03.")
         g2p("fr")("Le 12/03 à 15h30.")
     assert not [r for r in caplog.records if r.name.startswith("phonemizer")]
+
+
+def test_a_long_sentence_is_never_cut_for_the_g2p_inside_a_number_a_time_or_an_address() -> None:
+    """Bug: text goes to the G2P 100 characters at a time, cut after the last mark, and a
+    number's or a time's own point, comma or colon was one: "1.234,56 €" was read "uno.
+    doscientos treinta y cuatro, cincuenta y seis euros", 14:30 "catorce: treinta", and an
+    address got a full stop inside it."""
+    spanish = g2p("es")
+    given: list[str] = []
+
+    class Recorded:
+        words = spanish.words
+
+        def __call__(self, text: str) -> list[Word]:
+            given.append(text)
+            return spanish(text)
+
+        def no_reading(self, text: str) -> str | None:
+            return spanish.no_reading(text)
+
+    tail = "es el lunes a las 14:30 y son 1.234,56 € que paga a atencion@clinica.es hoy mismo. "
+    for padding in range(24):  # the 100th character anywhere in the numbers and the address
+        text = "Le recuerdo que " + "x" * padding + " su cita " + tail * 2
+        given.clear()
+        in_words(Recorded(), text)  # type: ignore[arg-type]
+        assert len(given) > 1, text  # cut at all
+        for whole in ("14:30", "1.234,56 €", "atencion@clinica.es"):
+            assert sum(piece.count(whole) for piece in given) == 2, (whole, given)

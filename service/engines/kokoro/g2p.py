@@ -36,7 +36,9 @@ G2P_CHARS = 100
 """Characters given to a G2P at once: misaki's Japanese romanizer takes time quadratic in
 its input (docs/kokoro.md#g2p-of-long-text), and a clause or two is what one piece
 (tokens.Piece) speaks anyway. Text is cut at the last clause mark or space within it."""
-_CUT_AFTER = re.compile(r"[。！？!?．.；;，,、：:…—\s]")
+# A mark of a clause, or a space: a Latin mark only before a space ("1.234,56", "14:30" and
+# "a@b.es" go on), a space not between digits ("1 234", "+34 912 345 678").
+_CUT_AFTER = re.compile(r"[。！？．；，、：…—]|[!?.;,:](?=\s)|(?<!\d)\s|\s(?!\d)")
 _WORD = re.compile(r"[0-9A-Za-z]")
 
 
@@ -82,8 +84,8 @@ class G2P(Protocol):
 
 def in_words(g2p: G2P, text: str, limit: int = G2P_CHARS) -> list[Word]:
     """`g2p` of `text`, given at most `limit` characters at a time: cut after the last
-    clause mark or space that keeps what one call gets at least half full, else before a
-    number or Latin word that would be split, else at the limit."""
+    clause mark or space (_CUT_AFTER) that keeps what one call gets at least half full, else
+    before a number or Latin word that would be split, else at the limit."""
     if len(text) <= limit:
         return g2p(text)
     out: list[Word] = []
