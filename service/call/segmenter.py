@@ -237,6 +237,13 @@ class Segmenter:
             return False
         if kind == _LINE_RUN:
             return ch in _LINE_BREAKS
+        if kind in (_DASH_RUN, _HYPHEN_RUN) and ch in " \t" and self._digit_before:
+            # "3 - 5 días", "10 – 15 min": wait for what the spaces lead to, a digit keeps the
+            # span in one segment.
+            if self._space_at < 0:
+                self._space_at = self._pos
+            self._last_ws = self._pos
+            return True
         if kind == _DASH_RUN:
             return ch in _DASHES
         if kind == _HYPHEN_RUN and ch == "-":
@@ -274,6 +281,10 @@ class Segmenter:
         elif kind == _DASH_RUN:
             # A dash between digits is a range ("pages 10 to 20"), read as one phrase.
             ok = not (self._digit_before and ch.isdigit())
+            at = self._space_at if self._space_at >= 0 else i
+        elif self._space_at >= 0:  # " - " after a digit, spaces read: a range unless no digit
+            ok = self._run_len <= 2 and not ch.isdigit()
+            at = self._space_at
         else:
             # "---" is a Markdown rule or a separator, not a dash.
             ok = self._run_len <= 2 and ch.isspace()
@@ -313,11 +324,19 @@ class Segmenter:
             self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
         elif ch in _DASHES:
             self._start_run(_DASH_RUN, False)
-            self._digit_before = i > 0 and self._buf[i - 1].isdigit()
+            self._digit_before = self._digit_left_of(i)
         elif ch == "-" and i > 0:
             before = self._buf[i - 1]
             if before.isspace() and before not in _LINE_BREAKS:
                 self._start_run(_HYPHEN_RUN, False)
+                self._digit_before = self._digit_left_of(i)
+
+    def _digit_left_of(self, i: int) -> bool:
+        """Whether a digit stands before `i`, spaces and tabs aside ("3 - 5", "10 – 15")."""
+        j = i - 1
+        while j >= 0 and self._buf[j] in " \t":
+            j -= 1
+        return j >= 0 and self._buf[j].isdigit()
 
     def _ends_reference(self, i: int) -> bool:
         """Whether the ";" at `i` ends a character reference ("Tom &amp; Jerry"), which is read
