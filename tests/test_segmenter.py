@@ -226,16 +226,16 @@ def test_a_number_after_no_keeps_the_sentence(one_by_one: bool) -> None:
 
 @pytest.mark.parametrize("one_by_one", [False, True])
 def test_a_span_with_a_spaced_dash_stays_in_one_segment(one_by_one: bool) -> None:
-    """Bug: "entre 3 - 5 días" and "en 10 – 15 minutos" were cut at the dash (it looked for
-    the digit right before it, a space), and the span was read as two numbers."""
+    """Bug: "entre 3 - 5 días" and "en 10 - 15 minutos" (an en dash) were cut at the dash (it
+    looked for the digit right before it, a space), and the span was read as two numbers."""
     text = (
-        "El envío tarda entre 3 - 5 días hábiles en llegar, o 10 – 15 minutos en tienda. "
+        "El envío tarda entre 3 - 5 días hábiles en llegar, o 10 \N{EN DASH} 15 minutos en tienda. "
         "Abrimos a las 9 - venga temprano, por favor, que siempre hay cola."
     )
     said = run(list(text) if one_by_one else [text])
     assert said[:3] == [
         "El envío tarda entre 3 - 5 días hábiles en llegar,",
-        " o 10 – 15 minutos en tienda.",
+        " o 10 \N{EN DASH} 15 minutos en tienda.",
         " Abrimos a las 9 - venga temprano, por favor,",
     ]
 

@@ -238,8 +238,8 @@ class Segmenter:
         if kind == _LINE_RUN:
             return ch in _LINE_BREAKS
         if kind in (_DASH_RUN, _HYPHEN_RUN) and ch in " \t" and self._digit_before:
-            # "3 - 5 días", "10 – 15 min": wait for what the spaces lead to, a digit keeps the
-            # span in one segment.
+            # "3 - 5 días", "10 - 15 min" (or an en dash): wait for what the spaces lead to, a
+            # digit keeps the span in one segment.
             if self._space_at < 0:
                 self._space_at = self._pos
             self._last_ws = self._pos
@@ -332,7 +332,7 @@ class Segmenter:
                 self._digit_before = self._digit_left_of(i)
 
     def _digit_left_of(self, i: int) -> bool:
-        """Whether a digit stands before `i`, spaces and tabs aside ("3 - 5", "10 – 15")."""
+        """Whether a digit stands before `i`, spaces and tabs aside ("3 - 5", "10 - 15")."""
         j = i - 1
         while j >= 0 and self._buf[j] in " \t":
             j -= 1
