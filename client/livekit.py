@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import unicodedata
 import weakref
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Literal
 
 import grpc
@@ -245,10 +246,17 @@ class SynthesizeStream(tts.SynthesizeStream):
         calls = self._request.calls
         session = calls.stream(client)
         transcript = _Transcript()
+        # A call naming neither voice nor language is answered once its text picks the voice:
+        # the wait for the answer starts when the server owes one (a flush, the input's end),
+        # not while the LLM is still writing the first clause.
+        owed = asyncio.Event()
+        if calls.voice.get("voice") or calls.voice.get("language"):
+            owed.set()
         async with session:  # cancels the call on the way out unless it ended
-            sender = asyncio.create_task(self._send(session, output_emitter, transcript))
+            sender = asyncio.create_task(self._send(session, output_emitter, transcript, owed))
             try:
-                await _relay(session, output_emitter, calls, self._conn_options.timeout, transcript)
+                timeout = self._conn_options.timeout
+                await _relay(session, output_emitter, calls, timeout, transcript, owed)
                 await sender
             except VoxliteError as exc:
                 raise _api_error(exc) from exc
@@ -260,6 +268,7 @@ class SynthesizeStream(tts.SynthesizeStream):
         session: AsyncStreamSession,
         output_emitter: tts.AudioEmitter,
         transcript: _Transcript,
+        owed: asyncio.Event,
     ) -> None:
         # Read at the start of each attempt: a retry replays the input into a fresh channel.
         input_ch = self._input_ch
@@ -268,6 +277,7 @@ class SynthesizeStream(tts.SynthesizeStream):
             if isinstance(data, self._FlushSentinel):
                 if unflushed:
                     await session.flush()
+                    owed.set()
                     unflushed = False
                 continue
             if not started:
@@ -278,6 +288,7 @@ class SynthesizeStream(tts.SynthesizeStream):
             await session.send(data)
             unflushed = True
         await session.close()  # the server speaks what it holds, then ends the call
+        owed.set()
 
 
 async def _relay(
@@ -286,16 +297,29 @@ async def _relay(
     calls: PcmCalls,
     answer_timeout: float,
     transcript: _Transcript,
+    owed: asyncio.Event | None = None,
 ) -> None:
-    """Hand a call's audio and words to LiveKit until the call ends."""
+    """Hand a call's audio and words to LiveKit until the call ends. The first answer (the
+    format) is due within `answer_timeout` once `owed` is set (at once without it)."""
     answers = aiter(events)
+    answered = asyncio.ensure_future(_next(answers))
     try:
-        # The format comes first, at once: a server that is not answering shows here.
-        first = await asyncio.wait_for(anext(answers), answer_timeout)
+        if owed is not None and not owed.is_set():
+            waiting = asyncio.ensure_future(owed.wait())
+            try:
+                await asyncio.wait((answered, waiting), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting.cancel()
+        # The format comes first: a server that is not answering shows here.
+        first = await asyncio.wait_for(answered, answer_timeout)
     except asyncio.TimeoutError:
         raise APITimeoutError(f"voxlite: no answer within {answer_timeout:g} s") from None
     except StopAsyncIteration:
         return
+    finally:
+        if not answered.done():  # left unanswered (the turn cancelled): no task left behind
+            answered.add_done_callback(_retrieved)
+            answered.cancel()
     if isinstance(first, AudioFormat) and first.sample_rate_hz != calls.sample_rate_hz:
         raise APIError(
             f"voxlite answered at {first.sample_rate_hz} Hz, not {calls.sample_rate_hz}",
@@ -315,6 +339,18 @@ async def _relay(
         # a failed attempt and retries (dead air before the next reply, then an error): its
         # audio is what it sounds like, 10 ms of silence.
         output_emitter.push(bytes(2 * calls.sample_rate_hz // 100))
+    if rest := transcript.rest():
+        output_emitter.push_timed_transcript(rest)
+
+
+async def _next(answers: AsyncIterator[StreamEvent]) -> StreamEvent:
+    return await anext(answers)
+
+
+def _retrieved(future: asyncio.Future[StreamEvent]) -> None:
+    """Takes a cancelled read's outcome, so that asyncio logs no exception never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _Transcript:
@@ -324,6 +360,7 @@ class _Transcript:
     def __init__(self, text: str = "") -> None:
         self.text = text
         self._position = 0
+        self._end = 0.0
 
     def timed(self, timestamps: Timestamps) -> list[TimedString]:
         pieces = []
@@ -332,12 +369,30 @@ class _Transcript:
             if index < 0:
                 piece = f"{word.word} "  # not as sent (the server rewrote it): the word alone
             else:
+                # What stands between the last word and this one goes with this one ("$" of
+                # "$25"); the spaces and closing marks after it go with it too, as far as the
+                # text is known, but no mark that may start the next word.
                 end = index + len(word.word)
-                # The spaces and marks after a word go with it, as far as the text is known.
-                while end < len(self.text) and not self.text[end].isalnum():
+                while end < len(self.text) and _CLOSING(self.text[end]):
                     end += 1
                 piece, self._position = self.text[self._position : end], end
-            pieces.append(
-                TimedString(piece, start_time=word.start_ms / 1000, end_time=word.end_ms / 1000)
-            )
+            self._end = word.end_ms / 1000
+            pieces.append(TimedString(piece, start_time=word.start_ms / 1000, end_time=self._end))
         return pieces
+
+    def rest(self) -> list[TimedString]:
+        """What the words left of the text as written (a mark after the last word, "."), at
+        the end of the last word: the pieces joined give the whole text back."""
+        rest, self._position = self.text[self._position :], len(self.text)
+        return [TimedString(rest, start_time=self._end, end_time=self._end)] if rest else []
+
+
+def _CLOSING(ch: str) -> bool:
+    """A space or a mark that closes what is before it (",", ".", ")", "」"), not one that may
+    open the next word ("$", "#", "¿", a quote)."""
+    return ch.isspace() or (
+        unicodedata.category(ch) in ("Po", "Pe", "Pf") and ch not in _OPENING_MARKS
+    )
+
+
+_OPENING_MARKS = frozenset("#@&*%'\"\u00bf\u00a1")

@@ -135,6 +135,46 @@ async def test_a_chinese_or_japanese_transcript_is_the_text_as_written(
 
 
 @pytest.mark.asyncio
+async def test_a_transcript_with_prices_is_the_text_as_written(server: ServerThread) -> None:
+    """Bug: the marks after a word went with it, the "$" of the next word too, which then was
+    not found: "It costs $25." came out "It costs $$25 ", its last mark lost."""
+    text = "It costs $25. Total: $1,299.99 today, or (about) €1.300!"
+    async with make_tts(server) as voice:
+        stream = voice.stream()
+        listener = Listener(stream)
+        for piece in llm_pieces(text):
+            stream.push_text(piece)
+        stream.end_input()
+        await asyncio.wait_for(listener.task, timeout=120)
+        await stream.aclose()
+    assert "".join(listener.words()) == text
+
+
+@pytest.mark.asyncio
+async def test_a_stream_waits_for_a_slow_llms_first_clause(kokoro_server: ServerThread) -> None:
+    """Bug: a stream naming neither voice nor language (the README's TTS(server)) failed with
+    "no answer within 10 s" when the LLM took longer for its first clause (a tool call, a
+    reasoning model): a server with voices of other scripts answers such a stream once its
+    text picks the voice, and the plugin counted the LLM's time as the server's. LiveKit opens
+    the stream before any text. Here nothing completes a clause for longer than the timeout:
+    the answer is owed only from the flush."""
+    quick = APIConnectOptions(max_retry=0, timeout=1.0)
+    async with TTS(kokoro_server.address, sample_rate=RATE) as voice:
+        stream = voice.stream(conn_options=quick)
+        listener = Listener(stream)
+        stream.push_text("Sure,")
+        await asyncio.sleep(3 * quick.timeout)  # the LLM thinks: no clause is complete
+        assert not listener.task.done()
+        stream.push_text(" I can help with that.")
+        stream.flush()
+        stream.end_input()
+        await asyncio.wait_for(listener.task, timeout=120)
+        await stream.aclose()
+    assert speech_fraction(listener.pcm(), RATE) > 0.4
+    assert "".join(listener.words()) == "Sure, I can help with that."
+
+
+@pytest.mark.asyncio
 async def test_a_stream_with_nothing_to_say_is_silence_not_an_error(server: ServerThread) -> None:
     """Bug: a reply of only "..." came back with no audio, which LiveKit took for a failed
     attempt: it tried again and again (dead air, an error event each) and failed."""
