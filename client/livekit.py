@@ -373,7 +373,7 @@ class _Transcript:
                 # "$25"); the spaces and closing marks after it go with it too, as far as the
                 # text is known, but no mark that may start the next word.
                 end = index + len(word.word)
-                while end < len(self.text) and _CLOSING(self.text[end]):
+                while end < len(self.text) and _closes(self.text[end]):
                     end += 1
                 piece, self._position = self.text[self._position : end], end
             self._end = word.end_ms / 1000
@@ -387,7 +387,7 @@ class _Transcript:
         return [TimedString(rest, start_time=self._end, end_time=self._end)] if rest else []
 
 
-def _CLOSING(ch: str) -> bool:
+def _closes(ch: str) -> bool:
     """A space or a mark that closes what is before it (",", ".", ")", "」"), not one that may
     open the next word ("$", "#", "¿", a quote)."""
     return ch.isspace() or (
