@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import grpc
 from loguru import logger
 from pipecat.frames.frames import (
+    AggregatedTextProgressFrame,
     CancelFrame,
     EndFrame,
     ErrorFrame,
@@ -18,6 +19,7 @@ from pipecat.frames.frames import (
     StartFrame,
     TTSAudioRawFrame,
     TTSStoppedFrame,
+    TTSTextFrame,
 )
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TextAggregationMode, TTSService
@@ -243,6 +245,21 @@ class VoxliteTTSService(TTSService):
         turns would count again.)"""
         if received_audio or context_id not in self._unheard:
             await super()._record_context_audio_outcome(context_id, received_audio)
+
+    async def _apply_force_complete(self, context_id: str) -> None:
+        """Pipecat, ending an audio context, records the words it never timed as spoken (for
+        providers that drop word timestamps). voxlite times every word it speaks: a context
+        ending with words untimed is a turn whose call failed (a server gone, a drain), and
+        what it did not speak is not said in the LLM's context. (A Pipecat internal: were it
+        renamed, those words would be recorded again.)"""
+        if context_id not in self._unheard:
+            await super()._apply_force_complete(context_id)
+            return
+        frames = self._aggregated_frame_sequencer.force_complete(
+            context_id, self._word_timestamp_tracker.last_pts
+        )
+        unsaid = (TTSTextFrame, AggregatedTextProgressFrame)
+        await self._push_word_frames([f for f in frames if not isinstance(f, unsaid)])
 
     def _unheard_too(self, context_ids: list[str]) -> None:
         for context_id in context_ids:

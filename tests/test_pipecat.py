@@ -350,11 +350,20 @@ async def test_a_server_that_goes_away_gives_an_error_frame_not_a_hang(
     assert "voxlite" in agent.errors()[0].error
     [context] = agent.contexts()
     await eventually(lambda: agent.stopped(context), "the broken turn to end")
+    # Bug: the LLM's context recorded the whole reply as spoken (Pipecat completes the words
+    # a provider never timed), minutes of it the user never heard.
+    said = spoken_words(agent, context)
+    assert said == words_of(LONG_REPLY)[: len(said)]
+    assert len(said) < len(words_of(LONG_REPLY))
 
     # The next turn finds no server: an error again, promptly, and the pipeline still ends.
     await agent.say("Anyone there?")
     await agent.queue(LLMFullResponseEndFrame())
     await eventually(lambda: len(agent.errors()) >= 2, "a second error frame")
+    await agent.say(REPLY)  # a third turn: the second has certainly ended
+    await agent.queue(LLMFullResponseEndFrame())
+    await eventually(lambda: len(agent.errors()) >= 3, "a third error frame")
+    assert not [f for f in agent.of(TTSTextFrame) if "Anyone" in f.text]
 
 
 async def turn_outcome(agent: Agent, text: str) -> bool:
