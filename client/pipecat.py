@@ -30,7 +30,7 @@ from pipecat.utils.types import NOT_GIVEN, NotGiven, is_given
 
 from ._async import AsyncClient
 from ._channel import Metadata, Target
-from ._errors import Cancelled, DeadlineExceeded, Unavailable, VoxliteError
+from ._errors import Cancelled, DeadlineExceeded, Overloaded, Unavailable, VoxliteError
 from ._events import AudioChunk, AudioFormat, ClearDone, FlushDone, Summary, Timestamps
 from ._options import VoiceOptions
 from ._pipecat_call import Call
@@ -52,8 +52,10 @@ _CATEGORY: dict[grpc.StatusCode, ErrorCategory] = {
     grpc.StatusCode.CANCELLED: ErrorCategory.CONNECTIVITY,
     grpc.StatusCode.FAILED_PRECONDITION: ErrorCategory.SERVER,
 }
-# How a call can end while nothing is pending on it, which is no error of the session's.
-_IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled)
+# How a call can end while nothing is pending on it, which is no error of the session's: a
+# server full when the pipeline starts refuses the call opened then (the first turn's text
+# opens another, and that one's refusal is the turn's error).
+_IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled, Overloaded)
 # Settings that a call's config fixes: changing one moves the text that follows to a new call.
 _CALL_SETTINGS = frozenset({"voice", "language", "speaking_rate"})
 # How long a graceful stop waits for the server to finish a call before cancelling it.

@@ -35,6 +35,7 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
 from pipecat.workers.runner import WorkerRunner
+from voxlite.client import AsyncClient
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
 
 from bench._servers import free_port
@@ -52,6 +53,7 @@ from .helpers import (
 )
 
 RATE = 16000
+STREAMING = "TextToSpeechService/StreamingSynthesize"
 REPLY = "Sure, I can help with that. Your table for two is booked for seven tonight."
 # Minutes of speech: a clear must cut it short (the whole would take the server many seconds).
 LONG_REPLY = " ".join(
@@ -402,6 +404,32 @@ async def test_turns_while_the_server_is_down_leave_the_service_usable(
                 break
             await asyncio.sleep(0.5)  # the channel's reconnect backoff, not a time asserted
         assert heard
+    finally:
+        await asyncio.to_thread(srv.close)
+
+
+@pytest.mark.asyncio
+async def test_a_full_server_at_the_pipelines_start_is_no_error_of_the_session(
+    cache_dir: Path, tmp_path: Path, agent_for: Any
+) -> None:
+    """Bug: the call opened when the pipeline starts, refused by a server at capacity, pushed
+    a RATE_LIMIT ErrorFrame before any turn; the first turn, once there was room, was heard."""
+    srv = await asyncio.to_thread(ServerThread, base_config(cache_dir, tmp_path, max_streams=1))
+    try:
+        refused = ("voxlite_calls_total", {"method": STREAMING, "code": "RESOURCE_EXHAUSTED"})
+        async with AsyncClient(srv.address) as client:
+            busy = client.stream()
+            async with busy:
+                await busy.send(LONG_REPLY)  # its audio unread: it keeps its slot
+                await busy.flush()
+                agent = await agent_for(srv)
+                await eventually(
+                    lambda: (srv.server.metrics.registry.get_sample_value(*refused) or 0) >= 1,
+                    "the start's call refused",
+                )
+                await busy.cancel()
+        assert await turn_outcome(agent, REPLY)
+        assert not agent.errors()
     finally:
         await asyncio.to_thread(srv.close)
 
