@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import os
 import re
+import sys
 import wave
 from collections.abc import AsyncIterator
 
@@ -105,6 +106,8 @@ async def main() -> None:
         print(f"first audio {1000 * metrics.ttfb:.0f} ms after the first token")
 
     tts.on("metrics_collected", on_metrics)
+    failures: list[str] = []  # what LiveKit gave up on, after its retries
+    tts.on("error", lambda e: None if e.recoverable else failures.append(str(e.error)))
     output = WavOutput(args.output)
     session: AgentSession[None] = AgentSession(
         tts=tts, turn_handling={"interruption": {"resume_false_interruption": False}}
@@ -115,6 +118,8 @@ async def main() -> None:
         await session.say(tokens(reply))
     await session.aclose()
     output.wav.close()
+    if failures or not output.seconds:
+        sys.exit(f"livekit_agent: {failures[-1] if failures else 'no audio came'}")
     print(f"wrote {args.output} ({output.seconds:.1f} s)")
 
 

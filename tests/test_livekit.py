@@ -6,6 +6,8 @@ import asyncio
 import inspect
 import logging
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ from livekit.agents.metrics import TTSMetrics
 from livekit.agents.types import USERDATA_TIMED_TRANSCRIPT, TimedString
 from voxlite.client import AsyncClient, AudioChunk, Encoding
 from voxlite.client.livekit import TTS
+
+from bench._servers import free_port
 
 from .helpers import (
     ServerThread,
@@ -341,3 +345,17 @@ def test_the_example_speaks_the_language_asked_for(server: ServerThread, tmp_pat
     """Bug: examples/livekit_agent.py had no --language. It speaks its scripted replies in the
     language asked for, with the server's voice for it, and refuses one it has no replies in."""
     check_example_languages("livekit_agent.py", server, tmp_path)
+
+
+def test_the_example_says_so_when_no_server_answers(tmp_path: Path) -> None:
+    """Bug: with no server it wrote a WAV of 0.0 s and exited 0, the error only in noise."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "livekit_agent.py"
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    result = subprocess.run(
+        [sys.executable, str(script), "--server", address, "-o", str(tmp_path / "a.wav")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1
+    assert "livekit_agent: voxlite: failed to connect" in result.stderr
