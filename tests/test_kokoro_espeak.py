@@ -65,6 +65,17 @@ def said(language: str, text: str) -> str:
     # "2x1" and "20 x 30" with "por" (not "equis"); Brazil's instalments ("3x sem juros").
     ("es", "Oferta 2x1, 20 x 30 cm.", "Oferta 2 por 1, 20 por 30 centímetros."),
     ("pt", "Em 3x sem juros.", "Em 3 vezes sem juros."),
+    # A number in its noun's gender (espeak-ng: uno noche, dois pessoas, uno día).
+    ("es", "1 noche, 21 personas, 31 noches, 1 día, 21 días.",
+     "una noche, veintiuna personas, 30 y una noches, un día, veintiún días."),
+    ("pt", "2 pessoas, 22 horas, 1 mesa, em 2x.",
+     "duas pessoas, 20 e duas horas, uma mesa, em duas vezes."),
+    ("fr", "1 nuit pour 21 personnes.", "une nuit pour 20 et une personnes."),
+    ("it", "1 notte, 1 tavolo, 1 ora.", "una notte, un tavolo, un'ora."),
+    # The degree sign for an ordinal; digits with a leading zero (a postal code) one by one.
+    ("it", "Al 1° piano.", "Al 1º piano."),
+    ("pt", "O CEP é 01310-100, 25° C.", "O CEP é 0 1 3 1 0 100, 25° C."),
+    ("es", "N.º de cliente y CP 08001.", "número de cliente y CP 0 8 0 0 1."),
 ])  # fmt: skip
 def test_prices_and_numbers_are_read_as_people_say_them(
     language: str, written: str, spoken_as: str
@@ -161,6 +172,11 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("es", "Vive en EE. UU. Trabaja allí.", "Vive en Estados Unidos. Trabaja allí."),
     ("es", "Peras, etc., y más.", "Peras, etcétera, y más."),
     ("es", "A las 5 p. m. mañana.", "A las 5 pe eme mañana."),
+    # Said as words, not spelled (i uve a); titles in lower case; a French doctor.
+    ("es", "Con IVA incluido, su PIN.", "Con iva incluido, su pin."),
+    ("it", "IVA inclusa, il dott. Verdi.", "iva inclusa, il dottor Verdi."),
+    ("es", "La sra. Pérez.", "La señora Pérez."),
+    ("fr", "Le Dr. Martin.", "Le docteur Martin."),
 ])  # fmt: skip
 def test_abbreviations_are_written_out(language: str, written: str, spoken_as: str) -> None:
     assert abbreviations.spoken(written, language) == spoken_as
@@ -204,6 +220,12 @@ def test_addresses_are_read_with_their_signs_by_name(
      "CPF 1 2 3, 4 5 6, 7 8 9, 0 0, cartão final 4 8 2 1."),
     ("fr", "Carte se terminant par 4821.", "Carte se terminant par 4 8 2 1."),
     ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
+    # After the number sign and its name, either way round (cuatro millones…).
+    ("es", "N.º de pedido: 4829137.", "N.º de pedido: 4 8 2 9 1 3 7."),
+    ("es", "Pedido n.º 4829137.", "Pedido n.º 4 8 2 9 1 3 7."),
+    ("fr", "Votre commande n° 48291.", "Votre commande n° 4 8 2 9 1."),
+    ("it", "Ordine n. 48291.", "Ordine n. 4 8 2 9 1."),
+    ("pt", "Seu pedido nº 48291.", "Seu pedido nº 4 8 2 9 1."),
     # A postal code, and a number with no code's name before it, as written.
     ("es", "Código postal 28013; hay 3 códigos.", "Código postal 28013; hay 3 códigos."),
 ])  # fmt: skip

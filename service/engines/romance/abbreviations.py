@@ -17,9 +17,12 @@ _WORDS = {
         "tel.": "teléfono", "Tel.": "teléfono", "aprox.": "aproximadamente",
         "p. ej.": "por ejemplo", "EE. UU.": "Estados Unidos", "etc.": "etcétera",
         "a. m.": "a eme", "p. m.": "pe eme", "a.m.": "a eme", "p.m.": "pe eme",
+        # said as words: espeak-ng spells them (*i uve a*)
+        "IVA": "iva", "PIN": "pin",
     },
     "fr": {
-        "M.": "monsieur", "MM.": "messieurs", "tél.": "téléphone", "Tél.": "téléphone",
+        "M.": "monsieur", "MM.": "messieurs", "Dr.": "docteur", "Dr": "docteur",
+        "tél.": "téléphone", "Tél.": "téléphone",
         "av.": "avenue", "p. ex.": "par exemple", "env.": "environ", "etc.": "et cetera",
     },
     "it": {
@@ -27,7 +30,7 @@ _WORDS = {
         "Dott.": "dottor", "Dott.ssa": "dottoressa", "Prof.": "professor",
         "Prof.ssa": "professoressa", "Avv.": "avvocato", "Ing.": "ingegner",
         "tel.": "telefono", "Tel.": "telefono", "ecc.": "eccetera", "p.es.": "per esempio",
-        "V.le": "viale", "P.za": "piazza",
+        "V.le": "viale", "P.za": "piazza", "IVA": "iva",
     },
     "pt": {
         "Sr.": "senhor", "Sra.": "senhora", "Srta.": "senhorita", "Srs.": "senhores",
@@ -42,21 +45,26 @@ _WORDS = {
 _LEAD_IN = {
     "es": {"Sr.", "Sra.", "Srta.", "Sres.", "Sras.", "Dr.", "Dra.", "Dña.", "Av.", "Avda.", "c/",
            "C/", "p. ej.", "P. ej."},
-    "fr": {"M.", "MM.", "p. ex.", "P. ex."},
+    "fr": {"M.", "MM.", "Dr.", "Dr", "p. ex.", "P. ex."},
     "it": {"Sig.", "Sig.ra", "Sig.na", "Sig.ri", "Dott.", "Dott.ssa", "Prof.", "Prof.ssa",
            "Avv.", "Ing.", "V.le", "P.za", "p.es.", "P.es."},
     "pt": {"Sr.", "Sra.", "Srta.", "Srs.", "Dr.", "Dra.", "Av.", "Prof.", "Profa."},
 }  # fmt: skip
 
-for _words in _WORDS.values():  # the same at the start of a sentence: "Tel. 912…"
+for _language, _words in _WORDS.items():
+    # The same at the start of a sentence ("Tel. 912…"), and a title in lower case ("il
+    # dott. Verdi", "la sra. Pérez"), which leads into the name as the capital one does.
     _words.update({a[0].upper() + a[1:]: w for a, w in list(_words.items()) if a[0].islower()})
+    for _title in [a for a in _LEAD_IN[_language] if a[0].isupper() and a[1:2].islower()]:
+        _words.setdefault(_title.lower(), _words[_title])
+        _LEAD_IN[_language].add(_title.lower())
 
 # Longest first, so that "Sra." is not read as "Sr." and an "a".
 _PATTERNS = {
     language: re.compile(
         r"(?<![\w./])("
         + "|".join(re.escape(a) for a in sorted(words, key=len, reverse=True))
-        + r")(?:(?P<space>[ \t\u00a0]*)(?P<next>[\w(])|(?![\w.]))"
+        + r")(?:(?P<space>[ \t\u00a0]*)(?P<next>[\w(])|(?!\w)(?!\.\w))"
     )
     for language, words in _WORDS.items()
 }

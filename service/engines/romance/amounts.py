@@ -6,7 +6,9 @@ said as the word people say ("3,5" tres coma cinco, not a pause between two numb
 said as its word ("5 km" cinco kilómetros, not *ka eme*), an ordinal ("2.ª" segunda, "3e"
 troisième), "n.º 5" as número, a span or score ("10-20", "3-2") with its joining word, not
 Portuguese's *menos*, a minus sign, which espeak-ng drops ("-25,30 €" *menos veinticinco…*),
-and "2x1" with *por*. Dates, times and hours are clock.py's."""
+"2x1" with *por*, a number in its noun's gender ("1 noche" una noche, "2 pessoas" duas
+pessoas, "1 día" un día), the degree sign written for an ordinal ("1° piano") and digits with
+a leading zero one by one (a postal code, 08001). Dates, times and hours are clock.py's."""
 
 from __future__ import annotations
 
@@ -148,7 +150,43 @@ _PER = re.compile(
     r"|(?<=veces)|(?<=vezes)|(?<=volte)|(?<=fois))\s?/\s?([^\W\d_]{2,}|m²)(?![\w/²])"
 )
 _BY = re.compile(r"(?<![\w.,])(\d+(?:,\d+)?)\s?[x\u00d7]\s?(?=\d)")
-_NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°]\s?(?=\d)|\b[nN]\.\s(?=\d)")
+_NUMBER_SIGN = re.compile(r"\b[nN](?:\.\s?)?[º°](?:\s?(?=\d)|\s(?=[^\W\d]))|\b[nN]\.\s(?=\d)")
+# A run of digits with a leading zero (a postal code, 01310-100 or 08001; a customer number):
+# espeak-ng reads it with a *punto* every three digits. Digit by digit.
+_LEADING_ZERO = re.compile(r"(?<![\w.,:])0\d+(?![\w]|[.,]\d)")
+# The degree sign written for the ordinal one before a word ("1° piano", "3° piso").
+_DEGREE_ORDINAL = re.compile(r"(?<![\d.,])(\d{1,2})°(?=\s[^\W\dCF])")
+# A number of something feminine, or (Spanish, Italian) one of something masculine: espeak-ng
+# reads the digits in the masculine, or as the bare number ("1 noche" *uno noche*, "2 pessoas"
+# *dois pessoas*, "1 día" *uno día*). The words an agent counts most, singular and plural.
+_FEMININE = {
+    "es": r"noches?|semanas?|horas?|personas?|vez|veces|habitaci[óo]n(?:es)?|citas?|llamadas?"
+    r"|facturas?|tarjetas?|cuotas?|unidades|unidad|opci[óo]n(?:es)?|botellas?|mesas?|entradas?"
+    r"|p[áa]ginas?|plazas?|maletas?|reservas?|camas?|cuentas?|copias?|l[íi]neas?|cajas?"
+    r"|sesi[óo]n(?:es)?|consultas?|clases?|semanas?|tiendas?|plantas?",
+    "fr": r"nuits?|semaines?|heures?|personnes?|fois|chambres?|minutes?|secondes?|cartes?"
+    r"|factures?|places?|tables?|bouteilles?|commandes?|pages?|valises?|réservations?|options?"
+    r"|séances?|lignes?|étoiles?|boîtes?|unités?",
+    "it": r"notte|notti|settimane?|or[ae]|persone?|volte?|camere?|chiamate?|fatture?|carte?"
+    r"|rate|rata|unità|opzion[ei]|bottiglie?|bottiglia|pagine?|valigie?|valigia"
+    r"|prenotazion[ei]|sessione|sessioni|lezion[ei]|stelle?",
+    "pt": r"noites?|semanas?|horas?|pessoas?|vez|vezes|parcelas?|di[áa]rias?|unidades?"
+    r"|mesas?|reservas?|entregas?|op[çc][ãa]o|op[çc][õo]es|camas?|contas?|mensage(?:m|ns)"
+    r"|liga[çc][ãa]o|liga[çc][õo]es|passage(?:m|ns)|cadeiras?|garrafas?|faturas?|c[óo]pias?"
+    r"|p[áa]ginas?|tentativas?|etapas?|vagas?|sess[ãa]o|sess[õo]es|consultas?|aulas?"
+    r"|malas?|linhas?|caixas?",
+}
+_MASCULINE = {
+    "es": r"d[íi]as?|mes(?:es)?|años?|minutos?|segundos?|momentos?|productos?|pedidos?"
+    r"|art[íi]culos?|paquetes?|clientes?|mensajes?|billetes?|asientos?|adultos?|niños?"
+    r"|meses|kilos?|litros?|metros?|puntos?",
+    "it": r"giorn[oi]|mes[ei]|ann[oi]|minut[oi]|second[oi]|moment[oi]|prodott[oi]|ordin[ei]"
+    r"|articol[oi]|pacc(?:o|hi)|client[ei]|tavol[oi]|messagg(?:io|i)|bigliett[oi]|post[oi]|adult[oi]"
+    r"|bambin[oi]|chil[oi]|litr[oi]|metr[oi]|punt[oi]",
+}
+_FEMININES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _FEMININE.items()}
+_MASCULINES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _MASCULINE.items()}
+_COUNT = re.compile(r"(?<![\w.,:/-])(\d{1,2}) (?=([^\W\d]+))")
 # Two numbers of at most three digits joined by a hyphen or dash (10-20, 3-2); longer groups
 # are a phone number or a code (91234-5678), said as groups with a pause between.
 _SPAN = re.compile(r"(?<![\w.,:/-])(\d{1,3})\s?[-\u2013]\s?(\d{1,3})(?![\w-]|[.,:]\d)")
@@ -188,10 +226,42 @@ def spoken(text: str, language: str) -> str:
         text = _BY.sub(rf"\1 {rules.by} ", text)
     for pattern, replacement in rules.forms:
         text = re.sub(pattern, replacement, text)
+    text = _COUNT.sub(lambda m: _counted(m, language), text)
+    if language != "fr":
+        text = _DEGREE_ORDINAL.sub(r"\1º", text)
     text = _SPAN.sub(rf"\1 {rules.to} \2", text)
     text = _GROUPS.sub(" ", text)
+    text = _LEADING_ZERO.sub(lambda m: " ".join(m.group()), text)
     text = _THOUSANDS.sub(lambda m: m.group().replace(".", ""), text)
     return _DECIMAL.sub(rf"\1 {rules.comma} \2", text)
+
+
+def _counted(found: re.Match[str], language: str) -> str:
+    """A number before a noun in the noun's gender ("una noche", "duas pessoas", "veintiún
+    días"), where espeak-ng would not say it so; else as written."""
+    number, noun = int(found.group(1)), found.group(2)
+    tens, units = divmod(number, 10)
+    if _FEMININES[language].fullmatch(noun):
+        if language == "pt" and units in (1, 2) and tens != 1:
+            said = ("uma", "duas")[units - 1]
+            return f"{10 * tens} e {said} " if tens else f"{said} "
+        if units != 1 or tens == 1 or (language == "fr" and tens > 6):
+            return found.group()
+        one = {"es": "una", "fr": "une", "it": "una"}[language]
+        if language == "it" and noun[0].lower() in "aeiou" and not tens:
+            return "un'"  # un'ora
+        if not tens:
+            return f"{one} "
+        if language == "es" and tens == 2:
+            return f"veinti{one} "
+        joiner = {"es": "y", "fr": "et"}.get(language)
+        return f"{10 * tens} {joiner} {one} " if joiner else found.group()
+    if language in _MASCULINES and _MASCULINES[language].fullmatch(noun) and units == 1:
+        if not tens:
+            return "un "
+        if language == "es" and tens > 1:
+            return "veintiún " if tens == 2 else f"{10 * tens} y un "
+    return found.group()
 
 
 def _formula(text: str, language: str) -> str:

@@ -2,7 +2,8 @@
 it: espeak-ng reads "Su código es 482913" as *cuatrocientos ochenta y dos mil…*, and "482 913"
 as one number too. After código, clave, contraseña, PIN, número de pedido, IBAN, a card terminada
 en (es); code, mot de passe, numéro de commande (fr); codice, password, numero d'ordine (it);
-código, senha, número do pedido, protocolo, CPF, cartão final (pt). A postal code or a tax
+código, senha, número do pedido, protocolo, CPF, cartão final (pt), and a number sign with
+its name either way round (pedido n.º, N° de commande). A postal code or a tax
 code is left as written: each country reads those its own way."""
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ _NAMES = {
         r"|(?:tarjeta|cuenta|número|teléfono)\s+(?:terminad[oa]|acabad[oa])\s+en"
         r"|extensi[óo]n|n[úu]mero\s+de\s+(?:pedido|referencia|seguimiento|cliente|cuenta|reserva"
         r"|confirmaci[óo]n|expediente|incidencia|ticket|socio)"
+        r"|(?:pedido|reserva|expediente|factura|ticket)\s+n\.?\s?[º°]"
+        r"|n\.?\s?[º°]\s+de\s+(?:pedido|reserva|expediente|factura|cliente|socio)"
     ),
     "fr": (
         r"code(?!\s+postal)(?:\s+(?:de\s+(?:vérification|sécurité|confirmation|réduction|accès)"
@@ -24,6 +27,8 @@ _NAMES = {
         r"|(?:carte|compte|numéro)\s+se\s+terminant\s+par"
         r"|num[ée]ro\s+de\s+(?:commande|suivi|dossier|client|réservation|confirmation|ticket"
         r"|colis|contrat)"
+        r"|(?:commande|dossier|colis|contrat)\s+n[°º]"
+        r"|n[°º]\s+de\s+(?:commande|dossier|suivi|client|colis|contrat)"
     ),
     "it": (
         r"codice(?!\s+(?:postale|fiscale))(?:\s+(?:di\s+(?:verifica|sicurezza|conferma|accesso"
@@ -31,12 +36,16 @@ _NAMES = {
         r"|(?:carta|conto|numero)\s+che\s+termina\s+(?:con|in)"
         r"|numero\s+(?:di\s+|d')?(?:ordine|pratica|prenotazione|cliente|tracking|conferma"
         r"|spedizione|ticket|contratto)"
+        r"|(?:ordine|pratica|prenotazione|fattura)\s+n(?:\.\s?|[°º]\s?)"
+        r"|n(?:\.|[°º])\s+(?:ordine|pratica|prenotazione|fattura)"
     ),
     "pt": (
         r"c[óo]digo(?!\s+postal)(?:\s+de\s+(?:verificação|segurança|confirmação|acesso|desconto"
         r"|rastreio|rastreamento))?|senha|PIN|protocolo|ramal|CPF|CNPJ|RG|IBAN"
         r"|cart[ãa]o\s+(?:com\s+)?final|(?:com|de)\s+final"
         r"|n[úu]mero\s+d[oa]\s+(?:pedido|protocolo|cliente|reserva|rastreio|chamado|contrato)"
+        r"|(?:pedido|protocolo|reserva|chamado)\s+n\.?\s?[º°]"
+        r"|n\.?\s?[º°]\s+d[oa]\s+(?:pedido|protocolo|reserva|chamado|cliente)"
     ),
 }
 # The name, "is" or a colon, then the code: three digits or more, in groups perhaps ("482 913",
