@@ -57,7 +57,13 @@ def said(language: str, text: str) -> str:
     ("pt", "Espere 10-20 minutos.", "Espere 10 a 20 minutos."),
     ("es", "Ganó 3-2.", "Ganó 3 a 2."),
     ("fr", "Comptez 10\N{EN DASH}20 minutes.", "Comptez 10 à 20 minutes."),
-    ("pt", "Ligue para 91234-5678.", "Ligue para 91234 5678."),
+    ("pt", "Ligue para 91234-5678.", "Ligue para 9 1 2 3 4, 5 6 7 8."),
+    # A phone number digit by digit (French: its pairs), not as amounts (noventa e oito mil…).
+    ("pt", "Ligue (11) 98765-4321.", "Ligue 1 1, 9 8 7 6 5, 4 3 2 1."),
+    ("it", "Chiami +39 06 1234 5678.", "Chiami più 3 9, 0 6, 1 2 3 4, 5 6 7 8."),
+    ("fr", "Appelez le 0 800 123 456 ou le 01 23 45 67 89.",
+     "Appelez le 0, 800, 123, 456 ou le 0 1, 23, 45, 67, 89."),
+    ("fr", "Il y a 1 234 567 habitants.", "Il y a 1 234 567 habitants."),
     # A minus sign, which espeak-ng drops (a debt read as money owed to the caller).
     ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
     ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),

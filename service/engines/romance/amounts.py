@@ -8,14 +8,15 @@ troisième), "n.º 5" as número, a span or score ("10-20", "3-2") with its join
 Portuguese's *menos*, a minus sign, which espeak-ng drops ("-25,30 €" *menos veinticinco…*),
 "2x1" with *por*, a number in its noun's gender ("1 noche" una noche, "2 pessoas" duas
 pessoas, "1 día" un día), the degree sign written for an ordinal ("1° piano") and digits with
-a leading zero one by one (a postal code, 08001). Dates, times and hours are clock.py's."""
+a leading zero one by one (a postal code, 08001) and a phone number by its digits (_phone).
+Dates, times and hours are clock.py's."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ..written import POWER, power_of
+from ..written import PHONE, POWER, phone_groups, power_of
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,33 @@ class _Language:
     per: tuple[str, dict[str, str]] = ("", {})
     """The word for a slash after an amount ("9,99 €/mes", "20 €/persona"), which espeak-ng
     reads as *barra* or drops: its usual form, and the words that take another (al mes)."""
+
+
+# A phone number ("(11) 98765-4321", "+39 06 1234 5678", "01 23 45 67 89", "0 800 123 456"):
+# espeak-ng reads its groups as amounts, in French one amount of them all (*zéro milliard huit
+# cents millions…*). Digit by digit, a pause between the groups; in French each pair or group as
+# its number, as France says them. Only where it cannot be an amount: a country or area code
+# set apart, a group starting with 0, a hyphen, or French pairs.
+_PLUS = {"es": "más", "fr": "plus", "it": "più", "pt": "mais"}
+# Brazil's numbers, their area code in brackets perhaps: (11) 98765-4321, 4004-0001.
+_BR_PHONE = re.compile(r"(?<![\w.+-])(?:\((\d{2})\)\s?)?(\d{4,5})-(\d{4})(?![\w-]|\.\d)")
+
+
+def _phone(found: re.Match[str], language: str) -> str:
+    groups = phone_groups(found)
+    text = found.group()
+    if groups is None or not (
+        found.group(1)
+        or found.group(2)
+        or groups[0].startswith("0")
+        or "-" in text
+        or (language == "fr" and all(len(g) == 2 for g in groups))
+    ):
+        return text
+    plus = f"{_PLUS[language]} " if text.startswith("+") else ""
+    if language == "fr":
+        return plus + ", ".join(g if len(g) < 2 or g[0] != "0" else f"0 {g[1:]}" for g in groups)
+    return plus + ", ".join(" ".join(g) for g in groups)
 
 
 _LANGUAGES = {
@@ -218,6 +246,9 @@ def spoken(text: str, language: str) -> str:
         text = _PER.sub(lambda m: _per(m, rules), text)
     text = _MINUS.sub(f"{rules.minus} ", text)
     text = _PRICE.sub(lambda m: _price(m, rules), text)
+    if language == "pt":
+        text = _BR_PHONE.sub(lambda m: ", ".join(" ".join(g) for g in m.groups() if g), text)
+    text = PHONE.sub(lambda m: _phone(m, language), text)
     text = _UNIT.sub(lambda m: _unit(m, rules), text)
     if any(c in text for c in "²³^="):
         text = _formula(text, language)
