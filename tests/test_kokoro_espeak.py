@@ -64,6 +64,11 @@ def said(language: str, text: str) -> str:
     ("fr", "Appelez le 0 800 123 456 ou le 01 23 45 67 89.",
      "Appelez le 0, 800, 123, 456 ou le 0 1, 23, 45, 67, 89."),
     ("fr", "Il y a 1 234 567 habitants.", "Il y a 1 234 567 habitants."),
+    # Cents alone by their name; a point between numbers as the language's word for it.
+    ("es", "Son 0,50 €.", "Son 50 céntimos."),
+    ("pt", "Só R$ 0,90.", "Só 90 centavos."),
+    ("es", "Vea la sección 4.2, versión 2.1.3: 12.99 euros.",
+     "Vea la sección 4 punto 2, versión 2 punto 1 punto 3: 12 punto 99 euros."),
     # A minus sign, which espeak-ng drops (a debt read as money owed to the caller).
     ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
     ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),
@@ -93,7 +98,7 @@ def test_prices_and_numbers_are_read_as_people_say_them(
 
 
 @pytest.mark.parametrize("text", [
-    "Versión 2.0, pasos 1,2,3.",  # no price, no thousands, no decimal
+    "Pasos 1,2,3.",  # no price, no thousands, no decimal
     "Visite ejemplo.es/1.250",  # a web address's path
     "Los años 80s, la red 5G.",  # a one-letter unit must be spaced from its number
 ])  # fmt: skip

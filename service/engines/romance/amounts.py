@@ -207,10 +207,10 @@ _FEMININE = {
 _MASCULINE = {
     "es": r"d[íi]as?|mes(?:es)?|años?|minutos?|segundos?|momentos?|productos?|pedidos?"
     r"|art[íi]culos?|paquetes?|clientes?|mensajes?|billetes?|asientos?|adultos?|niños?"
-    r"|meses|kilos?|litros?|metros?|puntos?",
+    r"|meses|kilos?|litros?|metros?",
     "it": r"giorn[oi]|mes[ei]|ann[oi]|minut[oi]|second[oi]|moment[oi]|prodott[oi]|ordin[ei]"
     r"|articol[oi]|pacc(?:o|hi)|client[ei]|tavol[oi]|messagg(?:io|i)|bigliett[oi]|post[oi]|adult[oi]"
-    r"|bambin[oi]|chil[oi]|litr[oi]|metr[oi]|punt[oi]",
+    r"|bambin[oi]|chil[oi]|litr[oi]|metr[oi]",
 }
 _FEMININES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _FEMININE.items()}
 _MASCULINES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _MASCULINE.items()}
@@ -233,6 +233,18 @@ _POWERS = {
 _EQUALS = re.compile(r"(?<=[\w)²³])\s?=\s?(?=[-\w(])")
 _THOUSANDS = re.compile(r"(?<![\d.,/])\d{1,3}(?:\.\d{3})+(?![\d,]|\.\d)")
 _DECIMAL = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
+# A point between numbers left after the thousands (a section, a version, a price written the
+# English way: 4.2, 2.1.3, 12.99 euros): the language's word for it, where espeak-ng makes the
+# point a full stop (*doce. noventa y nueve*).
+_POINTED = re.compile(r"(?<![\w.,/])\d+(?:\.\d+)+(?!\w|[.,]\d)")
+_POINT = {"es": "punto", "fr": "point", "it": "punto", "pt": "ponto"}
+# Cents alone ("0,50 €"): their own word, not *cero euros con cincuenta*.
+_CENTS_WORDS = {
+    "es": {"€": "céntimos", "$": "centavos", "US$": "centavos"},
+    "fr": {"€": "centimes", "$": "cents", "US$": "cents"},
+    "it": {"€": "centesimi", "$": "centesimi", "US$": "centesimi"},
+    "pt": {"€": "cêntimos", "$": "centavos", "US$": "centavos", "R$": "centavos"},
+}
 
 
 def spoken(text: str, language: str) -> str:
@@ -245,7 +257,7 @@ def spoken(text: str, language: str) -> str:
     if "/" in text:
         text = _PER.sub(lambda m: _per(m, rules), text)
     text = _MINUS.sub(f"{rules.minus} ", text)
-    text = _PRICE.sub(lambda m: _price(m, rules), text)
+    text = _PRICE.sub(lambda m: _price(m, rules, language), text)
     if language == "pt":
         text = _BR_PHONE.sub(lambda m: ", ".join(" ".join(g) for g in m.groups() if g), text)
     text = PHONE.sub(lambda m: _phone(m, language), text)
@@ -264,6 +276,7 @@ def spoken(text: str, language: str) -> str:
     text = _GROUPS.sub(" ", text)
     text = _LEADING_ZERO.sub(lambda m: " ".join(m.group()), text)
     text = _THOUSANDS.sub(lambda m: m.group().replace(".", ""), text)
+    text = _POINTED.sub(lambda m: m.group().replace(".", f" {_POINT[language]} "), text)
     return _DECIMAL.sub(rf"\1 {rules.comma} \2", text)
 
 
@@ -307,13 +320,16 @@ def _formula(text: str, language: str) -> str:
     return _EQUALS.sub(f" {equals} ", text) if equals else text
 
 
-def _price(found: re.Match[str], rules: _Language) -> str:
+def _price(found: re.Match[str], rules: _Language, language: str) -> str:
     sign = found.group("before") or found.group("after")
     units = re.sub(r"\D", "", found.group("a") or found.group("b"))
     cents = found.group("ac") or found.group("bc") or ""
     singular, plural = rules.currencies.get(sign, ("", ""))
     if not singular:  # a sign this language names no currency for: as written
         return found.group()
+    cents_word = _CENTS_WORDS[language].get(sign)
+    if int(units) == 0 and cents.rstrip("0") and cents_word:
+        return f"{int(cents.ljust(2, '0'))} {cents_word}"
     said = f"{rules.one} {singular}" if int(units) == 1 else f"{int(units)} {plural}"
     if cents.rstrip("0"):
         cents = cents.ljust(2, "0")  # 25,5 € is 25 euros 50
