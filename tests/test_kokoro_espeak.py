@@ -66,6 +66,9 @@ def said(language: str, text: str) -> str:
     ("fr", "Il y a 1 234 567 habitants.", "Il y a 1 234 567 habitants."),
     # Cents alone by their name; a point between numbers as the language's word for it.
     ("es", "Son 0,50 €.", "Son 50 céntimos."),
+    # Italian's elided article before 8 and 11 (elle otto).
+    ("it", "Tra l'8 e l\u201911 dicembre, dall'8 al 12.",
+     "Tra l'otto e l'undici dicembre, dall'otto al 12."),
     ("pt", "Só R$ 0,90.", "Só 90 centavos."),
     ("es", "Vea la sección 4.2, versión 2.1.3: 12.99 euros.",
      "Vea la sección 4 punto 2, versión 2 punto 1 punto 3: 12 punto 99 euros."),

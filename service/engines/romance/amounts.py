@@ -130,6 +130,10 @@ _LANGUAGES = {
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
          "°C": ("un grado", "gradi"),
          "°F": ("un grado Fahrenheit", "gradi Fahrenheit")},
+        # The article elided before 8 and 11 ("tra l'8 e l'11", "dall'8"): espeak-ng says the
+        # l as a letter (*elle otto*); written with the number's word, it is *lotto*.
+        ((r"(?<!\w)((?i:l|dall|all|nell|sull|dell))['\u2019]8(?![\d:.,]?\d)", r"\1'otto"),
+         (r"(?<!\w)((?i:l|dall|all|nell|sull|dell))['\u2019]11(?![\d:.,]?\d)", r"\1'undici")),
         per=("a", {"mese": "al", "giorno": "al", "anno": "all'", "ora": "all'",
                    "settimana": "alla"}),
     ),
