@@ -66,6 +66,18 @@ class Listener:
         return [w for e in self.events for w in e.frame.userdata.get(USERDATA_TIMED_TRANSCRIPT, [])]
 
 
+async def streamed_whole(voice: TTS, text: str) -> Listener:
+    """A stream of `text` as an LLM writes it, its input ended, read to its end."""
+    stream = voice.stream()
+    listener = Listener(stream)
+    for piece in llm_pieces(text):
+        stream.push_text(piece)
+    stream.end_input()
+    await asyncio.wait_for(listener.task, timeout=120)
+    await stream.aclose()
+    return listener
+
+
 @pytest.mark.asyncio
 async def test_stream_speaks_pieces_as_pushed_flushes_and_ends_with_end_input(
     server: ServerThread,
@@ -123,13 +135,7 @@ async def test_a_chinese_or_japanese_transcript_is_the_text_as_written(
     which the transcript could not find in the text: it held both, "二十五元 25元，请…".
     Japanese had no timed transcript at all. The timed pieces now give the text back."""
     async with make_tts(kokoro_server, language=language) as voice:
-        stream = voice.stream()
-        listener = Listener(stream)
-        for piece in llm_pieces(text):
-            stream.push_text(piece)
-        stream.end_input()
-        await asyncio.wait_for(listener.task, timeout=120)
-        await stream.aclose()
+        listener = await streamed_whole(voice, text)
     words = listener.words()
     assert "".join(words) == text
     assert len(words) > len(re.findall("[。！]", text))  # words, not whole sentences
@@ -144,13 +150,7 @@ async def test_a_transcript_with_prices_is_the_text_as_written(server: ServerThr
     not found: "It costs $25." came out "It costs $$25 ", its last mark lost."""
     text = "It costs $25. Total: $1,299.99 today, or (about) €1.300!"
     async with make_tts(server) as voice:
-        stream = voice.stream()
-        listener = Listener(stream)
-        for piece in llm_pieces(text):
-            stream.push_text(piece)
-        stream.end_input()
-        await asyncio.wait_for(listener.task, timeout=120)
-        await stream.aclose()
+        listener = await streamed_whole(voice, text)
     assert "".join(listener.words()) == text
 
 
