@@ -66,7 +66,7 @@ class Listener:
         return [w for e in self.events for w in e.frame.userdata.get(USERDATA_TIMED_TRANSCRIPT, [])]
 
 
-async def streamed_whole(voice: TTS, text: str) -> Listener:
+async def streamed_whole(voice: tts.TTS[Any], text: str) -> Listener:
     """A stream of `text` as an LLM writes it, its input ended, read to its end."""
     stream = voice.stream()
     listener = Listener(stream)
