@@ -66,6 +66,10 @@ def said(language: str, text: str) -> str:
     ("fr", "Il y a 1 234 567 habitants.", "Il y a 1 234 567 habitants."),
     # Cents alone by their name; a point between numbers as the language's word for it.
     ("es", "Son 0,50 €.", "Son 50 céntimos."),
+    # Data by its unit's word, not its letters (ge be).
+    ("es", "Su plan tiene 3 GB y 600 MB, 1 GB extra.",
+     "Su plan tiene 3 gigas y 600 megas, un giga extra."),
+    ("fr", "Forfait 100 Go.", "Forfait 100 gigas."),
     # Italian's elided article before 8 and 11 (elle otto).
     ("it", "Tra l'8 e l\u201911 dicembre, dall'8 al 12.",
      "Tra l'otto e l'undici dicembre, dall'otto al 12."),
@@ -191,6 +195,11 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("it", "IVA inclusa, il dott. Verdi.", "iva inclusa, il dottor Verdi."),
     ("es", "La sra. Pérez.", "La señora Pérez."),
     ("fr", "Le Dr. Martin.", "Le docteur Martin."),
+    # A monarch's numeral and a century (Carlos uve, quatorze romain).
+    ("es", "Felipe II y Carlos V, Alfonso XIII, siglo XXI.",
+     "Felipe segundo y Carlos quinto, Alfonso 13, siglo 21."),
+    ("fr", "Louis XIV, au XXIe siècle.", "Louis 14, au 21ème siècle."),
+    ("pt", "Dom Pedro II no século XXI.", "Dom Pedro segundo no século 21."),
 ])  # fmt: skip
 def test_abbreviations_are_written_out(language: str, written: str, spoken_as: str) -> None:
     assert abbreviations.spoken(written, language) == spoken_as

@@ -73,3 +73,29 @@ def date_span(m1: int, d1: int, m2: int, d2: int) -> bool:
     later = (m1, d1) < (m2, d2) or (m1 == 12 and m2 == 1)
     rising = small_fraction(m1, d1) and small_fraction(m2, d2) and m1 / d1 < m2 / d2
     return later and not rising
+
+
+# A Roman numeral after a name (World War II, Henry VIII, Louis XIV, Felipe II): every voice's
+# espeak-ng reads it as letters or as "Roman two".
+ROMAN_AFTER_NAME = re.compile(r"\b([A-Z][a-z]+) ([IVX]{2,6}|V|X)\b(?!['\w-])")
+REGNAL = frozenset(
+    ("Henry", "Elizabeth", "George", "Edward", "Charles", "James", "William", "Richard", "Louis",
+     "John", "Paul", "Pius", "Benedict", "Leo", "Gregory", "Mary", "Philip", "Frederick",
+     "Peter", "Catherine", "Alexander", "Nicholas", "Napoleon", "Ramesses", "Innocent",
+     "Carlos", "Felipe", "Fernando", "Alfonso", "Isabel", "Juan", "Pedro", "Enrique", "Luis",
+     "Pablo", "Charles", "Henri", "François", "Philippe", "Jean", "Jacques", "Pie", "Benoît",
+     "Carlo", "Vittorio", "Umberto", "Pio", "Giovanni", "Benedetto", "Leone", "Gregorio",
+     "Papa", "Dom", "João", "Manuel", "Afonso", "Luís", "Bento")
+)  # fmt: skip
+"""Names whose numeral is a monarch's or a pope's ordinal (Henry the Eighth, Felipe segundo)."""
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+
+
+def roman_value(numeral: str) -> int | None:
+    """The value of a Roman numeral written the usual way (IX, not VIIII or IIX), 1 to 39;
+    None for any other run of I, V and X."""
+    values = [_ROMAN_VALUES[c] for c in numeral]
+    value = sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
+    tens, units = divmod(value, 10)
+    usual = "X" * tens + ("", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")[units]
+    return value if 1 <= value <= 39 and usual == numeral else None

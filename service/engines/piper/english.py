@@ -17,11 +17,14 @@ from ..written import (
     PHONE,
     POWER,
     RATIO,
+    REGNAL,
+    ROMAN_AFTER_NAME,
     SUPERSCRIPTS,
     address_of,
     date_span,
     phone_groups,
     power_of,
+    roman_value,
 )
 
 _MONTHS = (
@@ -203,15 +206,6 @@ _LOCAL_PHONE = re.compile(
 )
 # A duration in hours and minutes ("1h 30m", "2h30min"): m is minutes here, not meters.
 _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d+)\s?h\s?(\d{1,2})\s?m(?:in)?\b")
-# A Roman numeral after a name: "World War II", "Type II", "Chapter IV" (espeak says "Roman
-# two"), a monarch's or a pope's ordinal ("Henry VIII": the eighth).
-_ROMAN = re.compile(r"\b([A-Z][a-z]+) ([IVX]{2,6}|V|X)\b(?!['\w-])")
-_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
-_REGNAL = frozenset(
-    ("Henry", "Elizabeth", "George", "Edward", "Charles", "James", "William", "Richard", "Louis",
-     "John", "Paul", "Pius", "Benedict", "Leo", "Gregory", "Mary", "Philip", "Frederick",
-     "Peter", "Catherine", "Alexander", "Nicholas", "Napoleon", "Ramesses", "Innocent")
-)  # fmt: skip
 _EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
 # "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
 _NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
@@ -616,22 +610,17 @@ def _hours_minutes(match: re.Match[str]) -> str:
 
 
 def _roman(match: re.Match[str]) -> str:
+    """A Roman numeral after a name: cardinal ("World War 2", "Type 2"), a monarch's or a
+    pope's ordinal ("Henry the eighth"); a lone V or X only after such a name ("Plan X")."""
     name, numeral = match.group(1), match.group(2)
-    values = [_ROMAN_VALUES[c] for c in numeral]
-    value = sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
-    # Only numerals written the usual way (IX, not VIIII or IIX), 2 to 39.
-    if not 2 <= value <= 39 or _roman_numeral(value) != numeral:
+    value = roman_value(numeral)
+    if value is None or value < 2:
         return match.group(0)
-    if name in _REGNAL:
+    if name in REGNAL:
         return f"{name} the {_ordinal_word(value) if value >= 10 else _UNIT_ORDINALS[value]}"
     if len(numeral) == 1:
         return match.group(0)  # "Plan B", "Vitamin X": a letter
     return f"{name} {value}"
-
-
-def _roman_numeral(value: int) -> str:
-    tens, units = divmod(value, 10)
-    return "X" * tens + ("", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")[units]
 
 
 def _ordinal(n: int) -> str:
@@ -772,4 +761,4 @@ def english(text: str) -> str:
     text = _OVER.sub(lambda m: _OVER_WORDS[m.group(1)], text)
     text = _SHARP.sub(r"\1 sharp", text)
     text = _SPAN.sub(_span, text)
-    return _LETTER_A.sub("Eigh", _ROMAN.sub(_roman, text))
+    return _LETTER_A.sub("Eigh", ROMAN_AFTER_NAME.sub(_roman, text))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..written import REGNAL, ROMAN_AFTER_NAME, roman_value
+
 _WORDS = {
     "es": {
         "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Sres.": "señores",
@@ -70,12 +72,54 @@ _PATTERNS = {
 }
 
 
+# A monarch's or a pope's numeral ("Felipe II", "Dom Pedro II") is an ordinal to ten in Spanish
+# and Portuguese, a number after (Alfonso XIII: trece); in French a number, but premier for
+# one (Louis XIV: quatorze). A century's too (siglo XXI, século XXI, le XXIe siècle); espeak-ng
+# reads the letters (*Carlos uve*, *quatorze romain*, XXIe as a word).
+_ORDINALS = {
+    "es": ("primero", "segundo", "tercero", "cuarto", "quinto", "sexto", "séptimo", "octavo",
+           "noveno", "décimo"),
+    "pt": ("primeiro", "segundo", "terceiro", "quarto", "quinto", "sexto", "sétimo", "oitavo",
+           "nono", "décimo"),
+    "fr": ("premier",),
+}  # fmt: skip
+_CENTURY = {
+    "es": re.compile(r"(?i:\b(siglos?)\s)([IVX]{1,6})\b"),
+    "pt": re.compile(r"(?i:\b(s[ée]culos?)\s)([IVX]{1,6})\b"),
+    "fr": re.compile(r"\b()([IVX]{1,6})(?:e|è|ème|ᵉ)(?=\s+si[èe]cle)"),
+}
+
+
+def _numerals(text: str, language: str) -> str:
+    ordinals = _ORDINALS.get(language)
+    if ordinals is None or not any(c in text for c in "IVX"):
+        return text
+
+    def after_name(found: re.Match[str]) -> str:
+        name, value = found.group(1), roman_value(found.group(2))
+        if value is None or (name not in REGNAL and len(found.group(2)) == 1):
+            return found.group()
+        if name in REGNAL and value <= len(ordinals):
+            return f"{name} {ordinals[value - 1]}"
+        return f"{name} {value}"
+
+    def century(found: re.Match[str]) -> str:
+        value = roman_value(found.group(2))
+        if value is None:
+            return found.group()
+        word = found.group(1)
+        return f"{word} {value}" if word else f"{value}ème"
+
+    return _CENTURY[language].sub(century, ROMAN_AFTER_NAME.sub(after_name, text))
+
+
 def spoken(text: str, language: str) -> str:
-    """`text` with `language`'s abbreviations written as words; other languages' text
-    unchanged."""
+    """`text` with `language`'s abbreviations written as words, and the Roman numerals of
+    monarchs, popes and centuries as said; other languages' text unchanged."""
     pattern = _PATTERNS.get(language)
     if pattern is None:
         return text
+    text = _numerals(text, language)
     words, lead_in = _WORDS[language], _LEAD_IN[language]
 
     def word(found: re.Match[str]) -> str:

@@ -88,6 +88,7 @@ _LANGUAGES = {
          "l": ("un litro", "litros"), "ml": ("un mililitro", "mililitros"),
          "min": ("un minuto", "minutos"), "s": ("un segundo", "segundos"),
          "seg": ("un segundo", "segundos"), "°C": ("un grado", "grados"),
+         "GB": ("un giga", "gigas"), "MB": ("un mega", "megas"), "TB": ("un tera", "teras"),
          "°F": ("un grado Fahrenheit", "grados Fahrenheit")},
         # 2.º and 1.ª: espeak-ng reads the ordinal letter alone, and the point as a pause.
         ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<!\d)1\.?er\b", "primer"),
@@ -107,6 +108,8 @@ _LANGUAGES = {
          "g": ("un gramme", "grammes"), "mg": ("un milligramme", "milligrammes"),
          "l": ("un litre", "litres"), "ml": ("un millilitre", "millilitres"),
          "min": ("une minute", "minutes"), "s": ("une seconde", "secondes"),
+         "Go": ("un giga", "gigas"), "Mo": ("un méga", "mégas"), "To": ("un téra", "téras"),
+         "GB": ("un giga", "gigas"), "MB": ("un méga", "mégas"), "TB": ("un téra", "téras"),
          "°C": ("un degré", "degrés"),
          "°F": ("un degré Fahrenheit", "degrés Fahrenheit")},
         # 2e, 3ème, 1re: espeak-ng says the letters (deux e); it reads 2ème and 1ère.
@@ -128,6 +131,7 @@ _LANGUAGES = {
          "g": ("un grammo", "grammi"), "mg": ("un milligrammo", "milligrammi"),
          "l": ("un litro", "litri"), "ml": ("un millilitro", "millilitri"),
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
+         "GB": ("un giga", "giga"), "MB": ("un mega", "mega"), "TB": ("un tera", "tera"),
          "°C": ("un grado", "gradi"),
          "°F": ("un grado Fahrenheit", "gradi Fahrenheit")},
         # The article elided before 8 and 11 ("tra l'8 e l'11", "dall'8"): espeak-ng says the
@@ -150,6 +154,7 @@ _LANGUAGES = {
          "g": ("um grama", "gramas"), "mg": ("um miligrama", "miligramas"),
          "l": ("um litro", "litros"), "ml": ("um mililitro", "mililitros"),
          "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
+         "GB": ("um giga", "gigas"), "MB": ("um mega", "megas"), "TB": ("um tera", "teras"),
          "°C": ("um grau", "graus"),
          "°F": ("um grau Fahrenheit", "graus Fahrenheit")},
         # "em 3x sem juros": three instalments, said "três vezes".
@@ -172,7 +177,8 @@ _PRICE = re.compile(
 # a one-letter unit (m, g, l, s) must be spaced, so that "80s" or "5g" (a network) stay words.
 _AMOUNT = rf"(?P<amount>(?:{_INTEGER})(?:,\d+)?)"
 _UNIT = re.compile(
-    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º][CF])"
+    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º][CF]"
+    r"|[GMT]B|[GMT]o)"
     r"|\s(?P<letter>[mgls]))(?![\w/²³])"
 )
 _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
@@ -352,6 +358,8 @@ def _per(found: re.Match[str], rules: _Language) -> str:
 
 def _unit(found: re.Match[str], rules: _Language) -> str:
     unit = (found.group("unit") or found.group("letter")).replace("º", "°")
+    if unit not in rules.units:  # Go, Mo, To: French's, a word elsewhere
+        return found.group()
     one, many = rules.units[unit]
     amount = found.group("amount")
     return one if amount == "1" else f"{amount} {many}"
