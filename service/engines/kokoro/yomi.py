@@ -4,8 +4,8 @@ OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food 
 (painful); お手数 (the trouble asked of someone) is おてすう, not おてかず (a count of moves).
 手続きを行って (carry out) is おこなって, not いって (go, say); 19時の間 is じのあいだ, not
 ときのま (a moment, the hour lost); 晴れのち inside a sentence was ハレレノチ; 年0.5% (a year)
-is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ. What a shop's or an office's
-voice says all day."""
+is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ; 20歳 はたち. What a shop's or
+an office's voice says all day."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ _AS_WRITTEN = (
     (re.compile(r"晴れのち"), "はれのち"),
     (re.compile(r"(?<![0-9\u3005\u4e00-\u9fff])年(?=[0-9])"), "ねん"),  # not 今年, 去年
     (re.compile(r"月末"), "げつまつ"),
+    (re.compile(r"(?<![\d.０-９])(?:20|２０)歳(?!代)"), "はたち"),  # 20歳以上の方: not にじゅっさい
 )
 
 
