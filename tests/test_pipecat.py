@@ -427,6 +427,9 @@ async def test_a_full_server_at_the_pipelines_start_is_no_error_of_the_session(
                     lambda: (srv.server.metrics.registry.get_sample_value(*refused) or 0) >= 1,
                     "the start's call refused",
                 )
+                # ... and its refusal read by the service: a turn's text sent while the status
+                # is on its way goes down with the call, an error of that turn's.
+                await eventually(lambda: not agent.tts._calls, "the refused call ended")
                 await busy.cancel()
         assert await turn_outcome(agent, REPLY)
         assert not agent.errors()
