@@ -14,8 +14,6 @@ import unicodedata
 _ASTERISKS = re.compile(r"(?<![\d\s])\*+|\*+(?![\d\s])")
 _BACKTICKS = re.compile(r"`+")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
-# Strikethrough's tildes ("~~$20~~ $15"): its text is read, its marks are not ("tilde tilde").
-_STRIKE = re.compile(r"~~")
 # A table's rows: the bars between cells are pauses, the bars at a row's ends and the rule
 # under its header ("|---|:---:|") are nothing.
 _TABLE_RULE = re.compile(
@@ -90,7 +88,8 @@ def spoken(text: str) -> str:
     if "|" in text and _ROW_START.search(text):
         text = _ROW_END.sub(lambda m: m.group(1) or "", _TABLE_RULE.sub("", text))
         text = _CELL_BAR.sub(", ", text)
-    text = _STRIKE.sub("", _LINK.sub(r"\1", text))
+    # Strikethrough ("~~$20~~ $15"): its text is read, its tildes are not ("tilde tilde").
+    text = _LINK.sub(r"\1", text).replace("~~", "")
     text = _HEADING.sub("", text)
     text = _BACKTICKS.sub("", text)
     return _ASTERISKS.sub("", text)

@@ -83,9 +83,9 @@ REGNAL = frozenset(
      "John", "Paul", "Pius", "Benedict", "Leo", "Gregory", "Mary", "Philip", "Frederick",
      "Peter", "Catherine", "Alexander", "Nicholas", "Napoleon", "Ramesses", "Innocent",
      "Carlos", "Felipe", "Fernando", "Alfonso", "Isabel", "Juan", "Pedro", "Enrique", "Luis",
-     "Pablo", "Charles", "Henri", "François", "Philippe", "Jean", "Jacques", "Pie", "Benoît",
-     "Carlo", "Vittorio", "Umberto", "Pio", "Giovanni", "Benedetto", "Leone", "Gregorio",
-     "Papa", "Dom", "João", "Manuel", "Afonso", "Luís", "Bento")
+     "Pablo", "Henri", "François", "Philippe", "Jean", "Jacques", "Pie", "Benoît", "Carlo",
+     "Vittorio", "Umberto", "Pio", "Giovanni", "Benedetto", "Leone", "Gregorio", "João",
+     "Manuel", "Afonso", "Luís", "Bento")
 )  # fmt: skip
 """Names whose numeral is a monarch's or a pope's ordinal (Henry the Eighth, Felipe segundo)."""
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}

@@ -287,8 +287,7 @@ _VULGAR = re.compile(r"(\d*)([\u00bc-\u00be\u2150-\u215e])")
 # A floor: 3F is 3楼 (3階 in Japanese, where OpenJTalk leaves the F out), B1F the first
 # basement, 负1楼 (地下1階).
 _FLOOR = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z] )(B?)(\d{1,3})F(?![A-Za-z])")
-# ... but a seat on a train or a plane (8车12F座, 座位是12F) is a row and a letter.
-_SEAT_NEAR = re.compile(r"座")
+# ... but a seat on a train or a plane (8车12F座, 座位是12F) is a row and a letter (_floor).
 # A product's model year or a school's class (2023款, 2024版, 2023届) is read digit by digit,
 # as years are; a screen's resolution with 乘 (一千九百二十乘一千零八十), its lines digit by digit
 # (一零八零P); a model after a hyphen (i7-13700K) is a code, not a span.
@@ -443,7 +442,7 @@ def _time(match: re.Match[str]) -> str:
 def _floor(match: re.Match[str], floor: str) -> str:
     """`floor` for a floor written 3F, unless a seat is meant (座 just before or after it)."""
     near = match.string[max(0, match.start() - 4) : match.end() + 1]
-    return match.group(0) if _SEAT_NEAR.search(near) else floor
+    return match.group(0) if "座" in near else floor
 
 
 def _models(text: str) -> str:

@@ -201,7 +201,7 @@ _FEMININE = {
     "es": r"noches?|semanas?|horas?|personas?|vez|veces|habitaci[óo]n(?:es)?|citas?|llamadas?"
     r"|facturas?|tarjetas?|cuotas?|unidades|unidad|opci[óo]n(?:es)?|botellas?|mesas?|entradas?"
     r"|p[áa]ginas?|plazas?|maletas?|reservas?|camas?|cuentas?|copias?|l[íi]neas?|cajas?"
-    r"|sesi[óo]n(?:es)?|consultas?|clases?|semanas?|tiendas?|plantas?",
+    r"|sesi[óo]n(?:es)?|consultas?|clases?|tiendas?|plantas?",
     "fr": r"nuits?|semaines?|heures?|personnes?|fois|chambres?|minutes?|secondes?|cartes?"
     r"|factures?|places?|tables?|bouteilles?|commandes?|pages?|valises?|réservations?|options?"
     r"|séances?|lignes?|étoiles?|boîtes?|unités?",
@@ -217,7 +217,7 @@ _FEMININE = {
 _MASCULINE = {
     "es": r"d[íi]as?|mes(?:es)?|años?|minutos?|segundos?|momentos?|productos?|pedidos?"
     r"|art[íi]culos?|paquetes?|clientes?|mensajes?|billetes?|asientos?|adultos?|niños?"
-    r"|meses|kilos?|litros?|metros?",
+    r"|kilos?|litros?|metros?",
     "it": r"giorn[oi]|mes[ei]|ann[oi]|minut[oi]|second[oi]|moment[oi]|prodott[oi]|ordin[ei]"
     r"|articol[oi]|pacc(?:o|hi)|client[ei]|tavol[oi]|messagg(?:io|i)|bigliett[oi]|post[oi]|adult[oi]"
     r"|bambin[oi]|chil[oi]|litr[oi]|metr[oi]",
