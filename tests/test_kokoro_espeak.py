@@ -88,6 +88,11 @@ def said(language: str, text: str) -> str:
      "una noche, veintiuna personas, 30 y una noches, un día, veintiún días."),
     ("pt", "2 pessoas, 22 horas, 1 mesa, em 2x.",
      "duas pessoas, 20 e duas horas, uma mesa, em duas vezes."),
+    # Hundreds agree too (espeak-ng: doscientos personas, duzentos pessoas).
+    ("es", "200 personas, 101 noches, 221 plazas, 201 días, 100 personas.",
+     "doscientas personas, ciento una noches, doscientas veintiuna plazas, 200 un días, "
+     "100 personas."),
+    ("pt", "300 pessoas, 502 vagas.", "trezentas pessoas, quinhentas e duas vagas."),
     ("fr", "1 nuit pour 21 personnes.", "une nuit pour 20 et une personnes."),
     ("it", "1 notte, 1 tavolo, 1 ora.", "una notte, un tavolo, un'ora."),
     # The degree sign for an ordinal; digits with a leading zero (a postal code) one by one.
@@ -199,6 +204,8 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("es", "Felipe II y Carlos V, Alfonso XIII, siglo XXI.",
      "Felipe segundo y Carlos quinto, Alfonso 13, siglo 21."),
     ("fr", "Louis XIV, au XXIe siècle.", "Louis 14, au 21ème siècle."),
+    ("fr", "Louis Ier, Élisabeth Ire, au Ier siècle.",
+     "Louis premier, Élisabeth première, au premier siècle."),
     ("pt", "Dom Pedro II no século XXI.", "Dom Pedro segundo no século 21."),
 ])  # fmt: skip
 def test_abbreviations_are_written_out(language: str, written: str, spoken_as: str) -> None:
@@ -241,6 +248,13 @@ def test_addresses_are_read_with_their_signs_by_name(
      "Tarjeta terminada en 4 8 2 1, IBAN E S 9 1, 2 1 0 0, 0 4 1 8."),
     ("pt", "CPF 123.456.789-00, cartão final 4821.",
      "CPF 1 2 3, 4 5 6, 7 8 9, 0 0, cartão final 4 8 2 1."),
+    # Letters inside a code, each by its name (an Italian IBAN's CIN, a NIE, a locator), and a
+    # CNPJ's slash.
+    ("it", "IBAN IT60 X054 2811.", "IBAN I T 6 0, X 0 5 4, 2 8 1 1."),
+    ("es", "Su NIE es X1234567L; el localizador: ABC123.",
+     "Su NIE es X 1 2 3 4 5 6 7 L; el localizador: A B C 1 2 3."),
+    ("pt", "CNPJ 12.345.678/0001-95.", "CNPJ 1 2, 3 4 5, 6 7 8, 0 0 0 1, 9 5."),
+    ("es", "El PIN A1 no vale.", "El PIN A1 no vale."),
     ("fr", "Carte se terminant par 4821.", "Carte se terminant par 4 8 2 1."),
     ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
     # After the number sign and its name, either way round (cuatro millones…).

@@ -251,6 +251,7 @@ def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: s
             "活动时间12.6-12.8，12.12当天下单，档期3.1至3.15",
             "活动时间十二月六日到十二月八日，十二月十二日当天下单，档期三月一日到三月十五日",
         ),
+        ("您预约的是12.6号，坐2.5号线", "您预约的是十二月六号，坐二点五号线"),
         (
             "活动时间为2.5-3.5小时，活动期间1.5倍积分",
             "活动时间为二点五到三点五小时，活动期间一点五倍积分",
@@ -396,6 +397,11 @@ def test_japanese_slashed_month_and_day_is_a_date(
         # A calling code in brackets or after 国番号 (OpenJTalk read (+81) as a number).
         ("(+81)90-1234-5678へ", "(プラスハチイチ)キューゼロのイチニーサンヨンのゴーロクナナハチへ"),
         ("国番号は+81です", "国番号はプラスハチイチです"),
+        # A one-digit area code after the calling code (Tokyo's 3): the plus was a word first.
+        (
+            "お問い合わせは+81 3-1234-5678まで",
+            "お問い合わせはプラスハチイチのサンのイチニーサンヨンのゴーロクナナハチまで",
+        ),
         # Not phone numbers: a span of amounts, a date.
         ("2000-3000円です。", "2000から3000円です。"),
         ("2026-12-05に発送", "2026年12月5日に発送"),

@@ -59,7 +59,7 @@ from voxlite.service.engines.piper.english import english
             "It is 5kg and 2GB, 1kg and 2.4GHz.",
             "It is 5 kilograms and 2 gigabytes, 1 kilogram and 2.4 gigahertz.",
         ),
-        ("Go 10 km/h in a 20㎡ room.", "Go 10 kilometers per hour in a 20 square meters room."),
+        ("Go 10 km/h in a 20㎡ room.", "Go 10 kilometers per hour in a 20 square meter room."),
         ("Wait 5 min or 100ms.", "Wait 5 minutes or 100 milliseconds."),
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
@@ -139,6 +139,11 @@ from voxlite.service.engines.piper.english import english
         (
             "4500mAh, 5 MB/s, 100 Mbps.",
             "4500 milliamp hours, 5 megabytes per second, 100 megabits per second.",
+        ),
+        # a one-letter unit after a space, and a figure that describes a noun after "a"
+        (
+            "It draws 60 W at 220 V: a 65 W charger, 5 kW.",
+            "It draws 60 watts at 220 volts: a 65 watt charger, 5 kilowatts.",
         ),
         # a month and day with no word before it that asks for a date, and a span of them
         (

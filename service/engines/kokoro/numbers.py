@@ -186,6 +186,9 @@ _DOTTED_DATES = re.compile(
 _OCCASION_DATE = re.compile(
     rf"(?<![\d.]){_MONTH_DAY}(?=\s?(?:当天|当日|期间|大促|活动|零点|开始|截止))"
 )
+# A month and day before 号, the day's spoken suffix ("12.6号"): 十二月六号, not 十二点六号;
+# not a line, a building, a battery or a gate (号线, 号楼…).
+_DOTTED_DAY = re.compile(rf"(?<![\d.]){_MONTH_DAY}(?=号(?!线|楼|电池|口))")
 # A month and day with a dot after a word that sets a deadline or a start ("截止到12.31",
 # "有效期至6.30"): the date, not a decimal.
 _DOTTED_DATE = re.compile(
@@ -501,6 +504,7 @@ def chinese(text: str) -> str:
     if "." in text:
         text = _DOTTED_DATES.sub(_dotted_dates, text)
         text = _OCCASION_DATE.sub(lambda m: f"{int(m[1])}月{int(m[2])}日", text)
+        text = _DOTTED_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}", text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
     text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):

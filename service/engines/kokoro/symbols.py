@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS, POWER, SUPERSCRIPTS, address_of, power_of
+from ..written import ADDRESS, PHONE, POWER, SUPERSCRIPTS, address_of, phone_groups, power_of
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -108,6 +108,11 @@ def _unaccented(ch: str) -> str:
     """A Latin letter with an accent as the letter: é → e, ß → ss."""
     base = unicodedata.normalize("NFKD", ch.translate(_LATIN))
     return "".join(c for c in base if not unicodedata.combining(c))
+
+
+def _plus_word(plus: re.Match[str]) -> str:
+    phone = PHONE.match(plus.string, plus.start())
+    return "+" if phone and phone_groups(phone) else "プラス"
 
 
 def _readable_character(ch: str, language: int) -> str:
@@ -216,8 +221,9 @@ def _readable(text: str, language: int) -> str:
         text = _ZH_PLUS.sub("加", text)
     elif language == 1 and "+" in text:
         # Any plus left is not arithmetic ("980円+税", "送料無料+ポイント"): プラス, where
-        # OpenJTalk would say たす.
-        text = text.replace("+", "プラス")
+        # OpenJTalk would say たす. One before a phone number stays for numbers.py, which reads
+        # the country's code digit by digit (+81 3-1234-5678: プラスハチイチの…).
+        text = re.sub(r"\+", _plus_word, text)
     if "^" in text or "√" in text or any(c in SUPERSCRIPTS for c in text):
         text = POWER.sub(lambda m: _power(m, language), text)
         text = _ROOT.sub(("根号", "ルート")[language], text)

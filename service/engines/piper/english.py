@@ -119,15 +119,16 @@ _UNITS = {
     "°C": ("degree Celsius", "degrees Celsius"),
     "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
 }
-# A one-letter unit only right after its number: "10 W 42nd St" is West. A short form's full
-# stop inside a sentence ("30 min. or 2 hrs") goes with it: said after "minutes", it would end
-# the sentence there.
+# A one-letter unit right after its number, or after a space where a lowercase word or a mark
+# follows it ("a 65 W charger"): "10 W 42nd St" is West. A short form's full stop inside a
+# sentence ("30 min. or 2 hrs") goes with it: said after "minutes", it would end the sentence.
+_ARTICLE_BEFORE = re.compile(r"(?<!\w)[Aa]n?\s+$")
+_ONE_LETTER = "|".join(u for u in _UNITS if len(u) == 1)
 _UNIT = re.compile(
     r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?("
     + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if len(u) > 1)
-    + r")|("
-    + "|".join(u for u in _UNITS if len(u) == 1)
-    + r"))(?:\.(?=,|\s+[a-z]))?(?![\w/²³])"
+    + rf")|({_ONE_LETTER})|\s({_ONE_LETTER})(?=\s+[a-z]|[,.;:!?)]|$))"
+    + r"(?:\.(?=,|\s+[a-z]))?(?![\w/²³])"
 )
 # Comparisons and a tilde between numbers or letters (x > 3, 10%~20%): espeak drops them.
 _SIGNS = {
@@ -662,9 +663,13 @@ def _dotted(match: re.Match[str]) -> str:
 
 
 def _unit(match: re.Match[str]) -> str:
-    number, unit = match.group(1), match.group(2) or match.group(3)
+    number, unit = match.group(1), match.group(2) or match.group(3) or match.group(4)
     one, many = _UNITS[unit]
-    return f"{number} {one if number == '1' else many}"
+    # After "a" the figure describes the noun that follows: "a 65 watt charger".
+    described = (
+        _ARTICLE_BEFORE.search(match.string, max(0, match.start() - 5), match.start()) is not None
+    )
+    return f"{number} {one if number == '1' or described else many}"
 
 
 def _digit_runs(text: str) -> str:

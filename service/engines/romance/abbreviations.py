@@ -110,7 +110,17 @@ def _numerals(text: str, language: str) -> str:
         word = found.group(1)
         return f"{word} {value}" if word else f"{value}ème"
 
-    return _CENTURY[language].sub(century, ROMAN_AFTER_NAME.sub(after_name, text))
+    text = _CENTURY[language].sub(century, ROMAN_AFTER_NAME.sub(after_name, text))
+    return _FRENCH_FIRST.sub(_french_first, text) if language == "fr" else text
+
+
+# French writes the first of a line, or a first century, Ier and Ire (Louis Ier, Élisabeth Ire,
+# le Ier siècle): espeak-ng spells them out (*i e r*).
+_FRENCH_FIRST = re.compile(r"\bI(er|re)\b")
+
+
+def _french_first(found: re.Match[str]) -> str:
+    return "premier" if found.group(1) == "er" else "première"
 
 
 def spoken(text: str, language: str) -> str:

@@ -224,7 +224,14 @@ _MASCULINE = {
 }
 _FEMININES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _FEMININE.items()}
 _MASCULINES = {lang: re.compile(words, re.IGNORECASE) for lang, words in _MASCULINE.items()}
-_COUNT = re.compile(r"(?<![\w.,:/-])(\d{1,2}) (?=([^\W\d]+))")
+_COUNT = re.compile(r"(?<![\w.,:/-])(\d{1,3}) (?=([^\W\d]+))")
+# Spanish and Portuguese hundreds agree with a feminine noun (doscientas personas).
+_HUNDREDS_FEMININE = {
+    "es": ("", "ciento", "doscientas", "trescientas", "cuatrocientas", "quinientas",
+           "seiscientas", "setecientas", "ochocientas", "novecientas"),
+    "pt": ("", "cento", "duzentas", "trezentas", "quatrocentas", "quinhentas", "seiscentas",
+           "setecentas", "oitocentas", "novecentas"),
+}  # fmt: skip
 # Two numbers of at most three digits joined by a hyphen or dash (10-20, 3-2); longer groups
 # are a phone number or a code (91234-5678), said as groups with a pause between.
 _SPAN = re.compile(r"(?<![\w.,:/-])(\d{1,3})\s?[-\u2013]\s?(\d{1,3})(?![\w-]|[.,:]\d)")
@@ -292,30 +299,50 @@ def spoken(text: str, language: str) -> str:
 
 def _counted(found: re.Match[str], language: str) -> str:
     """A number before a noun in the noun's gender ("una noche", "duas pessoas", "veintiún
-    días"), where espeak-ng would not say it so; else as written."""
+    días", "doscientas personas"), where espeak-ng would not say it so; else as written."""
     number, noun = int(found.group(1)), found.group(2)
-    tens, units = divmod(number, 10)
+    hundreds, rest = divmod(number, 100)
     if _FEMININES[language].fullmatch(noun):
-        if language == "pt" and units in (1, 2) and tens != 1:
-            said = ("uma", "duas")[units - 1]
-            return f"{10 * tens} e {said} " if tens else f"{said} "
-        if units != 1 or tens == 1 or (language == "fr" and tens > 6):
-            return found.group()
-        one = {"es": "una", "fr": "une", "it": "una"}[language]
-        if language == "it" and noun[0].lower() in "aeiou" and not tens:
-            return "un'"  # un'ora
-        if not tens:
-            return f"{one} "
-        if language == "es" and tens == 2:
-            return f"veinti{one} "
-        joiner = {"es": "y", "fr": "et"}.get(language)
-        return f"{10 * tens} {joiner} {one} " if joiner else found.group()
-    if language in _MASCULINES and _MASCULINES[language].fullmatch(noun) and units == 1:
-        if not tens:
+        if not hundreds:
+            said = _feminine(number, language, noun)
+            return found.group() if not said else said if said.endswith("'") else f"{said} "
+        if language not in _HUNDREDS_FEMININE or (hundreds == 1 and not rest):
+            return found.group()  # cien, cem; French and Italian hundreds have no gender
+        said = _HUNDREDS_FEMININE[language][hundreds]
+        if rest:
+            said += " e " if language == "pt" else " "
+            said += _feminine(rest, language, noun) or str(rest)
+        return f"{said} "
+    if language in _MASCULINES and _MASCULINES[language].fullmatch(noun) and rest % 10 == 1:
+        tens = rest // 10
+        said = "un" if not tens else "veintiún" if tens == 2 else f"{10 * tens} y un"
+        if language == "es" and tens != 1:
+            return f"{100 * hundreds} {said} " if hundreds else f"{said} "
+        if language == "it" and number == 1:
             return "un "
-        if language == "es" and tens > 1:
-            return "veintiún " if tens == 2 else f"{10 * tens} y un "
     return found.group()
+
+
+def _feminine(number: int, language: str, noun: str) -> str | None:
+    """1 to 99 in the feminine where espeak-ng says it otherwise ("veintiuna", "duas", "un'"),
+    or None."""
+    tens, units = divmod(number, 10)
+    if language == "pt":
+        if units not in (1, 2) or tens == 1:
+            return None
+        said = ("uma", "duas")[units - 1]
+        return f"{10 * tens} e {said}" if tens else said
+    if units != 1 or tens == 1 or (language == "fr" and tens > 6):
+        return None
+    one = {"es": "una", "fr": "une", "it": "una"}[language]
+    if language == "it" and noun[0].lower() in "aeiou" and not tens:
+        return "un'"  # un'ora: no space after the apostrophe
+    if not tens:
+        return one
+    if language == "es" and tens == 2:
+        return f"veinti{one}"
+    joiner = {"es": "y", "fr": "et"}.get(language)
+    return f"{10 * tens} {joiner} {one}" if joiner else None
 
 
 def _formula(text: str, language: str) -> str:

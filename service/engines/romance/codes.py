@@ -48,12 +48,13 @@ _NAMES = {
         r"|n\.?\s?[º°]\s+d[oa]\s+(?:pedido|protocolo|reserva|chamado|cliente)"
     ),
 }
-# The name, "is" or a colon, then the code: three digits or more, in groups perhaps ("482 913",
-# "123.456.789-00"), after a country's letters perhaps (an IBAN: ES91 2100 0418…).
+# The name, "is" or a colon, then the code: capitals and digits, in groups perhaps ("482 913",
+# "123.456.789-00", a CNPJ's "12.345.678/0001-95", an IBAN's "IT60 X054 2811…", a NIE's
+# "X1234567L", a locator's "ABC123"). A group after a space holds a digit; _code() wants three.
 _CODES = {
     language: re.compile(
-        rf"(?i)\b((?:{names})(?:\s+(?:{_IS[language]}))?\s?:?\s?)"
-        r"((?-i:[A-Z]{2}\d{2}\s?)?\d{3,}(?:[ .-]\d{2,})*(?-i:[A-Z])?)(?![\d.,]\d|\w)"
+        rf"(?i)\b((?:{names})(?:\s+(?:{_IS[language]})\b)?\s?:?\s?)"
+        r"((?-i:[A-Z0-9]+(?:[./-][A-Z0-9]+|\s(?=[A-Z]*\d)[A-Z0-9]{2,})*))(?![\d.,]\d|\w)"
     )
     for language, names in _NAMES.items()
 }
@@ -61,8 +62,10 @@ _CODES = {
 
 def _code(found: re.Match[str]) -> str:
     """Each character alone (a letter by its name: "ES" is not the word *es*), a pause between
-    the groups."""
-    groups = re.split(r"[ .-]", found.group(2))
+    the groups; fewer than three digits are no code ("PIN A1")."""
+    if sum(c.isdigit() for c in found.group(2)) < 3:
+        return found.group(0)
+    groups = re.split(r"[ ./-]", found.group(2))
     return found.group(1) + ", ".join(" ".join(group) for group in groups)
 
 
