@@ -128,6 +128,11 @@ from voxlite.service.engines.piper.english import english
         # a code after "ending in ...", "no." and a lone "#" (espeak: "no", "hash")
         ("Your card ending in ...4821.", "Your card ending in 4 8 2 1."),
         ("Your case no. is 12345.", "Your case number is 1 2 3 4 5."),
+        # a code to key in with no name before it; an amount to enter stays one
+        (
+            "Enter 482913, type 0042, dial 911; enter 1000.",
+            "Enter 4 8 2 9 1 3, type 0 0 4 2, dial 9 1 1; enter 1000.",
+        ),
         ("Your tracking # is 1Z9.", "Your tracking number is 1Z9."),
         # a room's four-digit number in pairs, not a count (one thousand two hundred eight)
         ("Room 1208, room number is 1200.", "Room 12 oh 8, room number is 12 hundred."),

@@ -349,6 +349,13 @@ _CODE = re.compile(
     r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,}(?:[ -]\d{3,})*)"
     r"(?![\d.,]\d|\d)"
 )
+# A number to key in with no name before it: one of six digits or more, or with a leading zero,
+# after "enter" or "type" ("Enter 482913 to continue"), and a short number to dial ("dial 911").
+# Longer numbers to dial are phone numbers (_digit_runs); "Enter 1000" stays an amount.
+_KEYED = re.compile(
+    r"(?i)\b((?:enter|type|key\sin|dial)\s)((?<=ial\s)\d{3,6}|(?<!ial\s)(?:\d{6,}|0\d{3,}))"
+    r"(?![\d.,]\d|\d)"
+)
 # A room's four-digit number is said in pairs ("Room 1208" twelve oh eight), not as a count
 # (one thousand two hundred eight); espeak says three digits as people may (three hundred two).
 _ROOM_NUMBER = r"\b((?:[Rr]oom|ROOM)(?: number| no\.)?(?: is|:)? #?)([1-9]\d{3})\b(?![.,]\d)"
@@ -740,7 +747,7 @@ def english(text: str) -> str:
     text = _ROOM.sub(
         lambda m: _NO.sub("number", m.group(1)).replace("#", "") + _room(m.group(2)), text
     )
-    text = _CODE.sub(_code, text)
+    text = _KEYED.sub(_code, _CODE.sub(_code, text))
     text = _LONE_NUMBER_SIGN.sub("number", text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _CODE_SIGN.sub("number ", text)
