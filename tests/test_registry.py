@@ -82,6 +82,17 @@ def test_registry_without_its_default_voice_refuses_to_start(
         registry.load()
 
 
+def test_a_language_voice_not_found_refuses_to_start(tmp_path: Path, cache_dir: Path) -> None:
+    """Bug: --language-voices zh=nope started; Mandarin calls failed until another voice of
+    the range loaded, which then served it, picked by name."""
+    family = PiperFamily(OrtSettings(), SplitCache(cache_dir))
+    registry = VoiceRegistry(
+        [family], voices_dir=tmp_path, default_voice=EMBEDDED_VOICE, language_voices={"zh": "nope"}
+    )
+    with pytest.raises(VoiceNotFound, match=r"voice 'nope' for zh not found: put nope\.onnx"):
+        registry.load()
+
+
 class _GatedFamily(PiperFamily):
     """The Piper family, but the first voice loaded after `gate_after` loads waits for the
     test: a load in progress at the moment the test chooses."""

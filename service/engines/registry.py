@@ -65,6 +65,8 @@ class VoiceRegistry:
             if not any(language_matches(lang, wanted) for wanted in given)
         }
         self.language_voices = suggested | given
+        self._given = given
+        """The pairs the operator gave (--language-voices): each must name a voice found."""
         """A language range's default voice ("zh": "zf_xiaoxiao"), before the rule of
         resolve()."""
         self._families = {family.name: family for family in families}
@@ -100,11 +102,13 @@ class VoiceRegistry:
         serves seconds sooner (each Kokoro voice takes about a second to calibrate)."""
         sources = self._scan()
         if self.default_name not in sources:
-            raise VoiceNotFound(
-                f"default voice '{self.default_name}' not found: put {self.default_name}.onnx "
-                f"and {self.default_name}.onnx.json in {self.voices_dir} or choose one of "
-                f"{', '.join(sorted(sources))}"
+            raise self._not_found(
+                f"default voice '{self.default_name}'", self.default_name, sources
             )
+        for language, name in self._given.items():
+            if name not in sources:
+                # Else the range would get a voice picked by name, while health says SERVING.
+                raise self._not_found(f"voice '{name}' for {language}", name, sources)
         first = [self.default_name]
         first += sorted({v for v in self.language_voices.values() if v in sources} - {*first})
         self.pending = {n for n in sources if n not in first}
@@ -114,6 +118,12 @@ class VoiceRegistry:
             _, self.failures = self._load(first, sources, required=self.default_name)
         finally:
             self._first = frozenset()
+
+    def _not_found(self, what: str, name: str, sources: Mapping[str, VoiceSource]) -> VoiceNotFound:
+        return VoiceNotFound(
+            f"{what} not found: put {name}.onnx and {name}.onnx.json in {self.voices_dir} or "
+            f"choose one of {', '.join(sorted(sources))}"
+        )
 
     def load_rest(self) -> None:
         """Load the voices load() left out, by name; one that fails is reported in `failures`."""
