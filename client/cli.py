@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
 import re
 import sys
@@ -48,7 +49,7 @@ def _common(*, defaults: bool) -> argparse.ArgumentParser:
         f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
     )
     common.add_argument(
-        "--timeout", type=float, default=default(None), help="give up after this many seconds"
+        "--timeout", type=_seconds, default=default(None), help="give up after this many seconds"
     )
     security = common.add_argument_group("TLS and tokens")
     security.add_argument(
@@ -120,16 +121,43 @@ def _rate(value: str) -> float:
     return rate
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {value!r}") from None
+    if not 0 < seconds < math.inf:  # nan and inf too: gRPC fails those at once
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {value}")
+    return seconds
+
+
+_TEXT_ARGUMENTS = {
+    "text": "TEXT",
+    "voice": "--voice",
+    "language": "--language",
+    "speaker": "--speaker",
+}
+"""Arguments sent as text, which must be text: a byte the terminal could not decode reaches
+Python as a lone surrogate, which gRPC cannot encode."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    for name, flag in _TEXT_ARGUMENTS.items():
+        value = getattr(args, name, None)
+        if isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value):
+            args.parser.error(
+                f"{flag} is not valid UTF-8 (a byte in another encoding, such as Latin-1: "
+                "convert it, e.g. with iconv)"
+            )
     try:
         code: int = args.handler(args, args.parser)
         return code
     except _SpeakFailed as failed:
-        reason = _describe(failed.error, args.server)
+        reason = _describe(failed.error, args, answered=failed.answered)
         return _fail(f"{reason}; {failed.kept}" if failed.kept else reason)
     except VoxliteError as exc:
-        return _fail(_describe(exc, args.server))
+        return _fail(_describe(exc, args))
     except NoPlayer as exc:
         return _fail(str(exc))
     except BrokenPipeError:  # the reader of our stdout went away: stop quietly
@@ -169,8 +197,14 @@ _NO_HANDSHAKE = ("socket closed", "handshake", "ssl")
 only, or a client certificate missing or refused."""
 
 
-def _describe(exc: VoxliteError, server: str) -> str:
-    details = exc.details
+_CUT = ("socket closed", "stream removed", "connection reset", "broken pipe", "end of tcp stream")
+"""gRPC's words for a connection lost under a call: after the server answered, it went away."""
+
+
+def _describe(exc: VoxliteError, args: argparse.Namespace, *, answered: bool = False) -> str:
+    """The error line for a failed call. `answered`: the server had answered this call (a
+    closed connection is then no handshake refused: the server went away)."""
+    server, details = args.server, exc.details
     for field, flag in _IN_FLAGS:
         details = field.sub(flag, details)
     if isinstance(exc, Unavailable):
@@ -178,6 +212,16 @@ def _describe(exc: VoxliteError, server: str) -> str:
             return (
                 f"{server}'s TLS certificate is not signed by a CA this command trusts: give "
                 f"--ca FILE, the CA that signed it (gRPC: {details})"
+            )
+        if "hostname verification" in details.lower():
+            return (
+                f"{server}'s TLS certificate does not hold the host name given: name the "
+                f"server in --server as its certificate does (gRPC: {details})"
+            )
+        if answered and any(words in details.lower() for words in _CUT):
+            return (
+                f"{server} closed the connection part way through the call: the server "
+                f"stopped or the network failed (gRPC: {details})"
             )
         if any(words in details.lower() for words in _NO_HANDSHAKE):
             return (
@@ -194,6 +238,8 @@ def _describe(exc: VoxliteError, server: str) -> str:
             )
         return f"{server} is unavailable: {details}"
     if isinstance(exc, DeadlineExceeded):
+        if args.timeout is None:
+            return f"no answer within {QUICK_TIMEOUT:g} s (--timeout to wait longer): {details}"
         return f"no complete answer within --timeout: {details}"
     return details
 
@@ -234,8 +280,12 @@ def _pem(parser: argparse.ArgumentParser, option: str, path: str | None) -> byte
 
 
 def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.play == bool(args.output):
+    if args.play and args.output:
+        parser.error("-o and --play go one at a time: give one of them")
+    if not args.play and not args.output:
         parser.error("say where the audio goes: -o FILE (- for standard output) or --play")
+    if args.output and args.output != "-":
+        _check_output(parser, Path(args.output))
     file_format = "raw" if args.play else args.format
     if file_format is None:
         try:
@@ -255,7 +305,7 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     progress = _Progress(sys.stderr) if not args.play and sys.stderr.isatty() else None
     sink: AudioFileWriter | Player | None = player
     timestamps: TimestampsWriter | None = None
-    audio_ms = 0.0
+    audio_ms, answered = 0.0, False
     with _client(args, parser) as client:
         events = (
             _stdin_events(client, args.timeout, options)
@@ -266,9 +316,9 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         try:
             try:
                 for event in events:
+                    answered = True
                     if sink is None:  # its file is made at the first audio (AudioFileWriter)
-                        output = sys.stdout.buffer if args.output == "-" else args.output
-                        sink = AudioFileWriter(output, format=file_format)
+                        sink = _audio_file(args.output, file_format)
                     if args.timestamps and timestamps is None:
                         # Made with the audio's file: a call refused before its first audio
                         # leaves neither file, nor an old one emptied.
@@ -290,12 +340,34 @@ def _speak(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                     if part is not None:
                         part.close()
         except VoxliteError as exc:
-            raise _SpeakFailed(exc, _what_was_kept(args, sink, audio_ms)) from exc
+            kept = _what_was_kept(args, sink, audio_ms)
+            raise _SpeakFailed(exc, kept, answered=answered) from exc
     if audio_ms == 0 and not args.play:
         # A text refused is an error; this is standard input that held none.
         where = "standard output" if args.output == "-" else args.output
         return _fail(f"standard input held no text to speak: nothing was written to {where}")
     return 0
+
+
+def _check_output(parser: argparse.ArgumentParser, path: Path) -> None:
+    """-o names a file that can be made, said before the server does the work (the file itself
+    is made at the first audio, so that a refused call leaves an old one as it was)."""
+    folder = path.parent
+    if path.is_dir():
+        parser.error(f"-o: {path} is a folder: name a file in it")
+    if not folder.is_dir():
+        parser.error(f"-o: no folder {folder} to write {path.name} in")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        parser.error(f"-o: cannot write {path}: permission denied")
+
+
+def _audio_file(output: str, file_format: str) -> AudioFileWriter:
+    if output == "-":
+        return AudioFileWriter(sys.stdout.buffer, format=file_format)
+    try:
+        return AudioFileWriter(output, format=file_format)
+    except OSError as exc:
+        raise OSError(f"-o: cannot write {output}: {exc.strerror or exc}") from None
 
 
 def _timestamps_file(path: str) -> TimestampsWriter:
@@ -308,10 +380,11 @@ def _timestamps_file(path: str) -> TimestampsWriter:
 class _SpeakFailed(Exception):
     """A speak call that failed, and what it left behind (said after the reason)."""
 
-    def __init__(self, error: VoxliteError, kept: str) -> None:
+    def __init__(self, error: VoxliteError, kept: str, *, answered: bool) -> None:
         super().__init__(error.details)
         self.error = error
         self.kept = kept
+        self.answered = answered
 
 
 def _what_was_kept(
@@ -455,6 +528,10 @@ class _Progress:
 def _voices(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     with _client(args, parser) as client:
         voices = client.voices(language=args.language, timeout=args.timeout or QUICK_TIMEOUT)
+    if args.language and not list(voices) and not voices.loading:
+        return _fail(
+            f"no voice of {args.server} speaks {args.language!r} (`voxlite voices` lists all)"
+        )
     print(render_voices(voices), end="")
     return 0
 

@@ -441,6 +441,13 @@ def pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
+def _alternative_name(host: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
+
+
 def issue(
     folder: Path,
     name: str,
@@ -448,9 +455,10 @@ def issue(
     issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
     ca: bool = False,
     server: bool = False,
+    hosts: tuple[str, ...] = ("localhost", "127.0.0.1"),
 ) -> tuple[Issued, x509.Certificate, ec.EllipticCurvePrivateKey]:
     """A certificate for `name`: a self-signed CA, or one signed by `issuer` (server: with
-    localhost and 127.0.0.1 as subject alternative names)."""
+    `hosts` as subject alternative names)."""
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -467,9 +475,7 @@ def issue(
     )
     if server:
         builder = builder.add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
+            x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]),
             critical=False,
         ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
     elif not ca:

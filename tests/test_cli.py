@@ -276,6 +276,35 @@ def test_a_call_the_server_ends_part_way_leaves_a_valid_file_and_says_so(
         assert struct.unpack("<I", data[40:44])[0] == len(data) - 44  # data size
 
 
+def test_a_server_gone_part_way_is_not_called_a_tls_mismatch(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a server killed during a long `speak` was "TLS is on one side only ... give --tls",
+    though its audio had been arriving over plaintext for seconds."""
+    srv = ServerProcess(cache_dir, tmp_path / "voices", "--phrase-cache-mb", "0")
+    path = tmp_path / "cut.opus"
+    try:
+        with subprocess.Popen(
+            [*CLI, "speak", " ".join([LONG_TEXT] * 4), "-o", str(path), "--server", srv.address],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(),
+        ) as process:
+            try:
+                wait_until(lambda: path.exists() and path.stat().st_size > 4000)
+                srv.proc.kill()
+                _, stderr = process.communicate(timeout=60)
+            finally:
+                process.kill()
+    finally:
+        srv.close()
+    assert process.returncode == 1, stderr
+    assert stderr.count("\n") == 1, stderr
+    assert "closed the connection part way through the call: the server stopped" in stderr
+    assert "TLS" not in stderr
+    assert re.search(r"; saved the \d+\.\d s spoken before the error in ", stderr), stderr
+
+
 @pytest.fixture(scope="module")
 def small_limit(
     cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
@@ -506,7 +535,9 @@ def test_voices_prints_a_table(server: ServerThread) -> None:
     assert header.split() == ["NAME", "LANGUAGE", "RATE", "QUALITY", "SPEAKERS", "DEFAULT", "NOTE"]
     assert row.split() == ["en_US-joe-medium", "en-US", "22050", "medium", "1", "en-US,", "server"]
     assert header.index("LANGUAGE") == row.index("  en-US ") + 2  # aligned columns
-    assert voxlite("voices", "--language", "de", "--server", server.address).stdout.count("\n") == 1
+    # A language no voice speaks is said so (it was a table of headers alone).
+    none = voxlite("voices", "--language", "de", "--server", server.address)
+    assert f"no voice of {server.address} speaks 'de'" in assert_one_error_line(none)
 
 
 def test_voices_table_marks_defaults_and_voices_not_recommended() -> None:
@@ -629,6 +660,45 @@ def test_bad_requests_are_one_line(
     if code == 1:  # the call failed, rather than the command line: it says what it left
         assert line.endswith(f"; nothing was written to {path}")
     assert not path.exists()
+
+
+def test_what_cannot_be_sent_or_written_is_refused_before_the_call(
+    refused_address: str, tmp_path: Path
+) -> None:
+    """Bugs: a byte that is no UTF-8 in the text was a traceback; --timeout inf, nan or -1
+    failed every call at once; an -o the command could not write failed after the server had
+    done the work, with an OS error naming no flag. Each is refused before any call (the
+    server here is not even there), naming the flag."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    cases = {
+        "TEXT is not valid UTF-8": ["speak", "Hello \udcff world.", "-o", str(tmp_path / "a.opus")],
+        "--voice is not valid UTF-8": [
+            "speak",
+            "Hi.",
+            "--voice",
+            "x\udcff",
+            "-o",
+            str(tmp_path / "a.opus"),
+        ],
+        f"-o: no folder {tmp_path / 'none'} to write a.opus in": [
+            "speak",
+            "Hi.",
+            "-o",
+            str(tmp_path / "none" / "a.opus"),
+        ],
+        f"-o: {folder} is a folder: name a file in it": ["speak", "Hi.", "-o", str(folder)],
+        "-o and --play go one at a time": ["speak", "Hi.", "-o", "-", "--play"],
+    }
+    for timeout in ("inf", "nan", "-1", "0"):
+        cases[f"argument --timeout: must be a number of seconds above 0, got {timeout}"] = [
+            "health",
+            "--timeout",
+            timeout,
+        ]
+    for message, args in cases.items():
+        assert message in assert_one_error_line(voxlite(*args, "--server", refused_address), 2)
+    assert not list(tmp_path.glob("*.opus"))
 
 
 def test_bad_arguments_exit_2(server: ServerThread, tmp_path: Path) -> None:

@@ -152,5 +152,7 @@ def test_language_voices_are_language_voice_pairs(capsys: pytest.CaptureFixture[
     assert config.language_voices == (("zh", "zf_xiaoxiao"), ("ja-JP", "jf_alpha"))
     line = config_error(capsys, "--language-voices", "zf_xiaoxiao")
     assert "--language-voices must be LANGUAGE=VOICE pairs" in line
+    assert line.endswith("(zh=zf_xiaoxiao), got zf_xiaoxiao")  # the value once
     line = config_error(capsys, VOXLITE_LANGUAGE_VOICES="zh=x,=y")
     assert "VOXLITE_LANGUAGE_VOICES" in line
+    assert "not '=y', got zh=x,=y" in line  # the pair at fault, in the whole

@@ -9,6 +9,9 @@ from typing import Any
 
 import grpc
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from voxlite.client import (
     AsyncClient,
@@ -31,6 +34,7 @@ from .helpers import (
     base_config,
     config_error,
     environment,
+    issue,
     voxlite,
     voxlite_server,
 )
@@ -406,6 +410,30 @@ def test_cli_says_which_tls_option_is_wrong(
     assert f"--ca: {not_pem} is not a PEM file" in line
 
 
+def test_cli_says_when_the_certificate_names_another_host(
+    cache_dir: Path, pki: Pki, tmp_path: Path
+) -> None:
+    """Bug: a server whose certificate does not name the host dialled was "nothing answers
+    there; start voxlite-server", though it was up."""
+    ca = x509.load_pem_x509_certificate(pki.ca.cert.read_bytes())
+    ca_key = serialization.load_pem_private_key(pki.ca.key.read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    other, _, _ = issue(
+        tmp_path, "other", issuer=(ca, ca_key), server=True, hosts=("other.invalid",)
+    )
+    (tmp_path / "voices").mkdir()
+    srv = ServerThread(
+        base_config(cache_dir, tmp_path / "voices", tls_cert=other.cert, tls_key=other.key)
+    )
+    try:
+        refused = voxlite("health", "--server", srv.address, "--ca", str(pki.ca.cert))
+    finally:
+        srv.close()
+    line = assert_one_error_line(refused)
+    assert "TLS certificate does not hold the host name given: name the server in" in line
+    assert "nothing answers there" not in line
+
+
 # -- server configuration -----------------------------------------------------------------------
 
 
@@ -418,6 +446,9 @@ def test_server_security_flags_are_validated(
     assert "needs --tls-cert" in config_error(capsys, "--tls-client-ca", ca)
     assert "no such file: /nope.pem" in config_error(
         capsys, "--tls-cert", "/nope.pem", "--tls-key", key
+    )
+    assert f"--tls-key: a folder, not a file: {tmp_path}" in config_error(
+        capsys, "--tls-cert", cert, "--tls-key", str(tmp_path)
     )
     empty = tmp_path / "empty-tokens"
     empty.write_text("# no tokens yet\n\n")

@@ -178,12 +178,14 @@ class Admission:
     def shut(self, grace: float) -> None:
         """The drain's grace is over: end the streams still speaking, each with a status that
         says why and how much of it was spoken (once what is queued for it is written)."""
+        # No grace: the operator asked the server twice to stop (its drain was cut short).
+        when = f"after its {grace:g} s grace" if grace > 0 else "at once, its drain cut short"
         for session in list(self.sessions):
             session.fail(
                 Unavailable(
-                    f"the server is shutting down and ended this stream after its {grace:g} s "
-                    f"grace, {session.spoken_seconds:.1f} s of audio in: retry the rest on "
-                    "another replica"
+                    f"the server is shutting down and ended this stream {when}, "
+                    f"{session.spoken_seconds:.1f} s of audio in: retry the rest on another "
+                    "replica"
                 )
             )
 

@@ -223,7 +223,8 @@ def _check_security(
             path = Path(str(values[key]))
             where = given[key]
             if not path.is_file():
-                parser.error(f"{where}: no such file: {path}")
+                what = "a folder, not a file" if path.is_dir() else "no such file"
+                parser.error(f"{where}: {what}: {path}")
             marker = _PEM_MARKERS.get(key)
             try:
                 pem = path.read_bytes() if marker else b""

@@ -102,7 +102,8 @@ def _language_voices(text: str) -> tuple[tuple[str, str], ...]:
         language, sep, voice = (x.strip() for x in item.partition("="))
         if not sep or not language or not voice or not _LANGUAGE.fullmatch(language):
             raise Invalid(
-                f"must be LANGUAGE=VOICE pairs separated by commas (zh=zf_xiaoxiao), got {item!r}"
+                "must be LANGUAGE=VOICE pairs separated by commas (zh=zf_xiaoxiao)"
+                + (f", not {item!r}" if item != text.strip() else "")
             )
         pairs.append((language, voice))
     return tuple(pairs)
