@@ -182,6 +182,8 @@ _IN_FLAGS = (
     (re.compile(r"\bset language to\b"), "set --language to"),
     (re.compile(r"\bor voice to\b"), "or --voice to"),
     (re.compile(r"\bleave both voice and language empty\b"), "leave out --voice and --language"),
+    (re.compile(r"\bleave voice empty\b"), "leave out --voice"),
+    (re.compile(r"\bnames neither voice nor language\b"), "gives neither --voice nor --language"),
     (
         re.compile(r"\bput the words to speak in the text field\b"),
         "give the words to speak as TEXT",

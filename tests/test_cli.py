@@ -447,6 +447,9 @@ def test_the_servers_words_for_its_fields_are_the_clis_own(
     assert "give the words to speak as TEXT" in assert_one_error_line(empty)
     long = voxlite("speak", "Hello. " * 800, "-o", str(path), "--server", server.address)
     assert "or speak them from standard input (TEXT -)" in assert_one_error_line(long)
+    # A script no voice here speaks.
+    told = voxlite("speak", "Привет, как дела?", "-o", str(path), "--server", server.address)
+    assert "a call that gives neither --voice nor --language gets" in assert_one_error_line(told)
     assert not path.exists()
 
 
@@ -639,7 +642,8 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
         (
             ["--voice", "en_US-joe-medium", "--language", "de"],
             1,
-            "voice 'en_US-joe-medium' speaks en-US, not de: name a voice of that language",
+            "voice 'en_US-joe-medium' speaks en-US, not de: name a voice of that language, or "
+            "leave out --voice",
         ),
         # The server names its fields (speaking_rate); the line names the flag typed.
         (["--rate", "10"], 1, "--rate must be between 0.25 and 4, got 10"),
