@@ -15,7 +15,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +228,27 @@ def test_a_stream_ended_before_stdin_is_an_error_not_a_truncation(
     assert info.returncode == 0, info.stdout
 
 
+def speak_long_until_audio(srv: ServerProcess, path: Path, then: Callable[[], object]) -> str:
+    """`voxlite speak` of a long text into `path`; `then` once its audio is arriving. The
+    command fails: its one error line."""
+    with subprocess.Popen(
+        [*CLI, "speak", " ".join([LONG_TEXT] * 4), "-o", str(path), "--server", srv.address],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    ) as process:
+        try:
+            # Audio is arriving: the file holds more than its headers.
+            wait_until(lambda: path.exists() and path.stat().st_size > 4000)
+            then()
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 1, stderr
+    assert stderr.count("\n") == 1, stderr
+    return stderr
+
+
 @pytest.mark.parametrize("name", ["cut.opus", "cut.wav"])
 def test_a_call_the_server_ends_part_way_leaves_a_valid_file_and_says_so(
     cache_dir: Path, tmp_path: Path, name: str
@@ -241,24 +262,10 @@ def test_a_call_the_server_ends_part_way_leaves_a_valid_file_and_says_so(
     )
     path = tmp_path / name
     try:
-        with subprocess.Popen(
-            [*CLI, "speak", " ".join([LONG_TEXT] * 4), "-o", str(path), "--server", srv.address],
-            stderr=subprocess.PIPE,
-            text=True,
-            env=environment(),
-        ) as process:
-            try:
-                # Audio is arriving: the file holds more than its headers.
-                wait_until(lambda: path.exists() and path.stat().st_size > 4000)
-                srv.proc.send_signal(signal.SIGTERM)
-                _, stderr = process.communicate(timeout=60)
-            finally:
-                process.kill()
+        stderr = speak_long_until_audio(srv, path, lambda: srv.proc.send_signal(signal.SIGTERM))
         assert srv.wait(timeout=60) == 0
     finally:
         srv.close()
-    assert process.returncode == 1, stderr
-    assert stderr.count("\n") == 1, stderr
     assert "is unavailable: the server is shutting down" in stderr
     saved = re.search(
         r"; saved the (\d+\.\d) s spoken before the error in (.+), a valid file$", stderr.strip()
@@ -282,24 +289,10 @@ def test_a_server_gone_part_way_is_not_called_a_tls_mismatch(
     """Bug: a server killed during a long `speak` was "TLS is on one side only ... give --tls",
     though its audio had been arriving over plaintext for seconds."""
     srv = ServerProcess(cache_dir, tmp_path / "voices", "--phrase-cache-mb", "0")
-    path = tmp_path / "cut.opus"
     try:
-        with subprocess.Popen(
-            [*CLI, "speak", " ".join([LONG_TEXT] * 4), "-o", str(path), "--server", srv.address],
-            stderr=subprocess.PIPE,
-            text=True,
-            env=environment(),
-        ) as process:
-            try:
-                wait_until(lambda: path.exists() and path.stat().st_size > 4000)
-                srv.proc.kill()
-                _, stderr = process.communicate(timeout=60)
-            finally:
-                process.kill()
+        stderr = speak_long_until_audio(srv, tmp_path / "cut.opus", srv.proc.kill)
     finally:
         srv.close()
-    assert process.returncode == 1, stderr
-    assert stderr.count("\n") == 1, stderr
     assert "closed the connection part way through the call: the server stopped" in stderr
     assert "TLS" not in stderr
     assert re.search(r"; saved the \d+\.\d s spoken before the error in ", stderr), stderr
