@@ -501,6 +501,11 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
             "销售额同比↑12%，成本↓5%，¥99×2=¥198",
             "销售额同比上升百分之十二，成本下降百分之五，九十九元乘二等于一百九十八元",
         ),
+        # A comparison or a tolerance after a word, which the G2P dropped (血糖七).
+        (
+            "空腹血糖<7.0，年龄≥18岁，>60岁老人，25±2℃，√2≈1.414",
+            "空腹血糖小于七点零，年龄大于等于十八岁，大于六十岁老人，二十五正负二度，根号二约等于一点四一四",
+        ),
     ],
 )
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
@@ -515,6 +520,7 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
     ("text", "written"),
     [
         ("プランAとプランBです。", "プランエーとプランビーです。"),
+        ("誤差は±0.5、血糖値<7.0です。", "誤差はプラスマイナス0.5、血糖値ショーナリ7.0です。"),
         ("ビタミンCが多い。", "ビタミンシーが多い。"),
         ("重さは5kgで容量は3Lです。", "重さは5キログラムで容量は3リットルです。"),
         ("電池は5000mAhです。", "電池は5000ミリアンペアアワーです。"),
@@ -736,6 +742,19 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("额度已调整为五万元。", "为", "wei2"),
         ("逾期视为放弃。", "视为", "shi4 wei2"),
         ("喂，您好。", "喂", "wei2"),
+        ("您本期应还两千元，已还一千元。", "应还", "ying1 huan2"),
+        ("您本期应还两千元，已还一千元。", "已还", "yi3 huan2"),
+        ("请按时还钱。", "还钱", "huan2 qian2"),
+        ("请到附近支行办理跨行转账。", "支行", "zhi1 hang2"),
+        ("请到附近支行办理跨行转账。", "跨行", "kua4 hang2"),
+        ("本月通话时长五小时。", "时长", "shi2 chang2"),
+        ("请先量一下体温。", "量一下", "liang2 yi1 xia4"),
+        ("到朝阳公园门口。", "朝阳", "chao2 yang2"),
+        ("我们会尽快地为您处理。", "地为", "de5 wei4"),
+        ("默默地支持您。", "默默地", "mo4 mo4 de5"),
+        ("这个得付多少钱？", "得付", "dei3 fu4"),
+        ("得花三天时间。", "得花", "dei3 hua1"),
+        ("那得看情况。", "那得", "na4 dei3"),
         # and where pypinyin was right, it stays so
         ("这是为您准备的。", "为", "wei4"),
         ("为保障您的安全，请勿外传。", "为", "wei4"),
@@ -744,6 +763,8 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("他长大了。", "长大", "zhang3 da4"),
         ("这个包裹很重。", "重", "zhong4"),
         ("这是一块地。", "地", "di4"),
+        ("各地都有网点，目的地为上海。", "各地", "ge4 di4"),
+        ("还有问题吗？还好。", "还有", "hai2 you3"),
         ("你得多少分？", "得", "de2"),
         ("考试得一百分。", "得", "de2"),
         ("他获得很高的评价。", "获得", "huo4 de2"),
@@ -765,7 +786,9 @@ def test_mandarin_words_with_two_readings_are_read_as_meant(
     zhì, 弹出 dàn chū, and 得 in 您得先登录 dé: what an app's support agent says all day, heard
     as other words. And 得 was dé wherever it joins a verb to its result (您说得对, 跑得很快),
     调到最大 diào, 吹干 gàn, 系好 xì (jieba cut 请系|好), 睡不着 zhe, 切换 (switch) qiè, 教 (teach)
-    jiào, 脏 (dirty) zàng, 这只猫 zhǐ, 第二行 xíng, and 为 (be, as) in 以到账为准 and 余额为 wèi."""
+    jiào, 脏 (dirty) zàng, 这只猫 zhǐ, 第二行 xíng, and 为 (be, as) in 以到账为准 and 余额为 wèi;
+    应还 (due) hái, 支行 (branch) xíng, 通话时长 zhǎng, 量体温 (take) liàng, 朝阳 zhāo, 地 (-ly)
+    dì where jieba joined it to the next word (尽快|地为|您), 得 (it takes) dé in 得付 and 那得."""
     from misaki.zh import ZHG2P
 
     found = next(w for w in mandarin(text) if w.text == word)
@@ -838,7 +861,9 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         ("明日は晴れのち曇りです。", "明日ははれのち曇りです。"),
         ("金利は年0.5%、今年3月から。", "金利はねん0.5%、今年3月から。"),
         ("月末までにお振込みください。", "げつまつまでにお振込みください。"),
-        ("20歳未満の方、120歳", "はたち未満のかた、120歳"),
+        ("20歳未満の方、120歳", "ハタチ未満のかた、120歳"),
+        # After は or a colon too: はたち there was read as the particle は and たち.
+        ("参加条件は20歳以上です。対象：20歳", "参加条件はハタチ以上です。対象：ハタチ"),
         ("3-5営業日以内に発送します。", "3から5営業日以内に発送します。"),
     ],
 )

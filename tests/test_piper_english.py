@@ -63,6 +63,12 @@ from voxlite.service.engines.piper.english import english
         ("Wait 5 min or 100ms.", "Wait 5 minutes or 100 milliseconds."),
         ("That is $5m or $10k.", "That is 5 million dollars or 10 thousand dollars."),
         ("x > 3, y < 2, up 10%~20%.", "x greater than 3, y less than 2, up 10% to 20%."),
+        # a sign before a figure with no word before it (espeak dropped it: "time: 2 hours")
+        (
+            "Response time: <2 hours; ±0.5 mm, 25±2, ≈3 km.",
+            "Response time: less than 2 hours; plus or minus 0.5 millimeters, 25 plus or minus "
+            "2, about 3 kilometers.",
+        ),
         ("Use C# or F#.", "Use C sharp or F sharp."),
         ("It's 10x faster vs. that, approx.", "It's 10 times faster versus that, approximately"),
         (

@@ -11,8 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 READINGS = {
-    # 还 huán (give back), in repaying
-    "还款": "huán kuǎn",
+    # 还 huán (give back), in repaying and returning
+    "还款": "huán kuǎn", "应还": "yīng huán", "已还": "yǐ huán", "待还": "dài huán",
+    "未还": "wèi huán", "还钱": "huán qián", "还上": "huán shàng", "还车": "huán chē",
+    "还回": "huán huí", "还贷": "huán dài",
+    # 行 háng (a bank), in its branches and between banks
+    "支行": "zhī háng", "总行": "zǒng háng", "跨行": "kuà háng", "我行": "wǒ háng",
+    "他行卡": "tā háng kǎ", "行内转账": "háng nèi zhuǎn zhàng", "联行号": "lián háng hào",
+    "行号": "háng hào",
+    # 长 cháng: how long a call or a use lasts; places (长宁区, 长海医院)
+    "时长": "shí cháng", "长宁": "cháng níng", "长海": "cháng hǎi", "长阳": "cháng yáng",
+    # 量 liáng (measure), a verb before what is measured
+    "量一下": "liáng yī xià", "量血压": "liáng xuè yā", "量体温": "liáng tǐ wēn",
+    "量尺寸": "liáng chǐ cùn",
+    # 朝阳, Beijing's district and its roads, is Cháoyáng; 大夫 (doctor) dàifu; 中签 zhòng
+    "朝阳": "cháo yáng", "大夫": "dài fu", "中签": "zhòng qiān",
     # 弹 tán (spring out)
     "弹出": "tán chū", "弹窗": "tán chuāng",
     # 长 cháng (long): a long press, and after a word of degree
@@ -54,6 +67,8 @@ READINGS = {
     # 得 de, the particle of a verb's result: pypinyin reads these words dé
     "舍不得": "shě bu de", "怪不得": "guài bu de", "恨不得": "hèn bu de",
     "巴不得": "bā bu de", "顾不得": "gù bu de",
+    # 得 děi (must, it takes) where jieba joins it to 那: 那得看情况
+    "那得": "nà děi",
 }  # fmt: skip
 
 # 长 standing alone is cháng (long) after a word of degree: 时间比较长, 队伍有点长.
@@ -81,7 +96,7 @@ _NUMERALS = frozenset("一二两三四五六七八九十百千万零几第")
 _MUST_AFTER = frozenset(
     ("还", "就", "都", "也", "又", "可", "总", "那就", "一定", "肯定", "必须", "还是",
      "现在", "今天", "明天", "后天", "今晚", "明早", "晚上", "早上", "上午", "下午", "以后",
-     "之后", "然后", "回头", "待会儿", "一会儿", "马上")
+     "之后", "然后", "回头", "待会儿", "一会儿", "马上", "这", "那", "这个", "那个")
 )  # fmt: skip
 _PERSONS = frozenset(
     ("我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家")
@@ -145,6 +160,10 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
     (`then` comes after `after`), where pypinyin's own is wrong; None where it is right."""
     if word == "得":
         return _lone_de(before, after, then)
+    if len(word) == 2 and word[0] == "得" and word not in _phrases:
+        # jieba's 这个|得付|多少钱, 那|得看|情况: 得 with the verb after it.
+        said = _lone_de(before, word[1], after) if before else "dei3"  # 得花三天: it takes
+        return None if said is None else f"{said} {_pinyin(word[1])[0]}"
     if len(word) > 1 and "得" in word[1:] and word not in _phrases:
         # A word jieba cuts as verb + 得 (+ result) that pypinyin has no entry for, so it
         # reads the character's first reading, dé: 拍得, 变得, 过得, 说得对, 看得见.
@@ -157,6 +176,8 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return "chang2"
     if word == "地" and len(before) > 1 and before[-1] not in _LAND_MEASURES and after:
         return "de5"
+    if _adverb_de(word, before):
+        return " ".join("de5" if i == word.index("地") else p for i, p in enumerate(_pinyin(word)))
     if word == "干" and before[-1:] in _DRYING:
         return "gan1"
     if word == "调" and after == "到" and then[:1] in _LEVEL_START:
@@ -178,6 +199,16 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
     if any(c in _MEASURES for c in word):
         return _counted(word, before, after)
     return None
+
+
+def _adverb_de(word: str, before: str) -> bool:
+    """地 the particle de inside a word jieba made of it: with the word after it (尽快|地为|您,
+    耐心|地向), or after a doubled character (默默地, 慢慢地)."""
+    if word in _phrases:
+        return False
+    if len(word) == 2 and word[0] == "地":
+        return len(before) > 1 and before[-1] not in _LAND_MEASURES
+    return len(word) == 3 and word[2] == "地" and word[0] == word[1]
 
 
 def _counted(word: str, before: str, after: str) -> str | None:

@@ -60,6 +60,17 @@ _OPERATORS = {
 _OPERATOR = re.compile(
     r"(?<=[\dA-Za-z)）²³π])\s*([×*÷+=\u2212><≥≤])\s*(?=[-\u2212]?[\dA-Za-z(（π√¥￥$€£])"
 )
+# A comparison or a tolerance before a figure, after a word or alone (血糖<7.0, 年龄≥18岁,
+# 25±2℃, ≈1.414, a≠b): the G2Ps drop the sign, and with it what the figure means.
+_COMPARISONS = {
+    "<": ("小于", "ショーナリ"), ">": ("大于", "ダイナリ"), "\uff1c": ("小于", "ショーナリ"),
+    "\uff1e": ("大于", "ダイナリ"), "≤": ("小于等于", "ショーナリイコール"),
+    "≥": ("大于等于", "ダイナリイコール"), "≦": ("小于等于", "ショーナリイコール"),
+    "≧": ("大于等于", "ダイナリイコール"), "±": ("正负", "プラスマイナス"),
+    "≈": ("约等于", "ニアリーイコール"), "≒": ("约等于", "ニアリーイコール"),
+    "≠": ("不等于", "ノットイコール"),
+}  # fmt: skip
+_COMPARISON = re.compile(r"\s*([<>\uff1c\uff1e≤≥≦≧±≈≒≠])\s*(?=[-\u2212]?[\dA-Za-z¥￥$€£])")
 # An arrow beside a figure says which way it went ("同比↑12%", "成本↓5%"): the G2Ps drop it.
 _ARROWS = {"\N{UPWARDS ARROW}": ("上升", "上昇"), "\N{DOWNWARDS ARROW}": ("下降", "下降")}
 _ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
@@ -215,6 +226,8 @@ def _readable(text: str, language: int) -> str:
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
+    if any(c in text for c in _COMPARISONS):
+        text = _COMPARISON.sub(lambda m: _COMPARISONS[m.group(1)][language], text)
     if "\N{UPWARDS ARROW}" in text or "\N{DOWNWARDS ARROW}" in text:
         text = _ARROW.sub(lambda m: _ARROWS[m.group(0)][language], text)
     if language == 0 and "+" in text:

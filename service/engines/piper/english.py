@@ -136,6 +136,13 @@ _SIGNS = {
     "≤": "less than or equal to", "~": "to", "\N{FULLWIDTH TILDE}": "to",
 }  # fmt: skip
 _SIGN = re.compile(r"(?<=[\w%])\s*([><≥≤~\N{FULLWIDTH TILDE}])\s*(?=[$€£]?\w)")
+# A comparison or a tolerance before a figure with no word before it ("Response time: <2
+# hours", ">10 items", "±0.5 mm", "≈3 km"): espeak drops those too.
+_BEFORE_FIGURE = re.compile(r"(?:(?<![\w%])([><≥≤])|\s*([±≈]))\s*(?=[-$€£]?\.?\d)")
+_FIGURE_SIGNS = {
+    ">": "more than", "<": "less than", "≥": "at least", "≤": "at most", "±": "plus or minus",
+    "≈": "about",
+}  # fmt: skip
 # An arrow beside a figure says which way it went ("Sales ↑12%": espeak says "up arrow"), and
 # the period-over-period short forms of a report are said whole (espeak: "yo why").
 _ARROW = re.compile(r"\s*(\N{UPWARDS ARROW}|\N{DOWNWARDS ARROW})\s*")
@@ -679,6 +686,11 @@ def _unit(match: re.Match[str]) -> str:
     return f"{number} {one if number == '1' or described else many}"
 
 
+def _figure_sign(match: re.Match[str]) -> str:
+    spaced = match.start() == 0 or match.string[match.start() - 1].isspace()
+    return ("" if spaced else " ") + _FIGURE_SIGNS[match[1] or match[2]] + " "
+
+
 def _digit_runs(text: str) -> str:
     """Phone numbers in their groups, also those written in one run, and a run of digits too
     long to be an amount in fours."""
@@ -768,6 +780,8 @@ def english(text: str) -> str:
         if "=" in text:
             text = _TERM_MINUS.sub(" minus ", text)
     text = _SIGN.sub(lambda m: f" {_SIGNS[m.group(1)]} ", _MENU_STEP.sub(", ", text))
+    if any(c in text for c in _FIGURE_SIGNS):
+        text = _BEFORE_FIGURE.sub(_figure_sign, text)
     if "\N{UPWARDS ARROW}" in text or "\N{DOWNWARDS ARROW}" in text:
         text = _ARROW.sub(lambda m: _ARROW_WORDS[m.group(1)], text)
     text = _OVER.sub(lambda m: _OVER_WORDS[m.group(1)], text)
