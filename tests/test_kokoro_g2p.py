@@ -252,6 +252,9 @@ def test_a_code_after_its_label_and_a_colon_is_read_as_a_code(text: str, code: s
             "活动时间十二月六日到十二月八日，十二月十二日当天下单，档期三月一日到三月十五日",
         ),
         ("您预约的是12.6号，坐2.5号线", "您预约的是十二月六号，坐二点五号线"),
+        ("约1.5-2小时，1:10稀释，杠杆1:10", "约一点五到两小时，一比十稀释，杠杆一比十"),
+        ("股票代码600519，宁德时代(300750)", "股票代码六零零五幺九，宁德时代(三零零七五零)"),
+        ("幸福小区8-2-301，3号楼2-1101室", "幸福小区八杠二杠三零幺，三号楼二杠幺幺零幺室"),
         (
             "活动时间为2.5-3.5小时，活动期间1.5倍积分",
             "活动时间为二点五到三点五小时，活动期间一点五倍积分",
@@ -501,6 +504,13 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
             "销售额同比↑12%，成本↓5%，¥99×2=¥198",
             "销售额同比上升百分之十二，成本下降百分之五，九十九元乘二等于一百九十八元",
         ),
+        # An address keeps its dots and its @ (a brand's word inside it is still said so); a
+        # Roman numeral and a building's # are said (the G2P dropped them).
+        (
+            "访问www.taobao.com或写信给service@huawei.com",
+            "访问www点淘宝点com或写信给service艾特华为点com",
+        ),
+        ("Ⅱ型糖尿病，III期，3#楼", "二型糖尿病，三期，三号楼"),
         # A comparison or a tolerance after a word, which the G2P dropped (血糖七).
         (
             "空腹血糖<7.0，年龄≥18岁，>60岁老人，25±2℃，√2≈1.414",

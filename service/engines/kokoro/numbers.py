@@ -83,7 +83,7 @@ _COUNTRY_CODE = re.compile(
 _CODE_WORDS = (
     "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
     "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
-    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|"
+    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|股票代码|证券代码|基金代码|代码|"
     # the last or first few digits of a number ("后四位是1234", "末6位")
     "(?:[前后末]|最后)(?:[一二三四五六七八九十]|\\d{1,2})位(?:数字|数)?"
 )
@@ -92,6 +92,14 @@ _AFTER_CODE_WORD = re.compile(
     rf"((?:{_CODE_WORDS})(?:号码|号)?)((?:是|为|：|:|\s)*)"
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
     rf"(?!\s?{COM_QUANTIFIERS})"
+)
+# A stock's or a fund's six-digit code in brackets after its name ("贵州茅台(600519)").
+_LISTED_CODE = re.compile(r"(?<=[\u4e00-\u9fff])([(（])(\d{6})(?=[)）])")
+# A building, its unit and its room, joined by hyphens ("8-2-301", "3-2-1101室"): each said
+# with 杠 between, the room digit by digit, as an address is read out; not a date (2024-12-06).
+_BUILDING_ROOM = re.compile(
+    r"(?<![\d.-])(\d{1,3})-(\d{1,2})-(?!(?:19|20)\d\d(?!\d))(\d{3,4})(?![\d-])"
+    r"|(?:(?<=号楼)|(?<=[栋幢座]))()(\d{1,2})-(\d{3,4})(?![\d-])"  # 3号楼2-301: unit and room
 )
 # The numbers every Chinese listener knows as numbers to call, read as they are dialled: the
 # companies' and banks' lines (10086, 10010, 95588), the public hotlines (12306, 12315, 12345),
@@ -261,8 +269,15 @@ _TWO_LEADING = re.compile(r"(?<![零一二三四五六七八九十百千万亿�
 _SIGNED_SPAN = re.compile(
     r"(?<![\d.:/-])(-?\d+(?:\.\d+)?)\s?[-~到至]\s?(-?\d+(?:\.\d+)?)\s?(%|℃|°C|摄氏度|度)"
 )
-# A span before a measure word that counts ("1-2小时"): 到, so that its second number may be 两.
-_COUNTED_SPAN = re.compile(rf"(?<![\d.:/-])(\d+)\s?[-~]\s?(?=\d+\s?(?:{_COUNTED}))")
+# A span before a measure word that counts ("1-2小时", "1.5-2小时"): 到, so that its second
+# number may be 两.
+_COUNTED_SPAN = re.compile(rf"(?<![\d.:/-])(\d+(?:\.\d+)?)\s?[-~]\s?(?=\d+\s?(?:{_COUNTED}))")
+# A ratio that a mixing word follows or leverage precedes ("1:10稀释", "以1:30的比例兑水",
+# "杠杆1:10"): 一比十, not the time 一点十分.
+_MIX_RATIO = re.compile(
+    r"(?<![\d:])(\d+):(\d+)(?![\d:])(?=\s?(?:稀释|兑|的比例|比例|混合|调配|配比))"
+    r"|(?<=杠杆)(\d+):(\d+)(?![\d:])"
+)
 # A discount is said digit by digit: 9.5折 is 九五折, 8.8折 八八折.
 _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 # A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
@@ -529,6 +544,8 @@ def chinese(text: str) -> str:
     text = _COLON_SCORE.sub(_colon_score, text)
     if "24:00" in text:
         text = _MIDNIGHT.sub(lambda m: ("到" if m.group(0)[0] != "2" else "") + "24点", text)
+    if ":" in text:
+        text = _MIX_RATIO.sub(lambda m: f"{num2str(m[1] or m[3])}比{num2str(m[2] or m[4])}", text)
     text = RE_TIME_RANGE.sub(_time, text)
     text = RE_TIME.sub(_time, text)
     text = _SIGNED_SPAN.sub(lambda m: f"{m[1]}{m[3]}到{m[2]}{m[3]}", text)
@@ -539,6 +556,9 @@ def chinese(text: str) -> str:
         text = _COUNTRY_CODE.sub(lambda m: "加" + _digits(m[1]), text)
     text = _BRACKETED_AREA.sub(lambda m: f"{_digits(m[1])}，{_digits(m[2].replace(' ', ''))}", text)
     text = _AFTER_CODE_WORD.sub(_code, text)
+    text = _LISTED_CODE.sub(lambda m: m[1] + _digits(m[2]), text)
+    if "-" in text:
+        text = _BUILDING_ROOM.sub(_building_room, text)
     text = _SERVICE_NUMBER.sub(lambda m: _digits(m.group(0)), text)
     text = _EXTENSION.sub(lambda m: m[1] + _digits(m[2]), text)
     text = PHONE.sub(_phone, text)
@@ -622,6 +642,11 @@ _JA_CODE = re.compile(
     r"(コード|パスワード|(?<!郵便)番号|PIN|ID|内線|下[\d一二三四五六]桁)((?:は|、|，|：|:|\s)*)"
     r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
 )
+
+
+def _building_room(match: re.Match[str]) -> str:
+    parts = [p for p in match.groups() if p]
+    return "杠".join([*map(num2str, parts[:-1]), _digits(parts[-1])])
 
 
 def _ja_digits(digits: str) -> str:

@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..written import ADDRESS, PHONE, POWER, SUPERSCRIPTS, address_of, phone_groups, power_of
+from ..written import (
+    ADDRESS,
+    PHONE,
+    POWER,
+    SUPERSCRIPTS,
+    address_of,
+    phone_groups,
+    power_of,
+    roman_value,
+)
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -95,7 +104,18 @@ _ADDRESS_SIGNS = {
     "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
 }  # fmt: skip
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
-_SIGNS = str.maketrans({"\u2126": "Ω", "\u00b5": "μ"})
+_SIGNS = str.maketrans(
+    {"\u2126": "Ω", "\u00b5": "μ"}
+    # The Roman numerals of one character (Ⅱ型糖尿病, Ⅲ期, ⅳ): the G2Ps drop them.
+    | {
+        chr(c): str(int(unicodedata.numeric(chr(c))))
+        for c in [*range(0x2160, 0x216C), *range(0x2170, 0x217C)]
+    }
+)
+# Latin Roman numerals before what they number in Chinese (II型, III期, IV级): letters, else.
+_ZH_ROMAN = re.compile(r"(?<![A-Za-z])([IVX]{1,4})(?=[型期级类度代])")
+# A number sign after a building's number (3#楼, 5#301, 1#、2#楼) is 号, which the G2P drops.
+_ZH_BUILDING = re.compile(r"(?<=\d)#(?=[楼栋座幢、，\d])")
 # Latin letters that do not decompose into a letter and an accent.
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
@@ -210,6 +230,14 @@ def _brand(written: str, language: int) -> str:
 
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    if language == 0:
+        text = _ZH_ROMAN.sub(lambda m: str(roman_value(m[1]) or m[1]), text)
+        if "#" in text:
+            text = _ZH_BUILDING.sub("号", text)
+    if "@" in text or "." in text:
+        # Before the brands, which would leave no address to find: www.taobao.com is read
+        # with its dots by name, and its taobao as the brand (said alike).
+        text = ADDRESS.sub(lambda m: _address(address_of(m), language), text)
     text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
     if "/" in text:
         if language == 0:
@@ -219,8 +247,6 @@ def _readable(text: str, language: int) -> str:
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
-    if "@" in text or "." in text:
-        text = ADDRESS.sub(lambda m: _address(address_of(m), language), text)
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
     if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
