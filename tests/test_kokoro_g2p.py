@@ -511,6 +511,7 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
             "访问www点淘宝点com或写信给service艾特华为点com",
         ),
         ("Ⅱ型糖尿病，III期，3#楼", "二型糖尿病，三期，三号楼"),
+        ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
         # A comparison or a tolerance after a word, which the G2P dropped (血糖七).
         (
             "空腹血糖<7.0，年龄≥18岁，>60岁老人，25±2℃，√2≈1.414",
@@ -629,7 +630,8 @@ def test_japanese_symbols_openjtalk_says_as_words_are_said(
             "ご注文番号はエスエフイチニーサンヨンゴーロクナナハチキューゼロです。",
         ),
         ("便名はCA1234です。", "便名はCAイチニーサンヨンです。"),
-        ("予約番号は#A1234です。", "予約番号はナンバーAイチニーサンヨンです。"),
+        # The number sign after 番号 is dropped: 番号 says it (ナンバー before a number else).
+        ("予約番号は#A1234です。", "予約番号はAイチニーサンヨンです。"),
         ("パスワードはabc12345です。", "パスワードはエービーシーイチニーサンヨンゴーです。"),
         ("クーポンコードはSAVE-20です。", "クーポンコードはエスエーブイイーハイフンニーゼロです。"),
         ("IDは3つあります。", "IDは3つあります。"),
@@ -685,11 +687,15 @@ def test_the_japanese_postal_mark_is_said_once(japanese: JapaneseG2P) -> None:
     assert said(japanese, "郵便番号は〒150-0001です。").count("baŋɡoː") == 1
 
 
-def test_japanese_addresses_and_postal_codes_stay_openjtalks(japanese: JapaneseG2P) -> None:
-    """OpenJTalk reads these itself (a postal code digit by digit with の at its hyphen); the
-    rules above leave them alone."""
-    for text in ("六本木6-10-1", "郵便番号100-0001", "〒150-0001です。"):
+def test_japanese_postal_codes_stay_openjtalks_and_addresses_take_no(
+    japanese: JapaneseG2P,
+) -> None:
+    """OpenJTalk reads a postal code itself, digit by digit with の at its hyphen; the rules
+    above leave it alone. An address's block, lot and number it read digit by digit with the
+    hyphens dropped (ロク イチゼロ イチ): they are said with の (ろくのじゅうのいち)."""
+    for text in ("郵便番号100-0001", "〒150-0001です。"):
         assert numbers.japanese(text) == text
+    assert numbers.japanese("六本木6-10-1") == "六本木6の10の1"
 
 
 def test_latin_letters_next_to_a_number_are_not_units() -> None:
@@ -875,6 +881,15 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         # After は or a colon too: はたち there was read as the particle は and たち.
         ("参加条件は20歳以上です。対象：20歳", "参加条件はハタチ以上です。対象：ハタチ"),
         ("3-5営業日以内に発送します。", "3から5営業日以内に発送します。"),
+        # A span before a dose, a unit or an age (OpenJTalk dropped the hyphen: 12錠).
+        ("1回1-2錠、100-200ml、20-30代", "1回1から2錠、100から200ml、20から30代"),
+        # An address's block, lot and number; a seat's and a size's letter; a phone's keys; a
+        # number sign after 番号.
+        ("六本木6-10-1、座席は23A、2Lサイズ", "六本木6の10の1、座席は23エー、2エルサイズ"),
+        (
+            "#を押して、*キー、注文番号は#12345",
+            "シャープを押して、アスタリスクキー、注文番号は12345",
+        ),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(

@@ -29,6 +29,7 @@ _ROUNDING = 4
         ("**好的。**请稍等。", "好的。请稍等。"),
         # Asterisks that are not Markdown stay: arithmetic and a phone's star key.
         ("Press *69, or 2 * 3 = 6 and 5*3 = 15.", "Press *69, or 2 * 3 = 6 and 5*3 = 15."),
+        ("*を押してください。请按*号键。", "*を押してください。请按*号键。"),
         ("Item #3 is in C#.", "Item #3 is in C#."),
         # Bug: strikethrough's tildes were read ("tilde tilde"), and a table's cells ran
         # together with no pause.

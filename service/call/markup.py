@@ -11,7 +11,9 @@ import unicodedata
 
 # Emphasis and bullets: a run of asterisks not between two spaces or digits ("2 * 3", "5*3",
 # "press *69" keep theirs). Backticks around code. A heading's hashes at a line's start.
-_ASTERISKS = re.compile(r"(?<![\d\s])\*+|\*+(?![\d\s])")
+# A phone's star key is no emphasis ("*を押してください", "请按*号键").
+_KEY_AFTER = r"(?!\s?(?:を押|キー|ボタン|号?键))"
+_ASTERISKS = re.compile(rf"(?<![\d\s])\*+{_KEY_AFTER}|\*+(?![\d\s]){_KEY_AFTER}")
 _BACKTICKS = re.compile(r"`+")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 # A table's rows: the bars between cells are pauses, the bars at a row's ends and the rule

@@ -607,10 +607,22 @@ _JA_SHORT = {"ver": "バージョン", "vol": "ボリューム", "#": "ナンバ
 _JA_SHORT_FORM = re.compile(
     r"(?i)(?<![A-Za-z])(ver|vol)\.\s?(?=\d)|(?<![0-9A-Za-z&])(#)(?=[A-Za-z]?\d)"
 )
+# A number sign after 番号 and its particle says what 番号 says ("注文番号は#12345"): dropped,
+# so that the code after it is read digit by digit (_JA_CODE), not as an amount.
+_JA_CODE_SIGN = re.compile(r"(?<=番号)((?:は|：|:)?\s?)#(?=[A-Za-z]?\d)")
 # A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
 _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
-    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯]|か月|ヶ月|カ月|営業日|週間|時間|分間)"
+    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯錠滴包粒泊階代軒社品箱袋]|か月|ヶ月|カ月"
+    r"|営業日|週間|時間|分間|(?:mg|mL|ml|kg|km|cm|mm|g|m|L|GB|MB)(?![A-Za-z]))"
+)
+# A street address's block, lot and number ("六本木6-10-1"): の between them, as it is said;
+# OpenJTalk drops the hyphens and runs them into one number.
+_JA_ADDRESS = re.compile(r"(?<![\d.-])(\d{1,2})-(\d{1,3})-(\d{1,4})(?![\d-])")
+# A seat's letter after its row ("23A席", "座席は23A") and a size's ("2Lサイズ"): the letter
+# by its name, not a unit (アンペア, リットル), and a seat's F not a floor.
+_JA_SEAT = re.compile(
+    r"(?<=\d)([A-Z])(?=\s?(?:席|サイズ))|((?:座席|お席|席)(?:番号)?(?:は|：|:)?\s?\d{1,2})([A-K])(?![A-Za-z])"
 )
 # The units OpenJTalk does not read after a number, in katakana: it leaves out "L" and the "h"
 # of "mAh", and spells "kB" and "pt" (points). (It reads km, kg, GB, Hz and the rest itself.)
@@ -746,13 +758,16 @@ def japanese(text: str) -> str:
         text = _MERIDIEM_FIRST.sub(r"\3\1\2", text)
     text = _JA_MERIDIEM.sub(_ja_meridiem, text)
     text = _JA_TIMES.sub(_ja_times, text)
+    if "#" in text:
+        text = _JA_CODE_SIGN.sub(r"\1", text)
     text = _JA_SHORT_FORM.sub(lambda m: _JA_SHORT[(m.group(1) or m.group(2)).lower()], text)
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
     if "+" in text or "プラス" in text:
         text = _COUNTRY_CODE.sub(lambda m: "プラス" + _ja_digits(m[1]), text)
     text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
-    text = _JA_CODE.sub(_ja_code, text)
+    text = _JA_CODE.sub(_ja_code, _JA_ADDRESS.sub(r"\1の\2の\3", text))
+    text = _JA_SEAT.sub(lambda m: (m[2] or "") + letter_names(m[1] or m[3]), text)
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)

@@ -114,6 +114,9 @@ _SIGNS = str.maketrans(
 )
 # Latin Roman numerals before what they number in Chinese (II型, III期, IV级): letters, else.
 _ZH_ROMAN = re.compile(r"(?<![A-Za-z])([IVX]{1,4})(?=[型期级类度代])")
+# A phone's keys: # and * before 键 (请按#号键: 井号键) or before を押す, キー, ボタン (シャープ).
+_KEYS = re.compile(r"[#＃*＊](?=号?键|\s?(?:を押|キー|ボタン))")
+_KEY_NAMES = {"#": ("井号", "シャープ"), "*": ("星号", "アスタリスク")}
 # A number sign after a building's number (3#楼, 5#301, 1#、2#楼) is 号, which the G2P drops.
 _ZH_BUILDING = re.compile(r"(?<=\d)#(?=[楼栋座幢、，\d])")
 # Latin letters that do not decompose into a letter and an accent.
@@ -139,6 +142,12 @@ def _unaccented(ch: str) -> str:
     """A Latin letter with an accent as the letter: é → e, ß → ss."""
     base = unicodedata.normalize("NFKD", ch.translate(_LATIN))
     return "".join(c for c in base if not unicodedata.combining(c))
+
+
+def _key(match: re.Match[str], language: int) -> str:
+    name = _KEY_NAMES[unicodedata.normalize("NFKC", match.group())][language]
+    # 井号 before 号键 would say 号 twice.
+    return name[:-1] if language == 0 and match.string.startswith("号", match.end()) else name
 
 
 def _plus_word(plus: re.Match[str]) -> str:
@@ -230,6 +239,8 @@ def _brand(written: str, language: int) -> str:
 
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    if any(c in text for c in "#＃*＊"):
+        text = _KEYS.sub(lambda m: _key(m, language), text)
     if language == 0:
         text = _ZH_ROMAN.sub(lambda m: str(roman_value(m[1]) or m[1]), text)
         if "#" in text:
