@@ -151,6 +151,18 @@ from voxlite.service.engines.piper.english import english
             "4500mAh, 5 MB/s, 100 Mbps.",
             "4500 milliamp hours, 5 megabytes per second, 100 megabits per second.",
         ),
+        # doses and measures (espeak: "M G slash K G", "M C G", "fl oz")
+        (
+            "Give 25 mg/kg, 110 mg/dL, 2 mcg and 100 IU; a 16 fl oz cup, 1,200 sq ft.",
+            "Give 25 milligrams per kilogram, 110 milligrams per deciliter, 2 micrograms and 100 "
+            "international units; a 16 fluid ounce cup, 1,200 square feet.",
+        ),
+        # a span of days after a month, short day names with their periods or a slash
+        (
+            "Open March 3-5, Mon.-Fri., Tue/Thu; we close Sun. Then again Sat. Dec. 24.",
+            "Open March 3rd to 5th, Monday to Friday, Tuesday and Thursday; we close Sunday. "
+            "Then again Saturday December 24th.",
+        ),
         # a one-letter unit after a space, and a figure that describes a noun after "a"
         (
             "It draws 60 W at 220 V: a 65 W charger, 5 kW.",

@@ -113,6 +113,14 @@ _UNITS = {
     "mAh": ("milliamp hour", "milliamp hours"),
     "kWh": ("kilowatt hour", "kilowatt hours"),
     "MB/s": ("megabyte per second", "megabytes per second"),
+    "mg/kg": ("milligram per kilogram", "milligrams per kilogram"),
+    "mg/mL": ("milligram per milliliter", "milligrams per milliliter"),
+    "mg/dL": ("milligram per deciliter", "milligrams per deciliter"),
+    "mcg": ("microgram", "micrograms"),
+    "IU": ("international unit", "international units"),
+    "fl oz": ("fluid ounce", "fluid ounces"),
+    "sq ft": ("square foot", "square feet"),
+    "sq. ft.": ("square foot", "square feet"),
     "GB/s": ("gigabyte per second", "gigabytes per second"),
     "Mbps": ("megabit per second", "megabits per second"),
     "Gbps": ("gigabit per second", "gigabits per second"),
@@ -266,7 +274,18 @@ _STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?
 _ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
-    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?(?=,?\s(?:\d|[A-Z][a-z]{2}))"
+    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?"
+    r"(?=,?\s(?:\d|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b))"
+)
+# A short day name with its period ("Mon. through Fri.", "closed Sun."), or two with a slash
+# ("Tue/Thu"): espeak says "mon", "fry", "sun".
+_DAY_DOTTED = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\.(?=[\s,;)]|$)")
+_BEFORE_A_DAY = frozenset(
+    ("closed", "close", "closes", "open", "opens", "on", "until", "till", "through", "thru",
+     "to", "and", "or", "every", "next", "this", "from", "by", "&")
+)  # fmt: skip
+_DAY_PAIR = re.compile(
+    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)/(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b"
 )
 # Weekdays in a span: Mon-Fri is Monday to Friday.
 _DAYS = {
@@ -279,7 +298,7 @@ _DAY_NAMES = "|".join([*_DAYS, *sorted(set(_DAYS.values()))])
 _WEEKDAYS = re.compile(r"\bM\s?[-\N{EN DASH}]\s?F\b")
 # The period after a short name goes ("Mon.-Fri. 9-5"), not one that ends a sentence.
 _DAY_SPAN = re.compile(
-    rf"\b({_DAY_NAMES})\.?\s?[-\N{{EN DASH}}]\s?({_DAY_NAMES})\b(?:\.(?=\s?[a-z0-9]))?"
+    rf"\b({_DAY_NAMES})\.?\s?[-\N{{EN DASH}}]\s?({_DAY_NAMES})\b(?:\.(?=\s?[a-z0-9]|[,;]))?"
 )
 # A span of clock times with AM or PM ("9am-5pm", "9:00 AM - 5:00 PM").
 _TIME_SPAN = re.compile(r"(?<=\d)\s?([ap]\.?m\.?|[AP]\.?M\.?)\s?[-\N{EN DASH}]\s?(?=\d)")
@@ -378,6 +397,11 @@ _CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9-]*\d[A-Za-z0-9]*\b)")
 # The letter A inside a sentence ("option A", "Press A", "zone A 12"), which espeak reads as
 # the article "uh"; "Eigh" is its name to espeak.
 _LETTER_A = re.compile(r"(?<=[a-z0-9,] )A\b(?!['\u2019-])")
+# A span of days after a month's name ("March 3-5"): third to fifth, not "third five".
+_NAMED_MONTH_SPAN = re.compile(
+    rf"\b({'|'.join(_MONTHS)})\s(0?[1-9]|[12]\d|3[01])\s?[-\N{{EN DASH}}]\s?"
+    r"(0?[1-9]|[12]\d|3[01])\b(?![\d:%]|[.,]\d)"
+)
 # A month's name before a day's number: espeak says "January 14" as "January fourteen".
 _MONTH_NAMED_DAY = re.compile(
     rf"\b({'|'.join(_MONTHS)})\s(0?[1-9]|[12]\d|3[01])\b(?!st|nd|rd|th|[\d:%]|[.,]\d)"
@@ -686,6 +710,16 @@ def _unit(match: re.Match[str]) -> str:
     return f"{number} {one if number == '1' or described else many}"
 
 
+def _day_dotted(match: re.Match[str]) -> str:
+    """The day's name; its period stays only where it also ends the sentence."""
+    before = match.string[: match.start()].split()
+    if match.group(1) == "Sun" and (not before or before[-1].lower() not in _BEFORE_A_DAY):
+        return match.group()  # "I love the Sun."
+    rest = match.string[match.end() :]
+    ends = not rest.strip() or re.match(r"\s+[A-Z]", rest) is not None
+    return _DAYS[match.group(1)] + ("." if ends else "")
+
+
 def _figure_sign(match: re.Match[str]) -> str:
     spaced = match.start() == 0 or match.string[match.start() - 1].isspace()
     return ("" if spaced else " ") + _FIGURE_SIGNS[match[1] or match[2]] + " "
@@ -718,6 +752,9 @@ def english(text: str) -> str:
     text = _YMD_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
+    text = _NAMED_MONTH_SPAN.sub(
+        lambda m: f"{m[1]} {_ordinal(int(m[2]))} to {_ordinal(int(m[3]))}", text
+    )
     text = _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
     text = _TITLES.sub(r"\1", text)
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
@@ -725,6 +762,8 @@ def english(text: str) -> str:
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
     text = _WEEKDAYS.sub("Monday to Friday", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
+    text = _DAY_PAIR.sub(lambda m: f"{_DAYS[m[1]]} and {_DAYS[m[2]]}", text)
+    text = _DAY_DOTTED.sub(_day_dotted, text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
     text = _STATE_ZIP.sub(_state_zip, text)
