@@ -202,6 +202,18 @@ def test_speaking_rate_changes_length(voice: PiperVoice) -> None:
     assert length(2.0) < length(1.0) * 0.7 < length(0.5) * 0.7
 
 
+@pytest.mark.parametrize("rate", [0.5, 1.5, 2.0])
+def test_speaking_rate_is_heard_in_proportion(voice: PiperVoice, rate: float) -> None:
+    """Bug: 2.0 spoke 1.6 times as fast and 0.5 at 0.57: the graph rounds each sound's frames
+    up, so its length scale alone is not the rate heard (model.HEARD_RATES maps it)."""
+
+    def samples(asked: float) -> int:
+        params = voice.params(replace(QUIET, speaking_rate=asked))
+        return sum(w.size for text in TEXTS[2:] for w in windows(voice, text, params))
+
+    assert samples(1.0) / samples(rate) == pytest.approx(rate, rel=0.1)
+
+
 def test_noise_zero_is_deterministic_and_default_noise_is_not(voice: PiperVoice) -> None:
     def run(params: PiperParams) -> np.ndarray:
         return np.concatenate(windows(voice, TEXTS[1], params))
