@@ -151,6 +151,12 @@ from voxlite.service.engines.piper.english import english
             "4500mAh, 5 MB/s, 100 Mbps.",
             "4500 milliamp hours, 5 megabytes per second, 100 megabits per second.",
         ),
+        # a score after a game's words, however large (it was a code: "one one two, one zero
+        # eight"); a code label still wins; a tax form's digits in pairs
+        (
+            "The final score was 112-108; RMA 2024-1187; Form 1099.",
+            "The final score was 112 to 108; RMA 2 0 2 4, 1 1 8 7; Form 10 99.",
+        ),
         # doses and measures (espeak: "M G slash K G", "M C G", "fl oz")
         (
             "Give 25 mg/kg, 110 mg/dL, 2 mcg and 100 IU; a 16 fl oz cup, 1,200 sq ft.",

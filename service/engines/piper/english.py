@@ -467,6 +467,14 @@ _MONTH_ABBREVIATION = re.compile(
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
 _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
+# A game's words before two numbers make them a score, however large ("won 112-108").
+_SCORE_BEFORE = re.compile(
+    r"(?i)\b(?:scores?|scored|won|wins?|lost|loses?|beat|beats|defeated|final|game|match|"
+    r"leads?|led|trails?|trailed)\b[^.!?;\d]{0,20}$"
+)
+# A tax form's four digits in pairs, as said ("Form 1099": ten ninety-nine, not one thousand).
+_FORM = re.compile(r"\b(Form|form|Forms|forms)\s([1-9]\d)(\d\d)\b(?![.,]\d)")
+_CODE_LABEL = re.compile(r"\b[A-Z]{2,}\s?#?\s?$")
 # "1/2", "3/4", "2/3": small fractions by their names, and over 12 with an ordinal (1/20 one
 # twentieth); other pairs of small numbers are said one after the other ("24/7", "50/50").
 _FRACTION = re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
@@ -633,9 +641,15 @@ def _span(match: re.Match[str]) -> str:
     the second (RMA 2024-1187), which are codes read digit by digit."""
     first, second = match.group(1), match.group(2)
     whole = "." not in first + second
-    if whole and (
-        (len(second) > 1 and second[0] == "0")
-        or (len(first) >= 3 and len(second) >= 3 and int(first) >= int(second))
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    scored = _SCORE_BEFORE.search(before) and not _CODE_LABEL.search(before)
+    if (
+        whole
+        and not scored
+        and (
+            (len(second) > 1 and second[0] == "0")
+            or (len(first) >= 3 and len(second) >= 3 and int(first) >= int(second))
+        )
     ):
         return f"{_spaced(first)}, {_spaced(second)}"
     return f"{first} to {second}"
@@ -799,6 +813,7 @@ def english(text: str) -> str:
         lambda m: _NO.sub("number", m.group(1)).replace("#", "") + _room(m.group(2)), text
     )
     text = _KEYED.sub(_code, _CODE.sub(_code, text))
+    text = _FORM.sub(r"\1 \2 \3", text)
     text = _LONE_NUMBER_SIGN.sub("number", text)
     text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
     text = _CODE_SIGN.sub("number ", text)
