@@ -512,6 +512,11 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ),
         ("Ⅱ型糖尿病，III期，3#楼", "二型糖尿病，三期，三号楼"),
         ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
+        # Per a unit or a measure word (the slash was unread or a pause; g/cm³ was 立方米).
+        (
+            "25mg/kg，1.2g/cm³，5L/min，每kg，1片/次，60公里/小时",
+            "二十五毫克每公斤，一点二克每立方厘米，五升每分钟，每公斤，一片每次，六十公里每小时",
+        ),
         # A comparison or a tolerance after a word, which the G2P dropped (血糖七).
         (
             "空腹血糖<7.0，年龄≥18岁，>60岁老人，25±2℃，√2≈1.414",

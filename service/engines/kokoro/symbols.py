@@ -209,8 +209,17 @@ _ZH_PER = re.compile(
 )
 _ZH_PER_UNITS = {
     "kg": "公斤", "km": "公里", "ml": "毫升", "mL": "毫升", "m²": "平方米", "m2": "平方米",
-    "㎡": "平方米", "g": "克", "m": "米", "L": "升", "l": "升", "t": "吨",
+    "㎡": "平方米", "g": "克", "m": "米", "L": "升", "l": "升", "t": "吨", "cm³": "立方厘米",
+    "m³": "立方米", "min": "分钟", "h": "小时", "s": "秒", "dL": "分升",
 }  # fmt: skip
+# A slash or 每 after a unit, or after a number's measure word: per the next one ("25mg/kg",
+# "5L/min", "10mg/次", "1片/次", "2人/间", "60公里/小时", "每kg"), where a slash between two
+# words is an "or" (苹果/香蕉: a pause). Not before a number (1号/2号).
+_ZH_UNIT_PER = re.compile(
+    rf"(?:(?<=[A-Za-zμ²³])|(?<=\d[{_CJK}])|(?<=\d[{_CJK}]{{2}}))\s?/\s?"
+    r"(?:(cm³|m³|kg|km|mL|ml|dL|min|g|L|h|s|m)(?![A-Za-z0-9²³])|(?=[\u4e00-\u9fff]))"
+    r"|每\s?(cm³|m³|kg|km|mL|ml|min|g|L|h|m)(?![A-Za-z0-9²³])"
+)
 _WORD_SLASH = re.compile(rf"(?<=[{_CJK}])\s?/\s?(?=[{_CJK}])")
 _LATIN_AND = re.compile(r"(?<=[A-Za-z])\s?&\s?(?=[A-Za-z])")
 
@@ -250,10 +259,11 @@ def _readable(text: str, language: int) -> str:
         # with its dots by name, and its taobao as the brand (said alike).
         text = ADDRESS.sub(lambda m: _address(address_of(m), language), text)
     text = _BRAND.sub(lambda m: _brand(m.group(0), language), text)
+    if language == 0 and ("/" in text or "每" in text):
+        text = _ZH_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or "", ""), text)
+        text = _ZH_UNIT_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or m[2] or "", ""), text)
     if "/" in text:
-        if language == 0:
-            text = _ZH_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or "", ""), text)
-        else:
+        if language == 1:
             text = _JA_PER.sub(_ja_per, text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
