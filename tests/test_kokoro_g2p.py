@@ -829,6 +829,9 @@ def test_latin_words_in_chinese_are_read_as_english(
     # (湖人VS勇士) was read as the word "viz".
     assert lexicon.phonemes("WIFI") == wifi.phonemes
     assert lexicon.phonemes("VS") == lexicon.spell("VS")
+    # Bug: capitals before a code's digits were read as a word: a flight's MU5101 as "mew".
+    flight = next(w for w in mandarin("您的航班MU5101已登机") if w.text == "MU")
+    assert flight.phonemes == lexicon.spell("MU") != lexicon.phonemes("MU")
     iphone = mandarin("iPhone 15")
     assert texts(iphone) == ["iPhone", "十五"]
     assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e

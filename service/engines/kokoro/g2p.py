@@ -21,6 +21,8 @@ from .english import Lexicon
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
 _HAN_CHARACTER = re.compile(f"[{_HAN}]")
 _BY_SCRIPT = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
+_CODE_DIGITS = frozenset("零幺一二三四五六七八九")
+"""A code's digits as numbers.py writes them, one by one (幺 for one)."""
 # The marks Kokoro's vocabulary has, as misaki's Chinese front end maps CJK punctuation.
 _ZH_PUNCTUATION = {
     "，": ",", "、": ",", "。": ".", "．": ".", "！": "!", "？": "?", "：": ":", "；": ";",
@@ -175,7 +177,8 @@ class MandarinG2P:
             sources.append(source)
 
         with self._lock:
-            for han, latin, other in _BY_SCRIPT.findall(text):
+            for found in _BY_SCRIPT.finditer(text):
+                han, latin, other = found.groups(default="")
                 if han:
                     cut = self._cut(han, cut_all=False)
                     for i, written in enumerate(cut):
@@ -194,7 +197,15 @@ class MandarinG2P:
                 elif latin:
                     if words and words[-1].text:
                         add(Word("", " "))
-                    add(Word(latin, self._lexicon.phonemes(latin)), latin)
+                    # Capitals before a code's digits (numbers.py wrote them as Han digits)
+                    # are letters: a flight's MU5101 is M-U, not "mew".
+                    coded = (
+                        latin.isupper()
+                        and len(latin) <= 3
+                        and text[found.end() : found.end() + 1] in _CODE_DIGITS
+                    )
+                    said = self._lexicon.spell(latin) if coded else self._lexicon.phonemes(latin)
+                    add(Word(latin, said), latin)
                 else:
                     marks = "".join(_ZH_PUNCTUATION.get(c, "") for c in other)
                     if marks:
