@@ -628,7 +628,7 @@ _JA_SEAT = re.compile(
 # of "mAh", and spells "kB" and "pt" (points). (It reads km, kg, GB, Hz and the rest itself.)
 _JA_UNITS = {
     "L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー", "pt": "ポイント",
-    "mmHg": "ミリエイチジー",
+    "mmHg": "ミリエイチジー", "mcg": "マイクログラム",
 }  # fmt: skip
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"

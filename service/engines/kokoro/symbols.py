@@ -201,6 +201,14 @@ _JA_PER = re.compile(
     r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|g|m|L)"
     r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
+# A unit per a unit (25mg/kg, 110mg/dL, 5L/min): パー and the second in katakana, which the
+# romanizer read as a word (kg ク, mL エムエル) after a slash left unread.
+_JA_PER_UNITS = {
+    "kg": "キログラム", "g": "グラム", "L": "リットル", "mL": "ミリリットル",
+    "ml": "ミリリットル", "dL": "デシリットル", "min": "分", "h": "時間", "s": "秒",
+    "m": "メートル",
+}  # fmt: skip
+_JA_UNIT_PER = re.compile(r"(?<=[A-Za-zμ])\s?/\s?(kg|g|L|mL|ml|dL|min|h|s|m)(?![A-Za-z])")
 _JA_PER_WORDS = {"月": "月", "年": "年", "週": "週", "分": "1分あたり", "秒": "1秒あたり"}
 _ZH_PER = re.compile(
     r"(?<=[\d元块次万千])\s?/\s?(?:(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克"
@@ -265,6 +273,7 @@ def _readable(text: str, language: int) -> str:
     if "/" in text:
         if language == 1:
             text = _JA_PER.sub(_ja_per, text)
+            text = _JA_UNIT_PER.sub(lambda m: "パー" + _JA_PER_UNITS[m[1]], text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
