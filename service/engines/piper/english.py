@@ -756,12 +756,8 @@ def _digit_runs(text: str) -> str:
     return _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
 
 
-def english(text: str) -> str:
-    """`text` with what espeak-ng misreads written out as it is said."""
-    if "@" in text or "." in text:
-        text = ADDRESS.sub(_web_address, text)
-    if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
-        text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+def _dates(text: str) -> str:
+    """Dates written with numbers, a month's short name, a month's name and its days."""
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
     text = _YMD_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
@@ -769,15 +765,29 @@ def english(text: str) -> str:
     text = _NAMED_MONTH_SPAN.sub(
         lambda m: f"{m[1]} {_ordinal(int(m[2]))} to {_ordinal(int(m[3]))}", text
     )
-    text = _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
-    text = _TITLES.sub(r"\1", text)
-    text = _DOTTED_LETTERS.sub(_dotted_letters, text)
-    text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
+    return _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
+
+
+def _weekdays(text: str) -> str:
+    """Weekdays' short names: in a span, before a date, two with a slash, with a period."""
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
     text = _WEEKDAYS.sub("Monday to Friday", text)
     text = _DAY_DATE.sub(lambda m: _DAYS[m.group(1)], text)
     text = _DAY_PAIR.sub(lambda m: f"{_DAYS[m[1]]} and {_DAYS[m[2]]}", text)
-    text = _DAY_DOTTED.sub(_day_dotted, text)
+    return _DAY_DOTTED.sub(_day_dotted, text)
+
+
+def english(text: str) -> str:
+    """`text` with what espeak-ng misreads written out as it is said."""
+    if "@" in text or "." in text:
+        text = ADDRESS.sub(_web_address, text)
+    if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
+        text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    text = _dates(text)
+    text = _TITLES.sub(r"\1", text)
+    text = _DOTTED_LETTERS.sub(_dotted_letters, text)
+    text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
+    text = _weekdays(text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
     text = _STATE_ZIP.sub(_state_zip, text)
