@@ -24,7 +24,8 @@ class VoiceOptions(TypedDict, total=False):
     speaker: str | None
     """Speaker name or id of a multi-speaker voice (`Voice.speakers`); None: its default."""
     speaking_rate: float | None
-    """Pace from 0.25 to 4: 1.0 (also None) is the voice's normal pace, 2.0 twice as fast."""
+    """Pace from 0.25 to 4: 1.0 (also None) is the voice's normal pace, 2.0 twice as fast (a
+    Piper voice up to about 2; a Kokoro voice's pace moves in steps: the proto's speaking_rate)."""
     noise_scale: float | None
     """Timbre variation from run to run, 0 to 2; None: the voice's default. 0 with noise_w 0
     makes the audio deterministic. Piper voices only."""
