@@ -17,6 +17,7 @@ import numpy as np
 import openai
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import SessionNotCreatedException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
@@ -85,13 +86,26 @@ def srv(
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    """Debian's chromium, headless; the driver's path given, so that Selenium fetches none."""
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    """Debian's chromium, headless; the driver's path given, so that Selenium fetches none.
+    A profile of its own, and up to three starts: on a loaded CI machine chromium once exited
+    before it wrote DevToolsActivePort, failing every test of the page (its start is not what
+    they test)."""
+    for attempt in range(3):
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        profile = tmp_path_factory.mktemp("chromium")
+        for argument in (
+            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+            f"--user-data-dir={profile}",
+        ):  # fmt: skip
+            options.add_argument(argument)
+        try:
+            driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+            break
+        except SessionNotCreatedException:
+            if attempt == 2:
+                raise
     yield driver
     driver.quit()
 
