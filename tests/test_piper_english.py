@@ -157,6 +157,11 @@ from voxlite.service.engines.piper.english import english
             "The final score was 112-108; RMA 2024-1187; Form 1099.",
             "The final score was 112 to 108; RMA 2 0 2 4, 1 1 8 7; Form 10 99.",
         ),
+        # a handle's underscore (espeak left it out) and a number spelled with letters ("dash")
+        (
+            "Follow @jane_doe99 or call 1-800-FLOWERS.",
+            "Follow @jane underscore doe99 or call 1, 800, FLOWERS.",
+        ),
         # doses and measures (espeak: "M G slash K G", "M C G", "fl oz")
         (
             "Give 25 mg/kg, 110 mg/dL, 2 mcg and 100 IU; a 16 fl oz cup, 1,200 sq ft.",

@@ -282,6 +282,9 @@ _MIX_RATIO = re.compile(
 _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 # A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
 _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
+# Names said digit by digit: a year's quarter (2024Q1 二零二四), Women's Day (38节 三八节), a
+# disinfectant (84消毒液 八四).
+_NAMED_DIGITS = re.compile(r"(?<![\d.])(?:((?:19|20)\d\d)(?=\s?Q[1-4])|(38)(?=节)|(84)(?=消毒))")
 # A time with AM or PM ("3PM", "3:00 p.m."): 下午3点, 上午9点; after 下午 and the like only the
 # letters go.
 _MERIDIEM = re.compile(
@@ -573,6 +576,7 @@ def chinese(text: str) -> str:
     text = _UNIT.sub(lambda m: m.group(1) + _UNITS[m.group(2)], text)
     text = _FLOOR.sub(lambda m: _floor(m, ("负" if m[1] else "") + m[2] + "楼"), text)
     text = _GENERATION.sub(lambda m: verbalize_digit(m[1]), text)
+    text = _NAMED_DIGITS.sub(lambda m: verbalize_digit(m[0]), text)
     text = _DISCOUNT.sub(lambda m: verbalize_digit(m[1] + m[2]), text)
     text = _COUNTED_SPAN.sub(r"\1到", text)
     text = _TWO_COUNTED.sub("两", _TWO_TO.sub("两到", text))

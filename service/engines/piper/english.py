@@ -272,6 +272,11 @@ _STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?
 # An e-mail or a web address: its digits one by one and its hyphens and underscores by name
 # (espeak reads "163.com" as one hundred sixty-three, and leaves out the hyphen).
 _ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
+# An underscore inside a handle or a user name ("@jane_doe99", "admin_01"), which espeak
+# leaves out: the one who types it needs it. A phone number spelled with letters
+# ("1-800-FLOWERS"): its hyphens are pauses, not "dash".
+_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
+_VANITY = re.compile(r"\b(1)-(8[0-8]{2})-(?=[A-Z]{4,}\b)")
 # A day of the week shortened before a date ("Mon. 12/7", "Fri, Dec 5").
 _DAY_DATE = re.compile(
     r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?"
@@ -829,7 +834,10 @@ def english(text: str) -> str:
     text = _CODE_SIGN.sub("number ", text)
     text = _PRESSURE.sub(r"\1\2\3 over \4", text)
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
+    text = _VANITY.sub(r"\1, \2, ", text)
     text = _digit_runs(text)
+    if "_" in text:
+        text = _UNDERSCORE.sub(" underscore ", text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + ", ".join(map(_spaced, m[1].split("-"))), text)
     text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", _MIXED.sub(r"\1 and ", text)))
