@@ -115,8 +115,8 @@ ENV PATH=/opt/voxlite/bin:$PATH \
 USER 10001:10001
 WORKDIR /home/voxlite
 # Load the voices the server loads before SERVING (the default voice, then each language's:
-# zf_xiaoxiao, jf_alpha, ef_dora, ff_siwis, if_sara and pf_dora), the way it loads them, once now as the user that runs it: their
-# graphs are split into $VOXLITE_CACHE_DIR (Piper's as <sha256>-v<N>.*, Kokoro's one model as
+# zf_xiaoxiao, jf_alpha, ef_dora, ff_siwis, if_sara and pf_dora), the way it loads them, once
+# now as the user that runs it: their graphs are split into $VOXLITE_CACHE_DIR (Piper's as <sha256>-v<N>.*, Kokoro's one model as
 # kokoro-<sha256>-v<N>.*), and each start reads the splits instead of making them, also on a
 # read-only root filesystem. Piper's split is the one that costs memory: without it a start
 # peaks at 461 MiB instead of 226 (English only). Kokoro's saves the split of its 88 MB model

@@ -83,7 +83,7 @@ _COUNTRY_CODE = re.compile(
 _CODE_WORDS = (
     "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
     "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
-    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|股票代码|证券代码|基金代码|代码|"
+    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|代码|"
     # the last or first few digits of a number ("后四位是1234", "末6位")
     "(?:[前后末]|最后)(?:[一二三四五六七八九十]|\\d{1,2})位(?:数字|数)?"
 )
@@ -284,7 +284,7 @@ _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 # Names said digit by digit: a year's quarter (2024Q1 二零二四), Women's Day (38节 三八节), a
 # disinfectant (84消毒液 八四).
-_NAMED_DIGITS = re.compile(r"(?<![\d.])(?:((?:19|20)\d\d)(?=\s?Q[1-4])|(38)(?=节)|(84)(?=消毒))")
+_NAMED_DIGITS = re.compile(r"(?<![\d.])(?:(?:19|20)\d\d(?=\s?Q[1-4])|38(?=节)|84(?=消毒))")
 # A time with AM or PM ("3PM", "3:00 p.m."): 下午3点, 上午9点; after 下午 and the like only the
 # letters go.
 _MERIDIEM = re.compile(

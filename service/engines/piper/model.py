@@ -44,9 +44,9 @@ HEARD_RATES = (
     (1.6, 1.476), (1.8, 1.588), (2.0, 1.635), (2.5, 1.797), (3.0, 1.952), (4.0, 2.093),
 )  # fmt: skip
 """A Piper voice's rate heard at each model rate (its length scale divided by it): the VITS
-graph rounds each sound's frames up, so the model asked for 2.0 speaks 1.6 times as fast.
+graph rounds each sound's frames up, so the rate heard falls behind the length scale's.
 Requests go through it (engine.model_rate); python -m bench.rates measured it, on the default
-voice's ten replies, noise off."""
+voice's ten replies, noise off (docs/benchmarks.md#speaking-rate-as-heard)."""
 
 
 @dataclass(frozen=True)
