@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -35,7 +36,7 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregated_text
 from pipecat.workers.runner import WorkerRunner
-from voxlite.client import AsyncClient
+from voxlite.client import AsyncClient, AudioFormat
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
 
 from bench._servers import free_port
@@ -46,6 +47,7 @@ from .helpers import (
     check_example_languages,
     eventually,
     llm_pieces,
+    park_after,
     pcm_seconds,
     speech_fraction,
     streamed_seconds,
@@ -415,6 +417,7 @@ async def test_a_full_server_at_the_pipelines_start_is_no_error_of_the_session(
     """Bug: the call opened when the pipeline starts, refused by a server at capacity, pushed
     a RATE_LIMIT ErrorFrame before any turn; the first turn, once there was room, was heard."""
     srv = await asyncio.to_thread(ServerThread, base_config(cache_dir, tmp_path, max_streams=1))
+    park_after(srv, math.inf)  # the busy stream keeps its slot, however slow the start
     try:
         refused = ("voxlite_calls_total", {"method": STREAMING, "code": "RESOURCE_EXHAUSTED"})
         async with AsyncClient(srv.address) as client:
@@ -422,6 +425,9 @@ async def test_a_full_server_at_the_pipelines_start_is_no_error_of_the_session(
             async with busy:
                 await busy.send(LONG_REPLY)  # its audio unread: it keeps its slot
                 await busy.flush()
+                # Its format says it holds the slot; unread, the pipeline's call could reach the
+                # server first and take it (the busy stream's voice waits for its text).
+                assert isinstance(await anext(busy.__aiter__()), AudioFormat)
                 agent = await agent_for(srv)
                 await eventually(
                     lambda: (srv.server.metrics.registry.get_sample_value(*refused) or 0) >= 1,
