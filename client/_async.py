@@ -223,7 +223,8 @@ class AsyncClient(BaseClient):
             raise from_rpc_error(exc) from exc
 
     async def close(self) -> None:
-        """Close the channel; calls still running are cancelled."""
+        """Close the channel; calls still running are cancelled, and later calls refused."""
+        self._closed = True
         await self._channel.close()
 
     async def __aenter__(self) -> AsyncClient:

@@ -115,6 +115,7 @@ class BaseClient:
             token=token,
         )
         self._channel = self._open(resolved, credentials, channel_options(round_robin, options))
+        self._closed = False
         self._metadata = token_metadata + as_pairs(metadata)
         self._stub = tts_pb2_grpc.TextToSpeechServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
@@ -127,7 +128,13 @@ class BaseClient:
         raise NotImplementedError
 
     def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
-        """A call's keywords: its timeout, and the client's metadata followed by the call's."""
+        """A call's keywords: its timeout, and the client's metadata followed by the call's.
+        Refuses a closed client in words of its own (gRPC's differ by twin: a bare ValueError,
+        an aio UsageError)."""
+        if self._closed:
+            raise ValueError(
+                f"the {type(self).__name__} is closed: open a new one to make more calls"
+            )
         return {"timeout": timeout, "metadata": merge_metadata(self._metadata, metadata)}
 
 

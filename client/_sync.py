@@ -209,7 +209,8 @@ class Client(BaseClient):
             raise from_rpc_error(exc) from exc
 
     def close(self) -> None:
-        """Close the channel; calls still running are cancelled."""
+        """Close the channel; calls still running are cancelled, and later calls refused."""
+        self._closed = True
         self._channel.close()
 
     def __enter__(self) -> Client:

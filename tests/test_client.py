@@ -447,6 +447,41 @@ def test_closing_the_client_under_a_call_is_cancelled_not_a_server_gone(
         list(replies)
 
 
+@pytest.mark.asyncio
+async def test_a_closed_client_refuses_calls_in_its_own_words(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: a call on a closed Client raised gRPC's bare "Cannot invoke RPC on closed channel!",
+    and on a closed AsyncClient grpc.aio's UsageError, which no except of the library's caught."""
+    tts = Client(server.address)
+    assert tts.health() is HealthStatus.SERVING
+    tts.close()
+    calls = [
+        tts.voices,
+        tts.health,
+        lambda: tts.synthesize("Hello."),
+        tts.stream,
+        lambda: tts.synthesize_to_file("Hello.", tmp_path / "hello.wav"),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"^the Client is closed: open a new one"):
+            call()
+    assert not (tmp_path / "hello.wav").exists()
+    aio = AsyncClient(server.address)
+    assert await aio.health() is HealthStatus.SERVING
+    await aio.close()
+    for acall in (
+        aio.voices,
+        aio.health,
+        lambda: aio.synthesize_to_file("Hi.", tmp_path / "a.wav"),
+    ):
+        with pytest.raises(ValueError, match=r"^the AsyncClient is closed: open a new one"):
+            await acall()
+    for start in (lambda: aio.synthesize("Hello."), aio.stream):
+        with pytest.raises(ValueError, match=r"^the AsyncClient is closed: open a new one"):
+            start()
+
+
 def test_a_refused_session_left_unclosed_keeps_no_thread(server: ServerThread) -> None:
     """Bug: a stream session the server refused, iterated but never closed, left gRPC's thread
     that sends its requests waiting on the queue for ever: one thread more per such call."""
