@@ -267,6 +267,26 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("I'd rate it 9/10, 4/5 stars.", "I'd rate it 9 out of 10, 4 out of 5 stars."),
+        ("10/10 would recommend.", "10 out of 10 would recommend."),
+        ("9/10 dentists agree, 8/10 times.", "9 out of 10 dentists agree, 8 out of 10 times."),
+        ("Add 3/4 cup, run 9/10 miles.", "Add 3 quarters cup, run 9 tenths miles."),
+        ("It happened on 5/5.", "It happened on May 5th."),
+        ("Drive up Mt. Hood on Rte. 26.", "Drive up Mount Hood on Route 26."),
+        ("Ft. Worth, P.O. Box 77, Rt 9.", "Fort Worth, PO Box 77, Route 9."),
+        ("Press Cmd+C, Opt+Shift+K or PgDn.", "Press Command+C, Option+Shift+K or Page Down."),
+    ],
+)
+def test_ratings_places_and_keys_are_written_out(text: str, written: str) -> None:
+    """Bug: espeak said a rating "9/10" as "nine tenths", "4/5 stars" as "four fifths stars",
+    "Mt." and "Ft." as letters, "Rte." as "R T E", "P.O." with a sentence's end, "Cmd" as
+    "C M D" and "PgDn" as "P G D N"."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "He scored 12 points in 2024.",

@@ -339,8 +339,20 @@ _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _MONEY_SPAN = re.compile(
     rf"([$€£¥₹])({_NUMBER})\s?[-\N{{EN DASH}}]\s?(?={_NUMBER}(?![\d-]|[.,]\d))"
 )
-# "4.5/5": a rating.
-_RATING = re.compile(r"(?<![\w/.])(\d+\.\d+)/(\d+)(?![\w/]|\.\d)")
+# "4.5/5": a rating; so is a whole one out of 5, 10 or 100 that says it is ("rated 9/10",
+# "4/5 stars", "10/10"), which would otherwise be a fraction ("four fifths stars").
+_RATING = re.compile(r"(?<![\w/.])(\d+\.\d+|\d{1,3})/(\d+)(?![\w/]|\.\d)")
+_RATED_BEFORE = re.compile(
+    r"(?i)\b(?:rat(?:e|es|ed|ing)|scor(?:e|es|ed|ing)|gave|give|gives|review(?:ed)?|"
+    r"grade[ds]?)\b[^.!?;\d]{0,20}$"
+)
+_RATED_AFTER = re.compile(r"(?i)\s?(?:stars?|rating|overall)\b")
+# Out of ten or a hundred before whom or what is counted ("9/10 dentists", "8/10 times"); a
+# measure after it is a fraction of one ("9/10 miles").
+_COUNTED_AFTER = re.compile(
+    r"\s(?!(?:cups|teaspoons|tablespoons|inches|miles|pounds|ounces|grams|seconds|minutes|hours|days|weeks|months|"
+    r"years|meters|metres|feet|yards|acres|gallons|liters|litres)\b)[a-z]{3,}s\b"
+)
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 # A sharp: C# and F# (the language, the note); espeak says "C hash".
@@ -468,6 +480,13 @@ _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])
 _MONTH_ABBREVIATION = re.compile(
     r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b)"
 )
+# A mountain's, a fort's or a route's short form ("Mt. Hood", "Ft Worth", "Rte. 66"), and a
+# post office box ("P.O. Box 77"): espeak spells them, and ends a sentence at their periods.
+_PLACE = re.compile(r"\b(?:(Mt|Ft)\.?(?=\s[A-Z][a-z])|(Rte?)\.?\s?(?=\d)|(P\.\s?O)\.?(?=\s+Box\b))")
+_PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
+# Keys espeak spells ("see em dee", "pee gee up") where a key is named.
+_KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
+_KEY_WORDS = {"Cmd": "Command", "Opt": "Option", "PgUp": "Page Up", "PgDn": "Page Down"}
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
@@ -660,6 +679,26 @@ def _span(match: re.Match[str]) -> str:
     return f"{first} to {second}"
 
 
+def _places(text: str) -> str:
+    """Places' and keys' short forms (_PLACE, _KEY_NAMES) as said."""
+    text = _PLACE.sub(lambda m: "PO" if m.group(3) else _PLACE_WORDS[m[1] or m[2]], text)
+    return _KEY_NAMES.sub(lambda m: _KEY_WORDS[m[1] or m[2] or m[3]], text)
+
+
+def _rating(match: re.Match[str]) -> str:
+    top, bottom = match.group(1), match.group(2)
+    if "." not in top:
+        before = match.string[max(0, match.start() - 30) : match.start()]
+        rated = _RATED_BEFORE.search(before) or _RATED_AFTER.match(match.string, match.end())
+        if bottom in ("10", "100") and _COUNTED_AFTER.match(match.string, match.end()):
+            rated = True
+        if bottom not in ("5", "10", "100") or int(top) > int(bottom):
+            return match.group(0)
+        if not rated and top != bottom:
+            return match.group(0)
+    return f"{top} out of {bottom}"
+
+
 def _hours_minutes(match: re.Match[str]) -> str:
     hours, minutes = match.group(1), match.group(2)
     return (
@@ -789,7 +828,7 @@ def english(text: str) -> str:
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _dates(text)
-    text = _TITLES.sub(r"\1", text)
+    text = _TITLES.sub(r"\1", _places(text))
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _weekdays(text)
@@ -816,7 +855,7 @@ def english(text: str) -> str:
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
-    text = _RATING.sub(r"\1 out of \2", text)
+    text = _RATING.sub(_rating, text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
     text = _PER.sub(lambda m: f"{m.group(1)} per {_TIME_WORDS.get(m.group(2), m.group(2))}", text)
     text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
