@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -456,7 +456,7 @@ async def test_a_closed_client_refuses_calls_in_its_own_words(
     tts = Client(server.address)
     assert tts.health() is HealthStatus.SERVING
     tts.close()
-    calls = [
+    calls: list[Callable[[], object]] = [
         tts.voices,
         tts.health,
         lambda: tts.synthesize("Hello."),

@@ -689,9 +689,10 @@ def _rating(match: re.Match[str]) -> str:
     top, bottom = match.group(1), match.group(2)
     if "." not in top:
         before = match.string[max(0, match.start() - 30) : match.start()]
-        rated = _RATED_BEFORE.search(before) or _RATED_AFTER.match(match.string, match.end())
-        if bottom in ("10", "100") and _COUNTED_AFTER.match(match.string, match.end()):
-            rated = True
+        after = match.string, match.end()
+        rated = bool(_RATED_BEFORE.search(before) or _RATED_AFTER.match(*after)) or (
+            bottom in ("10", "100") and _COUNTED_AFTER.match(*after) is not None
+        )
         if bottom not in ("5", "10", "100") or int(top) > int(bottom):
             return match.group(0)
         if not rated and top != bottom:
