@@ -513,6 +513,8 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ),
         ("Ⅱ型糖尿病，III期，3#楼", "二型糖尿病，三期，三号楼"),
         ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
+        # Keys by their names; an English ordinal (st was read as its letters).
+        ("按Ctrl+C复制，1st专辑", "按Control加C复制，第一专辑"),
         # Per a unit or a measure word (the slash was unread or a pause; g/cm³ was 立方米).
         (
             "25mg/kg，1.2g/cm³，5L/min，每kg，1片/次，60公里/小时",
@@ -618,6 +620,9 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         ("研究&開発、R&D", "研究アンド開発、アールアンドディー"),
         ("3×4は12、8÷2は4", "3カケル4は12、8ワル2は4"),
         ("月額980円+税、送料無料+ポイント", "月額980円プラス税、送料無料プラスポイント"),
+        # Keys by their names, joined by プラス (not たす); English ordinals.
+        ("Ctrl+CとAlt+F4", "コントロールプラスシーとオルトプラスエフヨン"),
+        ("1stアルバム、25th Anniversary", "ファーストアルバム、ダイニジューゴ・アニバーサリー"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
     ],
 )
@@ -835,6 +840,10 @@ def test_latin_words_in_chinese_are_read_as_english(
     # Bug: capitals before a code's digits were read as a word: a flight's MU5101 as "mew".
     flight = next(w for w in mandarin("您的航班MU5101已登机") if w.text == "MU")
     assert flight.phonemes == lexicon.spell("MU") != lexicon.phonemes("MU")
+    # Bug: id, vip and app, which Mandarin spells, were read as the English words.
+    for word in ("id", "vip", "APP"):
+        [found] = [w for w in mandarin(f"请输入{word}号") if w.text == word]
+        assert found.phonemes == lexicon.spell(word) != lexicon.phonemes(word)
     iphone = mandarin("iPhone 15")
     assert texts(iphone) == ["iPhone", "十五"]
     assert iphone[0].phonemes == "ˈI fˈOn"  # "eye phone", not the letters i-P-h-o-n-e
@@ -901,6 +910,8 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
             "#を押して、*キー、注文番号は#12345",
             "シャープを押して、アスタリスクキー、注文番号は12345",
         ),
+        # A table in a document; the front stays おもて.
+        ("下の表と表1を参照。表と裏", "下のヒョーとヒョー1を参照。表と裏"),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(

@@ -23,6 +23,9 @@ _HAN_CHARACTER = re.compile(f"[{_HAN}]")
 _BY_SCRIPT = re.compile(rf"([{_HAN}]+)|([A-Za-z][A-Za-z'’-]*)|([^{_HAN}A-Za-z]+)")
 _CODE_DIGITS = frozenset("零幺一二三四五六七八九")
 """A code's digits as numbers.py writes them, one by one (幺 for one)."""
+# Latin words Mandarin spells, in any case, where the lexicon has an English word: 输入id
+# (I-D, not the psyche's "id"), vip会员 (V-I-P, not "vip"), 下载APP (A-P-P, not "app").
+_ZH_SPELLED = frozenset(("id", "vip", "app"))
 # The marks Kokoro's vocabulary has, as misaki's Chinese front end maps CJK punctuation.
 _ZH_PUNCTUATION = {
     "，": ",", "、": ",", "。": ".", "．": ".", "！": "!", "？": "?", "：": ":", "；": ";",
@@ -199,7 +202,7 @@ class MandarinG2P:
                         add(Word("", " "))
                     # Capitals before a code's digits (numbers.py wrote them as Han digits)
                     # are letters: a flight's MU5101 is M-U, not "mew".
-                    coded = (
+                    coded = latin.lower() in _ZH_SPELLED or (
                         latin.isupper()
                         and len(latin) <= 3
                         and text[found.end() : found.end() + 1] in _CODE_DIGITS

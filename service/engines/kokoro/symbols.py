@@ -119,6 +119,19 @@ _KEYS = re.compile(r"[#＃*＊](?=号?键|\s?(?:を押|キー|ボタン))")
 _KEY_NAMES = {"#": ("井号", "シャープ"), "*": ("星号", "アスタリスク")}
 # A number sign after a building's number (3#楼, 5#301, 1#、2#楼) is 号, which the G2P drops.
 _ZH_BUILDING = re.compile(r"(?<=\d)#(?=[楼栋座幢、，\d])")
+# A key combination (Ctrl+C, Cmd+Shift+4): the keys' names said in full, as they are spoken
+# (OpenJTalk spells Ctrl), and in Japanese the plus プラス (not たす, as in sums).
+_KEY_COMBO = re.compile(
+    r"(?<![A-Za-z])(?:Ctrl|Cmd|Alt|Shift|Opt|Fn|Win|Control|Command|Option)"
+    r"(?:\s?\+\s?(?:[A-Za-z]+|[0-9]{1,2}|F[0-9]{1,2}))+(?![A-Za-z0-9])"
+)
+_KEY_WORDS = {"Ctrl": "Control", "Cmd": "Command", "Opt": "Option", "Del": "Delete",
+              "Esc": "Escape", "PgUp": "Page Up", "PgDn": "Page Down"}  # fmt: skip
+# An English ordinal (the 1st album, 10th anniversary): ファースト in Japanese to the tenth, past
+# it 第 and the number; 第 and the number in Chinese. Each G2P read "st" as a unit or letters.
+_ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\s(?=[A-Za-z]))?")
+_JA_ORDINALS = ("ファースト", "セカンド", "サード", "フォース", "フィフス", "シックスス",
+                "セブンス", "エイス", "ナインス", "テンス")  # fmt: skip
 # Latin letters that do not decompose into a letter and an accent.
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
@@ -254,8 +267,32 @@ def _brand(written: str, language: int) -> str:
     return _BRANDS[written.lower()][language] or written
 
 
+def _key_combo(match: re.Match[str], language: int) -> str:
+    keys = re.split(r"\s?\+\s?", match.group(0))
+    if language == 1:  # OpenJTalk spells Alt; a key is オルト (ALT alone is its letters)
+        keys = ["オルト" if k == "Alt" else k for k in keys]
+    return ("加", "プラス")[language].join(_KEY_WORDS.get(k, k) for k in keys)
+
+
+def _ordinal(match: re.Match[str], language: int) -> str:
+    n = int(match.group(1))
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    if n == 0 or match.group(2) != suffix:
+        return match.group(0)  # not an ordinal as written ("3th")
+    space = match.group(3) or ""
+    if language == 1 and n <= len(_JA_ORDINALS):
+        return _JA_ORDINALS[n - 1] + space
+    # A Latin word after a number and a space is left to OpenJTalk as a unit (5 km), which
+    # spells a word ("25th Anniversary"): a middle dot keeps it a word.
+    return f"第{n}" + ("・" if space and language == 1 else space)
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    if "+" in text:
+        text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
+    if any(c in "snrt" for c in text):
+        text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
     if language == 0:

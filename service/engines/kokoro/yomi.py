@@ -4,8 +4,8 @@ OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food 
 (painful); お手数 (the trouble asked of someone) is おてすう, not おてかず (a count of moves).
 手続きを行って (carry out) is おこなって, not いって (go, say); 19時の間 is じのあいだ, not
 ときのま (a moment, the hour lost); 晴れのち inside a sentence was ハレレノチ; 年0.5% (a year)
-is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ; 20歳 ハタチ. What a shop's or
-an office's voice says all day."""
+is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ; 20歳 ハタチ; 下の表 (a table)
+ヒョー, not おもて. What a shop's or an office's voice says all day."""
 
 from __future__ import annotations
 
@@ -33,6 +33,15 @@ _AS_WRITTEN = (
     (re.compile(r"晴れのち"), "はれのち"),
     (re.compile(r"(?<![0-9\u3005\u4e00-\u9fff])年(?=[0-9])"), "ねん"),  # not 今年, 去年
     (re.compile(r"月末"), "げつまつ"),
+    # 表 pointed to in a document (下の表, 以下の表, この表, 表1, 表を参照) is ヒョー, a table;
+    # OpenJTalk says おもて (the front). 表と裏, 表に出る stay おもて.
+    (
+        re.compile(
+            r"((?<=[下上次左右別前後])の|(?<=以下|以上|前述|後述)の?|(?<=この|その))表"
+            r"(?![紙面裏情現明示記彰向])|()表(?=\s?[0-9０-９]|を参照|をご覧|に示)"
+        ),
+        r"\1\2ヒョー",
+    ),
     # 20歳以上の方: not にじゅっさい; in katakana, since OpenJTalk reads はたち after は or a
     # colon as the particle は and たち (参加条件は20歳以上: ワ ワ タチ).
     (re.compile(r"(?<![\d.０-９])(?:20|２０)歳(?!代)"), "ハタチ"),
