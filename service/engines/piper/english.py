@@ -350,8 +350,9 @@ _RATED_AFTER = re.compile(r"(?i)\s?(?:stars?|rating|overall)\b")
 # Out of ten or a hundred before whom or what is counted ("9/10 dentists", "8/10 times"); a
 # measure after it is a fraction of one ("9/10 miles").
 _COUNTED_AFTER = re.compile(
-    r"\s(?!(?:cups|teaspoons|tablespoons|inches|miles|pounds|ounces|grams|seconds|minutes|hours|days|weeks|months|"
-    r"years|meters|metres|feet|yards|acres|gallons|liters|litres)\b)[a-z]{3,}s\b"
+    r"\s(?!(?:cups|teaspoons|tablespoons|inches|miles|pounds|ounces|grams|seconds|minutes|"
+    r"hours|days|weeks|months|years|meters|metres|feet|yards|acres|gallons|liters|litres)\b)"
+    r"[a-z]{3,}s\b"
 )
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
@@ -488,7 +489,7 @@ _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 _KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
 _KEY_WORDS = {"Cmd": "Command", "Opt": "Option", "PgUp": "Page Up", "PgDn": "Page Down"}
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
-_TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Mt)\.(?=\s[A-Z])")
+_TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
 _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
 # A game's words before two numbers make them a score, however large ("won 112-108").
