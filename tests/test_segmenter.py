@@ -153,6 +153,7 @@ def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
         "Read Vol. 3 now.",
         "Get Ver. 2 now.",
         "Go to Elm Rd. now.",
+        "Drive on Rte. 26 and Rt. 9 now.",
         "Call ext. 89 now.",
     ],
 )

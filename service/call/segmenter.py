@@ -66,8 +66,10 @@ _ABBREVIATIONS = frozenset(
         # days before a date ("Mon. 12/7"; "sat", "sun" and "wed" are words too), numbered
         # things ("Vol. 3", "Ver. 2"), and "incl. tax"
         "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",
-        # an address's parts ("Elm Rd. now", "Apt. 4B"), a phone's extension ("ext. 89")
-        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "ext", "bldg", "rm", "fl",
+        # an address's parts ("Elm Rd. now", "Apt. 4B", "Rte. 26"), a phone's extension
+        # ("ext. 89")
+        "apt", "ste", "ave", "rd", "blvd", "ln", "hwy", "pkwy", "rte", "rt", "ext", "bldg", "rm",
+        "fl",
         # units of time and measure after a number ("30 min. or 2 hrs"), which the voice says
         # as words
         "min", "mins", "sec", "secs", "hr", "hrs", "wk", "wks", "mo", "mos", "yr", "yrs", "oz",
