@@ -34,6 +34,17 @@ def address_of(match: re.Match[str]) -> str:
     return match.group(0)[len(match.group(1) or "") :]
 
 
+def ordinal_suffix(n: int) -> str:
+    """English's suffix for the ordinal n: st, nd, rd or th (11th, 21st, 112th)."""
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+# Keys' short names as they are said, in a key combination (Ctrl+C, Cmd+Shift+4) or alone
+# (PgDn): espeak, OpenJTalk and the lexicon spell them.
+KEY_WORDS = {"Ctrl": "Control", "Cmd": "Command", "Opt": "Option", "Del": "Delete",
+             "Esc": "Escape", "PgUp": "Page Up", "PgDn": "Page Down"}  # fmt: skip
+
+
 # A colon between two numbers; a time (two-digit minutes) is read before it.
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 

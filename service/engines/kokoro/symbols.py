@@ -11,10 +11,12 @@ import unicodedata
 
 from ..written import (
     ADDRESS,
+    KEY_WORDS,
     PHONE,
     POWER,
     SUPERSCRIPTS,
     address_of,
+    ordinal_suffix,
     phone_groups,
     power_of,
     roman_value,
@@ -125,8 +127,6 @@ _KEY_COMBO = re.compile(
     r"(?<![A-Za-z])(?:Ctrl|Cmd|Alt|Shift|Opt|Fn|Win|Control|Command|Option)"
     r"(?:\s?\+\s?(?:[A-Za-z]+|[0-9]{1,2}|F[0-9]{1,2}))+(?![A-Za-z0-9])"
 )
-_KEY_WORDS = {"Ctrl": "Control", "Cmd": "Command", "Opt": "Option", "Del": "Delete",
-              "Esc": "Escape", "PgUp": "Page Up", "PgDn": "Page Down"}  # fmt: skip
 # An English ordinal (the 1st album, 10th anniversary): ファースト in Japanese to the tenth, past
 # it 第 and the number; 第 and the number in Chinese. Each G2P read "st" as a unit or letters.
 _ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\s(?=[A-Za-z]))?")
@@ -271,13 +271,12 @@ def _key_combo(match: re.Match[str], language: int) -> str:
     keys = re.split(r"\s?\+\s?", match.group(0))
     if language == 1:  # OpenJTalk spells Alt; a key is オルト (ALT alone is its letters)
         keys = ["オルト" if k == "Alt" else k for k in keys]
-    return ("加", "プラス")[language].join(_KEY_WORDS.get(k, k) for k in keys)
+    return ("加", "プラス")[language].join(KEY_WORDS.get(k, k) for k in keys)
 
 
 def _ordinal(match: re.Match[str], language: int) -> str:
     n = int(match.group(1))
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    if n == 0 or match.group(2) != suffix:
+    if n == 0 or match.group(2) != ordinal_suffix(n):
         return match.group(0)  # not an ordinal as written ("3th")
     space = match.group(3) or ""
     if language == 1 and n <= len(_JA_ORDINALS):
@@ -291,8 +290,7 @@ def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     if "+" in text:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
-    if any(c in "snrt" for c in text):
-        text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
+    text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
     if language == 0:

@@ -14,6 +14,7 @@ import unicodedata
 
 from ..written import (
     ADDRESS,
+    KEY_WORDS,
     PHONE,
     POWER,
     RATIO,
@@ -22,6 +23,7 @@ from ..written import (
     SUPERSCRIPTS,
     address_of,
     date_span,
+    ordinal_suffix,
     phone_groups,
     power_of,
     roman_value,
@@ -342,18 +344,23 @@ _MONEY_SPAN = re.compile(
 # "4.5/5": a rating; so is a whole one out of 5, 10 or 100 that says it is ("rated 9/10",
 # "4/5 stars", "10/10"), which would otherwise be a fraction ("four fifths stars").
 _RATING = re.compile(r"(?<![\w/.])(\d+\.\d+|\d{1,3})/(\d+)(?![\w/]|\.\d)")
-_RATED_BEFORE = re.compile(
-    r"(?i)\b(?:rat(?:e|es|ed|ing)|scor(?:e|es|ed|ing)|gave|give|gives|review(?:ed)?|"
-    r"grade[ds]?)\b[^.!?;\d]{0,20}$"
+
+
+def _cue_before(words: str) -> re.Pattern[str]:
+    """One of `words` shortly before a number, in the same sentence."""
+    return re.compile(rf"(?i)\b(?:{words})\b[^.!?;\d]{{0,20}}$")
+
+
+_RATED_BEFORE = _cue_before(
+    r"rat(?:e|es|ed|ing)|scor(?:e|es|ed|ing)|gives?|gave|reviewed|review|grade[ds]?"
 )
 _RATED_AFTER = re.compile(r"(?i)\s?(?:stars?|rating|overall)\b")
 # Out of ten or a hundred before whom or what is counted ("9/10 dentists", "8/10 times"); a
-# measure after it is a fraction of one ("9/10 miles").
-_COUNTED_AFTER = re.compile(
-    r"\s(?!(?:cups|teaspoons|tablespoons|inches|miles|pounds|ounces|grams|seconds|minutes|"
-    r"hours|days|weeks|months|years|meters|metres|feet|yards|acres|gallons|liters|litres)\b)"
-    r"[a-z]{3,}s\b"
-)
+# measure after it is a fraction of one ("9/10 miles": the units' names, and a few more).
+_COUNTED_AFTER = re.compile(r"\s([a-z]{3,}s)\b")
+_MEASURES = frozenset(plural for _, plural in _UNITS.values() if " " not in plural) | {
+    "cups", "inches", "days", "yards", "acres", "gallons", "metres", "litres",
+}  # fmt: skip
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 # A sharp: C# and F# (the language, the note); espeak says "C hash".
@@ -487,15 +494,14 @@ _PLACE = re.compile(r"\b(?:(Mt|Ft)\.?(?=\s[A-Z][a-z])|(Rte?)\.?\s?(?=\d)|(P\.\s?
 _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 # Keys espeak spells ("see em dee", "pee gee up") where a key is named.
 _KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
-_KEY_WORDS = {"Cmd": "Command", "Opt": "Option", "PgUp": "Page Up", "PgDn": "Page Down"}
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St)\.(?=\s[A-Z])")
 # "3-5 days", "10\N{EN DASH}20": a span (a score reads the same way: "won 3-2" is "three to two").
 _SPAN = re.compile(r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-\N{EN DASH}]\s?(\d+(?:\.\d+)?)(?![\w-]|\.\d)")
 # A game's words before two numbers make them a score, however large ("won 112-108").
-_SCORE_BEFORE = re.compile(
-    r"(?i)\b(?:scores?|scored|won|wins?|lost|loses?|beat|beats|defeated|final|game|match|"
-    r"leads?|led|trails?|trailed)\b[^.!?;\d]{0,20}$"
+_SCORE_BEFORE = _cue_before(
+    r"scores?|scored|won|wins?|lost|loses?|beat|beats|defeated|final|game|match|"
+    r"leads?|led|trails?|trailed"
 )
 # A tax form's four digits in pairs, as said ("Form 1099": ten ninety-nine, not one thousand).
 _FORM = re.compile(r"\b(Form|form|Forms|forms)\s([1-9]\d)(\d\d)\b(?![.,]\d)")
@@ -683,7 +689,7 @@ def _span(match: re.Match[str]) -> str:
 def _places(text: str) -> str:
     """Places' and keys' short forms (_PLACE, _KEY_NAMES) as said."""
     text = _PLACE.sub(lambda m: "PO" if m.group(3) else _PLACE_WORDS[m[1] or m[2]], text)
-    return _KEY_NAMES.sub(lambda m: _KEY_WORDS[m[1] or m[2] or m[3]], text)
+    return _KEY_NAMES.sub(lambda m: KEY_WORDS[m[1] or m[2] or m[3]], text)
 
 
 def _rating(match: re.Match[str]) -> str:
@@ -691,8 +697,9 @@ def _rating(match: re.Match[str]) -> str:
     if "." not in top:
         before = match.string[max(0, match.start() - 30) : match.start()]
         after = match.string, match.end()
+        counted = _COUNTED_AFTER.match(*after)
         rated = bool(_RATED_BEFORE.search(before) or _RATED_AFTER.match(*after)) or (
-            bottom in ("10", "100") and _COUNTED_AFTER.match(*after) is not None
+            bottom in ("10", "100") and counted is not None and counted[1] not in _MEASURES
         )
         if bottom not in ("5", "10", "100") or int(top) > int(bottom):
             return match.group(0)
@@ -723,8 +730,7 @@ def _roman(match: re.Match[str]) -> str:
 
 
 def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
+    return f"{n}{ordinal_suffix(n)}"
 
 
 def _fraction(match: re.Match[str]) -> str:
