@@ -1,8 +1,8 @@
 # voxlite-server in a container: CPU only, runs as an unprivileged user, the default English voice
-# and the Kokoro-82M voices (Mandarin, Japanese and four more) included, the split graphs of the voices loaded
-# before SERVING already cached, so a container start does not split a model. Build and
-# smoke-test it with scripts/container (podman; Docker's BuildKit reads the same file, untried
-# here).
+# and the Kokoro-82M voices (Mandarin, Japanese and four more) included, the split graphs of the
+# voices loaded before SERVING already cached, so a container start does not split a model. Build
+# and smoke-test it with scripts/container (podman; Docker's BuildKit reads the same file,
+# untried here).
 #
 #   podman run -p 50051:50051 -v ./models:/voices:ro localhost/voxlite:latest [voxlite-server flags]
 #
@@ -115,18 +115,17 @@ ENV PATH=/opt/voxlite/bin:$PATH \
 USER 10001:10001
 WORKDIR /home/voxlite
 # Load the voices the server loads before SERVING (the default voice, then each language's:
-# zf_xiaoxiao, jf_alpha, ef_dora, ff_siwis, if_sara and pf_dora), the way it loads them, once
-# now as the user that runs it: their graphs are split into $VOXLITE_CACHE_DIR (Piper's as <sha256>-v<N>.*, Kokoro's one model as
-# kokoro-<sha256>-v<N>.*), and each start reads the splits instead of making them, also on a
-# read-only root filesystem. Piper's split is the one that costs memory: without it a start
-# peaks at 461 MiB instead of 226 (English only). Kokoro's saves the split of its 88 MB model
-# (0.3 s on an idle machine, seconds on a busy one) and 30 to 50 MiB of peak (deploy/README.md).
-# The load is also the image's own check: an image with every language must load Kokoro
-# voices. Kokoro's decoder is cached in its three forms (as exported; with its convolutions as
-# matrix products, kokoro-<sha256>-v<N>-matmul.*; and with the fused operators too, -matmul-fused):
-# which one a start uses depends on the CPU it runs on, not the one that built the image.
-# jieba's dictionary cache, written to /tmp on the way, is not kept: /tmp is often a tmpfs or an
-# emptyDir at run time, and the server writes it again there.
+# zf_xiaoxiao, jf_alpha, ef_dora, ff_siwis, if_sara and pf_dora), the way it loads them, once now as
+# the user that runs it: their graphs are split into $VOXLITE_CACHE_DIR (Piper's as <sha256>-v<N>.*,
+# Kokoro's one model as kokoro-<sha256>-v<N>.*), and each start reads the splits instead of making
+# them, also on a read-only root filesystem. Piper's split saves the most peak memory at start,
+# Kokoro's the time to split its 88 MB model (the figures: deploy/README.md, docs/kokoro.md). The
+# load is also the image's own check: an image with every language must load Kokoro voices. Kokoro's
+# decoder is cached in its three forms (as exported; with its convolutions as matrix products,
+# kokoro-<sha256>-v<N>-matmul.*; and with the fused operators too, -matmul-fused): which one a start
+# uses depends on the CPU it runs on, not the one that built the image. jieba's dictionary cache,
+# written to /tmp on the way, is not kept: /tmp is often a tmpfs or an emptyDir at run time, and the
+# server writes it again there.
 ARG LANGUAGES
 RUN python -c "import os; \
 from voxlite.service.engines import runtime; \

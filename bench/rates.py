@@ -39,7 +39,8 @@ def seconds(voice: Voice, texts: Sequence[str], params: object) -> float:
 
 
 def straight(voice: Voice, rate: float) -> object:
-    """The params with the model's rate set to `rate`, as they were before the table."""
+    """The params with the model's own rate set to `rate`: the model asked straight, with no
+    table between."""
     params = voice.params(VoiceRequest(1.0, noise_scale=0.0, noise_w=0.0))
     if isinstance(params, PiperParams):
         return replace(params, length_scale=params.length_scale / rate)

@@ -88,9 +88,9 @@ def srv(
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
     """Debian's chromium, headless; the driver's path given, so that Selenium fetches none.
-    A profile of its own, and up to three starts: on a loaded CI machine chromium once exited
-    before it wrote DevToolsActivePort, failing every test of the page (its start is not what
-    they test)."""
+    A profile of its own, and up to three starts: on a loaded machine chromium can exit before
+    it writes DevToolsActivePort, which would fail every test of the page (its start is not
+    what they test)."""
     for attempt in range(3):
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM

@@ -82,9 +82,9 @@ MIN_RATE, MAX_RATE = 0.25, 4.0
 def model_rate(asked: float, heard: Sequence[tuple[float, float]]) -> float:
     """The rate to ask a model for so that a listener hears `asked`. `heard` pairs a model rate
     with the rate heard at it (reply seconds at 1.0 over reply seconds at that rate, measured by
-    bench.rates), both rising: each sound keeps a shortest length, so a model is heard slower
-    than it is asked (docs/benchmarks.md#speaking-rate-as-heard). Past the table's ends, its
-    first or last model rate."""
+    bench.rates), both rising: a model rounds each sound's length up to whole frames, so the
+    rate heard lies nearer 1.0 than the rate asked of it (docs/benchmarks.md#speaking-rate-as-
+    heard). Past the table's ends, its first or last model rate."""
     models, heards = zip(*heard, strict=True)
     return float(np.interp(asked, heards, models))
 
