@@ -272,7 +272,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
         ("I'd rate it 9/10, 4/5 stars.", "I'd rate it 9 out of 10, 4 out of 5 stars."),
         ("10/10 would recommend.", "10 out of 10 would recommend."),
         ("9/10 dentists agree, 8/10 times.", "9 out of 10 dentists agree, 8 out of 10 times."),
-        ("Add 3/4 cup, run 9/10 miles.", "Add 3 quarters cup, run 9 tenths miles."),
+        ("Add 3/4 cup, run 9/10 miles.", "Add 3 quarters cup, run 9 tenths of a mile."),
         ("It happened on 5/5.", "It happened on May 5th."),
         ("Drive up Mt. Hood on Rte. 26.", "Drive up Mount Hood on Route 26."),
         ("Ft. Worth, P.O. Box 77, Rt 9.", "Fort Worth, PO Box 77, Route 9."),
@@ -283,6 +283,34 @@ def test_ratings_places_and_keys_are_written_out(text: str, written: str) -> Non
     """Bug: espeak said a rating "9/10" as "nine tenths", "4/5 stars" as "four fifths stars",
     "Mt." and "Ft." as letters, "Rte." as "R T E", "P.O." with a sentence's end, "Cmd" as
     "C M D" and "PgDn" as "P G D N"."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Add 1/2 tsp salt and 3/4 tsp. of sugar.", (
+            "Add one half teaspoon salt and 3 quarters of a teaspoon of sugar."
+        )),
+        ("It is 9/10 mi away, 3/4 hr by bus.", (
+            "It is 9 tenths of a mile away, 3 quarters of an hour by bus."
+        )),
+        ("A 1/4 lb burger, 2 1/2 tsp, 2/3 ft.", (
+            "A one quarter pound burger, 2 and one half teaspoons, 2 thirds of a foot."
+        )),
+        ("Take Hwy 101 to I-405, then I-280.", "Take Highway 1 oh 1 to I 4 oh 5, then I 2 80."),
+        ("Hwy. 1 is closed; use SR 710, US-100 or I-5.", (
+            "Highway 1 is closed; use State Route 7 10, US 1 hundred or I 5."
+        )),
+        ("Route 66 and US 250 million.", "Route 66 and US 250 million."),
+    ],
+)  # fmt: skip
+def test_fractions_of_measures_and_roads_are_said_as_people_say_them(
+    text: str, written: str
+) -> None:
+    """Bug: espeak spelled a unit after a fraction ("1/2 tsp" one half T S P, "9/10 mi" nine
+    tenths my), said "9/10 miles" as "nine tenths miles", and read a road's number as an
+    amount or digits (I-405 "four zero five", I-280 "two hundred eighty")."""
     assert english(text) == written
 
 

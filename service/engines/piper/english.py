@@ -358,8 +358,9 @@ _RATED_AFTER = re.compile(r"(?i)\s?(?:stars?|rating|overall)\b")
 # Out of ten or a hundred before whom or what is counted ("9/10 dentists", "8/10 times"); a
 # measure after it is a fraction of one ("9/10 miles": the units' names, and a few more).
 _COUNTED_AFTER = re.compile(r"\s([a-z]{3,}s)\b")
-_MEASURES = frozenset(plural for _, plural in _UNITS.values() if " " not in plural) | {
-    "cups", "inches", "days", "yards", "acres", "gallons", "metres", "litres",
+_MEASURES = {plural: one for one, plural in _UNITS.values() if " " not in plural} | {
+    "cups": "cup", "inches": "inch", "days": "day", "yards": "yard", "acres": "acre",
+    "gallons": "gallon", "metres": "metre", "litres": "litre",
 }  # fmt: skip
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
@@ -493,6 +494,12 @@ _MONTH_ABBREVIATION = re.compile(
 _PLACE = re.compile(r"\b(?:(Mt|Ft)\.?(?=\s[A-Z][a-z])|(Rte?)\.?\s?(?=\d)|(P\.\s?O)\.?(?=\s+Box\b))")
 _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 # Keys espeak spells ("see em dee", "pee gee up") where a key is named.
+# A road's number of three digits is said in pairs: I-405 four oh five, US 101 one oh one,
+# I-280 two eighty (espeak said "four zero five" and "two hundred eighty").
+_ROAD = re.compile(
+    r"\b(I-|US-|SR[- ]|(?:Interstate|Highway|Route) |Hwy\.? ?)([1-9]\d{0,2})\b(?![.,]\d|%)"
+)
+_ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
 _KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St)\.(?=\s[A-Z])")
@@ -513,6 +520,16 @@ _FRACTION = re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
 _FRACTION_SPAN = re.compile(
     r"(?<![\w/.])(\d{1,2}/\d{1,2})\s?[-\N{EN DASH}]\s?(?=\d{1,2}/\d{1,2}(?![\w/]|\.\d))"
 )
+# A fraction before a unit's short name or a measure's plural: espeak spelled "1/2 tsp" T S P,
+# and "9/10 miles" is nine tenths of a mile. Units of one letter are left to _UNIT.
+_FRACTION_MEASURE = re.compile(
+    r"(?<![\w/.])(\d{1,2})/(\d{1,2})(?:\s?("
+    + "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True) if len(u) > 1)
+    + r")(?:\.(?=,|\s+[a-z]))?(?![\w/²³])|\s("
+    + "|".join(sorted(_MEASURES, key=len, reverse=True))
+    + r")\b)"
+)
+_AND_BEFORE = re.compile(r"\d and $")
 # An address or a version: four numbers to 255 are an IP address, read digit by digit with
 # "dot"; other runs of three or more a version ("10.15.7": ten point fifteen point seven).
 _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
@@ -686,9 +703,19 @@ def _span(match: re.Match[str]) -> str:
     return f"{first} to {second}"
 
 
+def _road(match: re.Match[str]) -> str:
+    name, number = match.group(1).rstrip("-. "), match.group(2)
+    if len(number) == 3:
+        rest = number[1:]
+        rest = "hundred" if rest == "00" else f"oh {rest[1]}" if rest[0] == "0" else rest
+        number = f"{number[0]} {rest}"
+    return f"{_ROAD_NAMES.get(name, name)} {number}"
+
+
 def _places(text: str) -> str:
-    """Places' and keys' short forms (_PLACE, _KEY_NAMES) as said."""
+    """Places', roads' and keys' short forms (_PLACE, _ROAD, _KEY_NAMES) as said."""
     text = _PLACE.sub(lambda m: "PO" if m.group(3) else _PLACE_WORDS[m[1] or m[2]], text)
+    text = _ROAD.sub(_road, text)
     return _KEY_NAMES.sub(lambda m: KEY_WORDS[m[1] or m[2] or m[3]], text)
 
 
@@ -733,15 +760,33 @@ def _ordinal(n: int) -> str:
     return f"{n}{ordinal_suffix(n)}"
 
 
+def _fraction_words(top: int, bottom: int, *, described: bool = False) -> str | None:
+    """A proper fraction by its names (3 quarters), None for any other pair; `described`: one
+    that describes a noun takes its singular name ("a 3 quarter inch pipe")."""
+    if not 0 < top < bottom or bottom in (11, 12) or bottom > 99:
+        return None
+    # 1/20 one twentieth, 3/16 three sixteenths
+    one, many = _FRACTIONS.get(bottom) or (_ordinal_word(bottom), _ordinal_word(bottom) + "s")
+    return f"one {one}" if top == 1 else f"{top} {one if described else many}"
+
+
 def _fraction(match: re.Match[str]) -> str:
-    top, bottom = int(match.group(1)), int(match.group(2))
-    if 0 < top < bottom and bottom >= 13:  # 1/20 one twentieth, 3/16 three sixteenths
-        name = _ordinal_word(bottom)
-        return f"one {name}" if top == 1 else f"{top} {name}s"
-    if not 0 < top < bottom <= 10:
-        return f"{match.group(1)} {match.group(2)}"
-    one, many = _FRACTIONS[bottom]
-    return f"one {one}" if top == 1 else f"{top} {many}"
+    words = _fraction_words(int(match.group(1)), int(match.group(2)))
+    return words or f"{match.group(1)} {match.group(2)}"
+
+
+def _measured_fraction(match: re.Match[str]) -> str:
+    """A fraction of a measure: "9/10 mi" nine tenths of a mile, "2 and 1/2 tsp" teaspoons."""
+    top, bottom, unit = match.group(1), match.group(2), match.group(3) or match.group(4)
+    one, many = _UNITS[unit] if match.group(3) else (_MEASURES[unit], unit)
+    before = match.string[max(0, match.start() - 8) : match.start()]
+    described = _ARTICLE_BEFORE.search(before) is not None
+    words = _fraction_words(int(top), int(bottom), described=described)
+    if words is None or _AND_BEFORE.search(before):  # improper, or a whole number's part
+        return f"{top}/{bottom} {many}"
+    if described or top == "1":  # "one half teaspoon" says "1/2 tsp salt" and "a 1/2 lb bag"
+        return f"{words} {one}"
+    return f"{words} of {'an' if one[0] in 'aeiou' or one.startswith('hour') else 'a'} {one}"
 
 
 _UNIT_ORDINALS = (
@@ -887,7 +932,8 @@ def english(text: str) -> str:
         text = _UNDERSCORE.sub(" underscore ", text)
     text = _DOTTED.sub(_dotted, text)
     text = _AFTER_LETTERS.sub(lambda m: " " + ", ".join(map(_spaced, m[1].split("-"))), text)
-    text = _FRACTION.sub(_fraction, _FRACTION_SPAN.sub(r"\1 to ", _MIXED.sub(r"\1 and ", text)))
+    text = _FRACTION_SPAN.sub(r"\1 to ", _MIXED.sub(r"\1 and ", text))
+    text = _FRACTION.sub(_fraction, _FRACTION_MEASURE.sub(_measured_fraction, text))
     if "0x" in text:
         text = _HEX.sub(lambda m: "0 ex " + _spaced(m.group(1).upper()), text)
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
