@@ -315,6 +315,25 @@ def test_fractions_of_measures_and_roads_are_said_as_people_say_them(
 
 
 @pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Rated 4.8★, reviews: ★★★★☆, 1★.", (
+            "Rated 4.8 stars, reviews: 4 out of 5 stars, 1 star."
+        )),
+        ("★★★★★Great!", "5 stars Great!"),
+        ("Join a Q&A session.", "Join a Q&Eigh session."),
+        ("Reply by 6/1, cut by 1/3.", "Reply by June 1st, cut by one third."),
+        ("Flight UA 1234 and flight 205.", "Flight UA 12 34 and flight 2 oh 5."),
+    ],
+)  # fmt: skip
+def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
+    """Bug: espeak said a star as "symbol two six zero five", the A of "Q&A session" as the
+    article "uh", a date after "by" as two numbers ("by 6 1"), and a flight's number as an
+    amount ("one thousand two hundred thirty-four")."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "He scored 12 points in 2024.",

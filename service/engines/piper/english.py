@@ -362,6 +362,9 @@ _MEASURES = {plural: one for one, plural in _UNITS.values() if " " not in plural
     "cups": "cup", "inches": "inch", "days": "day", "yards": "yard", "acres": "acre",
     "gallons": "gallon", "metres": "metre", "litres": "litre",
 }  # fmt: skip
+# Stars as a rating: after a number ("4.8★" 4.8 stars), or a row of them ("★★★★☆" 4 out of
+# 5 stars); espeak said "symbol two six zero five".
+_STARS = re.compile(r"(?:(\d+(?:\.\d+)?)\s?)?([★⭐]+)(☆*)|(☆+)")
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 # A sharp: C# and F# (the language, the note); espeak says "C hash".
@@ -420,9 +423,9 @@ _LONE_NUMBER_SIGN = re.compile(r"(?<=\w )#(?= (?:is|was)\b|:)")
 _NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
 # "#A1B2C3": a number sign before a code of letters and digits.
 _CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9-]*\d[A-Za-z0-9]*\b)")
-# The letter A inside a sentence ("option A", "Press A", "zone A 12"), which espeak reads as
-# the article "uh"; "Eigh" is its name to espeak.
-_LETTER_A = re.compile(r"(?<=[a-z0-9,] )A\b(?!['\u2019-])")
+# The letter A inside a sentence ("option A", "Press A", "zone A 12") or after an ampersand
+# ("Q&A session"), which espeak reads as the article "uh"; "Eigh" is its name to espeak.
+_LETTER_A = re.compile(r"(?:(?<=[a-z0-9,] )|(?<=[A-Z]&))A\b(?!['\u2019-])")
 # A span of days after a month's name ("March 3-5"): third to fifth, not "third five".
 _NAMED_MONTH_SPAN = re.compile(
     rf"\b({'|'.join(_MONTHS)})\s(0?[1-9]|[12]\d|3[01])\s?[-\N{{EN DASH}}]\s?"
@@ -459,8 +462,9 @@ _PRESSURE = re.compile(r"(?i)\b(blood pressure|BP)(\D{0,20}?)(\d{2,3})/(\d{2,3})
 # A run of three or more numbers with slashes that is no date ("24/7/365"): one after another.
 _SLASHES = re.compile(r"(?<![\w/.])(?:1[3-9]|[2-9]\d|\d{3,})(?:/\d+){2,}(?![\w/]|\.\d)")
 # A month and a day with a slash and no year, after a word that asks for a date ("on 12/05",
-# "Tuesday, 12/8", "due 1/15"): the date. Not after "by" or "from": "cut by 1/3".
-_DAY_WORDS = "|".join(("on", "until", "till", "before", "after", "since", "due"))
+# "Tuesday, 12/8", "due 1/15", "reply by 6/1"): the date. Not after "from", nor a fraction
+# after "by": "cut by 1/3".
+_DAY_WORDS = "|".join(("on", "until", "till", "before", "after", "since", "due", "by"))
 _MONTH_DAY = re.compile(
     rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
 )
@@ -499,6 +503,9 @@ _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 _ROAD = re.compile(
     r"\b(I-|US-|SR[- ]|(?:Interstate|Highway|Route) |Hwy\.? ?)([1-9]\d{0,2})\b(?![.,]\d|%)"
 )
+# A flight's number apart from its airline's code: "Flight UA 1234" twelve thirty-four (joined,
+# CA1234 is a code: _AFTER_LETTERS).
+_FLIGHT = re.compile(r"\b([Ff]light\s(?:[A-Z][A-Z\d]\s)?)(\d{3,4})\b(?![.,]\d)")
 _ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
 _KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
@@ -703,19 +710,43 @@ def _span(match: re.Match[str]) -> str:
     return f"{first} to {second}"
 
 
+def _in_pairs(number: str) -> str:
+    """Three or four digits as said in pairs: 405 "4 oh 5", 280 "2 80", 1200 "12 hundred"."""
+    rest = number[-2:]
+    return f"{number[:-2]} " + (
+        "hundred" if rest == "00" else f"oh {rest[1]}" if rest[0] == "0" else rest
+    )
+
+
 def _road(match: re.Match[str]) -> str:
     name, number = match.group(1).rstrip("-. "), match.group(2)
-    if len(number) == 3:
-        rest = number[1:]
-        rest = "hundred" if rest == "00" else f"oh {rest[1]}" if rest[0] == "0" else rest
-        number = f"{number[0]} {rest}"
-    return f"{_ROAD_NAMES.get(name, name)} {number}"
+    return f"{_ROAD_NAMES.get(name, name)} {_in_pairs(number) if len(number) == 3 else number}"
+
+
+def _month_day(match: re.Match[str]) -> str:
+    word, month, day = match.group(1), int(match.group(2)), int(match.group(3))
+    if word[:2].lower() == "by" and month < day:  # "cut by 1/3", "by 12/15" (_BARE_MONTH_DAY)
+        return match.group(0)
+    return f"{word}{_MONTHS[month - 1]} {_ordinal(day)}"
+
+
+def _stars(match: re.Match[str]) -> str:
+    figure, full = match.group(1), len(match.group(2) or "")
+    empty = len(match.group(3) or match.group(4) or "")
+    if figure:
+        said = f"{figure} {'star' if figure == '1' else 'stars'}"
+    else:
+        out_of = f" out of {full + empty}" if empty else ""
+        said = f"{full}{out_of} {'star' if full == 1 and not out_of else 'stars'}"
+    text, start, end = match.string, match.start(), match.end()
+    before = " " if start and not text[start - 1].isspace() else ""
+    return before + said + (" " if end < len(text) and text[end].isalnum() else "")
 
 
 def _places(text: str) -> str:
-    """Places', roads' and keys' short forms (_PLACE, _ROAD, _KEY_NAMES) as said."""
+    """Places', roads', flights' and keys' short forms (_PLACE, _ROAD, _KEY_NAMES) as said."""
     text = _PLACE.sub(lambda m: "PO" if m.group(3) else _PLACE_WORDS[m[1] or m[2]], text)
-    text = _ROAD.sub(_road, text)
+    text = _FLIGHT.sub(lambda m: m.group(1) + _in_pairs(m.group(2)), _ROAD.sub(_road, text))
     return _KEY_NAMES.sub(lambda m: KEY_WORDS[m[1] or m[2] or m[3]], text)
 
 
@@ -889,9 +920,7 @@ def english(text: str) -> str:
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
     text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
-    text = _MONTH_DAY.sub(
-        lambda m: f"{m.group(1)}{_MONTHS[int(m.group(2)) - 1]} {_ordinal(int(m.group(3)))}", text
-    )
+    text = _MONTH_DAY.sub(_month_day, text)
     text = _MONTH_DAY_SPAN.sub(_month_day_span, text)
     text = _BARE_MONTH_DAY.sub(
         lambda m: f"{_MONTHS[int(m.group(1)) - 1]} {_ordinal(int(m.group(2)))}", text
@@ -908,6 +937,8 @@ def english(text: str) -> str:
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
+    if any(c in text for c in "★⭐☆"):
+        text = _STARS.sub(_stars, text)
     text = _RATING.sub(_rating, text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
     text = _PER.sub(lambda m: f"{m.group(1)} per {_TIME_WORDS.get(m.group(2), m.group(2))}", text)
