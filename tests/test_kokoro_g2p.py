@@ -515,6 +515,8 @@ def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: st
         ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
         # Keys by their names; an English ordinal (st was read as its letters).
         ("按Ctrl+C复制，1st专辑", "按Control加C复制，第一专辑"),
+        # Stars as a rating (dropped unread).
+        ("评分4.8★，好评★★★★☆，差评☆☆☆", "评分四点八星，好评四星，差评零星"),
         # Per a unit or a measure word (the slash was unread or a pause; g/cm³ was 立方米).
         (
             "25mg/kg，1.2g/cm³，5L/min，每kg，1片/次，60公里/小时",
@@ -623,6 +625,8 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         # Keys by their names, joined by プラス (not たす); English ordinals.
         ("Ctrl+CとAlt+F4", "コントロールプラスシーとオルトプラスエフヨン"),
         ("1stアルバム、25th Anniversary", "ファーストアルバム、ダイニジューゴ・アニバーサリー"),
+        # Stars as a rating (dropped unread); a word before them keeps its own ほし.
+        ("評価4.8★、レビュー★★★★☆", "評価・ホシ4.8、レビュー・ホシヨッツ"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
     ],
 )

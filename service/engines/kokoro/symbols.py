@@ -133,6 +133,9 @@ _ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\
 _JA_ORDINALS = ("ファースト", "セカンド", "サード", "フォース", "フィフス", "シックスス",
                 "セブンス", "エイス", "ナインス", "テンス")  # fmt: skip
 # Latin letters that do not decompose into a letter and an accent.
+# Stars as a rating, which both G2Ps leave out: after a number (4.8★ 4.8星, 星4.8), or a row
+# of them (★★★★☆ 4星, 星4つ).
+_STARS = re.compile(r"(?:(\d+(?:\.\d+)?)\s?)?([★⭐]+)☆*|☆+")
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
 
@@ -286,11 +289,20 @@ def _ordinal(match: re.Match[str], language: int) -> str:
     return f"第{n}" + ("・" if space and language == 1 else space)
 
 
+def _stars(match: re.Match[str], language: int) -> str:
+    figure = match.group(1) or str(len(match.group(2) or ""))
+    if language == 0:
+        return figure + "星"
+    return f"・星{figure}" + ("つ" if match.group(1) is None and len(figure) == 1 else "")
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     if "+" in text:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
     text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
+    if any(c in text for c in "★⭐☆"):
+        text = _STARS.sub(lambda m: _stars(m, language), text)
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
     if language == 0:
