@@ -129,13 +129,16 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
         ("2023款MacBook，2024版，2023届", "二零二三款MacBook，二零二四版，二零二三届"),
         ("i7-13700K，1920x1080，1080P", "i七 一三七零零K，一千九百二十乘一千零八十，一零八零P"),
         ("8车12F座，座位是12F，会议在12F", "八车十二F座，座位是十二F，会议在十二楼"),
+        ("Office 365和Office 2019，波音737", "Office 三六五和Office 二零一九，波音七三七"),
+        ("豆瓣Top 250，Apple 999元", "豆瓣Top 二百五十，Apple 九百九十九元"),
     ],
 )
 def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoken: str) -> None:
     """Bug: a phone number was read as a range with a minus sign (400-820-8820 as 四百到八百二十
     负八千八百二十), a code as an amount (三十八万五千九百一十二), and 尾号0371 lost its zero.
     A model year was an amount (2023款 两千零二十三款), i7-13700K a span (i七到一万三千七百K),
-    a train seat a floor (12F座 十二楼座)."""
+    a train seat a floor (12F座 十二楼座), a product's number after its name an amount (Office 365
+    三百六十五)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -655,6 +658,9 @@ def test_japanese_symbols_openjtalk_says_as_words_are_said(
         ("認証コードは、483920です。", "認証コードは、ヨンハチサンキューニーゼロです。"),
         ("ご注文番号は：12345678です。", "ご注文番号は：イチニーサンヨンゴーロクナナハチです。"),
         ("電話番号の下4桁は5678ですか。", "電話番号の下4桁はゴーロクナナハチですか。"),
+        # A product's number after its name; a count and a year stay numbers.
+        ("Office 365とボーイング737", "Office サンロクゴーとボーイングナナサンナナ"),
+        ("Office 2019、Top 100", "Office 2019、Top 100"),
     ],
 )
 def test_japanese_codes_with_letters_are_read_one_by_one(

@@ -316,6 +316,15 @@ _MODEL_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?=款|版|届|级(?!别))")
 _RESOLUTION = re.compile(r"(?<![\d.])(\d{3,4})\s?[xX×*]\s?(\d{3,4})(?![\d.])")
 _VIDEO_LINES = re.compile(r"(?<![\d.])(\d{3,4})(?=[Pp](?![A-Za-z]))")
 _MODEL_HYPHEN = re.compile(r"(?<=[A-Za-z]\d)-(\d{3,})(?![\d.])")
+# A product's number after its name, digit by digit as said (Office 365 三六五, Office 2019,
+# 波音737, 骁龙888; in Japanese サンロクゴ, ボーイング737); a multiple of 50 is a count (Top 100,
+# S&P 500, Top 250), and so is one before a measure word (Apple 999元).
+_NAMED_MODEL = re.compile(
+    rf"(?:(?<=[a-z] )|(?<=波音)|(?<=骁龙))(\d{{3,4}})(?![\d.%]|\s?(?:{COM_QUANTIFIERS}|元|万|亿))"
+)
+_JA_NAMED_MODEL = re.compile(
+    r"(?:(?<=[a-z] )|(?<=ボーイング))(\d{3,4})(?![\d.%]|\s?[円人個件回位年万億])"
+)
 # A codec or a standard, a capital, a dot and its number (H.265, V.90): 点 and the digits.
 _DOTTED_CODE = re.compile(r"(?<![A-Za-z])([A-Z])\.(\d{2,3})(?![\d.])")
 # The next day's time after a span's hyphen (23:00-次日02:00): 到.
@@ -467,11 +476,13 @@ def _floor(match: re.Match[str], floor: str) -> str:
 
 
 def _models(text: str) -> str:
-    """Model years, screen resolutions and model numbers in Chinese text (_MODEL_YEAR)."""
+    """Model years, screen resolutions and model numbers in Chinese text (_MODEL_YEAR,
+    _NAMED_MODEL)."""
     text = _MODEL_YEAR.sub(lambda m: verbalize_digit(m[1]), text)
     text = _RESOLUTION.sub(r"\1乘\2", text)
     text = _VIDEO_LINES.sub(lambda m: verbalize_digit(m[1]), text)
-    return _MODEL_HYPHEN.sub(lambda m: " " + verbalize_digit(m[1]), text)
+    text = _MODEL_HYPHEN.sub(lambda m: " " + verbalize_digit(m[1]), text)
+    return _NAMED_MODEL.sub(lambda m: m[1] if int(m[1]) % 50 == 0 else verbalize_digit(m[1]), text)
 
 
 def _codecs_and_next_days(text: str) -> str:
@@ -669,6 +680,14 @@ def _ja_digits(digits: str) -> str:
     return "".join(_JA_DIGITS[d] for d in digits)
 
 
+def _ja_named_model(match: re.Match[str]) -> str:
+    """Office 365 サンロクゴ; a count (Top 100) and a year (Office 2019) stay numbers."""
+    number = match.group(1)
+    if int(number) % 50 == 0 or re.fullmatch(r"(?:19|20)\d\d", number):
+        return number
+    return _ja_digits(number)
+
+
 def digits_one_by_one(text: str, language: int) -> str:
     """Each run of digits in `text` said digit by digit, as a phone number is: in Mandarin
     (`language` 0, 1 as 幺) or Japanese (1)."""
@@ -774,6 +793,7 @@ def japanese(text: str) -> str:
     text = _JA_SEAT.sub(lambda m: (m[2] or "") + letter_names(m[1] or m[3]), text)
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
+    text = _JA_NAMED_MODEL.sub(_ja_named_model, text)
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: _floor(m, ("地下" if m[1] else "") + m[2] + "階"), text)
     text = _PRESSURE.sub(r"\1\2の\3", text)
