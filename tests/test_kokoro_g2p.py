@@ -469,10 +469,26 @@ def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
     assert said(japanese, text) == said(japanese, written)
 
 
-@pytest.mark.parametrize("text", ["Googleで検索", "USBケーブル", "iPhoneの設定", "OKです"])
-def test_latin_words_openjtalk_knows_are_its_own(japanese: JapaneseG2P, text: str) -> None:
-    """A word in OpenJTalk's dictionary keeps its reading; an acronym stays spelled."""
-    assert japanese._katakana(text) == text
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Googleで検索", "グーグルで検索"),
+        ("USBケーブル", "ユーエスビーケーブル"),
+        ("iPhoneの設定", "アイフォンの設定"),
+        ("OKです", "オーケイです"),
+        (
+            "iPhoneとAndroid、InstagramとBluetooth",
+            "アイフォンとアンドロイド、インスタグラムとブルートゥース",
+        ),
+    ],
+)
+def test_latin_words_openjtalk_knows_keep_its_reading(
+    japanese: JapaneseG2P, text: str, written: str
+) -> None:
+    """A word in OpenJTalk's dictionary keeps its reading, wherever it stands; an acronym stays
+    spelled. Bug: before と, OpenJTalk took iPhone, Instagram and Bluetooth for the filler it
+    spells (アイピーエイチオーエヌイー)."""
+    assert said(japanese, text) == said(japanese, written)
 
 
 @pytest.mark.parametrize(

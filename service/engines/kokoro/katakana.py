@@ -77,8 +77,11 @@ class Katakana:
     def _word(self, word: str) -> str:
         if word.lower() in _SAID:
             return _SAID[word.lower()]
-        if self._reading(word) is not None:
-            return word
+        reading = self._reading(word)
+        if reading is not None:
+            # Its katakana, not the word: in some places OpenJTalk takes a word it knows for the
+            # filler it spells ("iPhoneとAndroid": アイピーエイチオーエヌイー).
+            return reading
         if "-" in word:
             # In katakana, every part: a known part left as Latin letters would join the
             # next into one unknown word.
