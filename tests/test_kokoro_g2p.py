@@ -458,6 +458,7 @@ def test_japanese_times_dates_spans_and_codes(
         ("JR-Eastの駅です。", "ジェイアールイーストの駅です。"),
         # what the split at a capital or the model gets wrong
         ("SaaSとLinkedInとMcDonald's", "サースとリンクトインとマクドナルド"),
+        ("ToyotaとUNIQLOとUberのapp", "トヨタとユニクロとウーバーのアプリ"),
     ],
 )
 def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
@@ -465,7 +466,7 @@ def test_latin_words_openjtalk_does_not_know_are_said_in_katakana(
 ) -> None:
     """Bug: OpenJTalk spelled an English word it does not know letter by letter ("Teams" as
     ティーイーエーエムエス), and cut "check-in" with a pause, then spelled it; "SaaS" was
-    サーエス, "LinkedIn" リンケッドイン."""
+    サーエス, "LinkedIn" リンケッドイン, "Toyota" トイオタ, "UNIQLO" spelled, "app" アップ."""
     assert said(japanese, text) == said(japanese, written)
 
 
