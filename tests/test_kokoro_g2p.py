@@ -645,6 +645,11 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         # Keys by their names, joined by プラス (not たす); English ordinals.
         ("Ctrl+CとAlt+F4", "コントロールプラスシーとオルトプラスエフヨン"),
         ("1stアルバム、25th Anniversary", "ファーストアルバム、ダイニジューゴ・アニバーサリー"),
+        # An address's signs by name, and a part that is no word spelled (e2k: abc アブ).
+        (
+            "bob@abc.comか、support@xyz.co.jpまで",
+            "bobアットエービーシードットcomか、supportアットエックスワイゼットドットシーオードットジェーピーまで",
+        ),
         # Stars as a rating (dropped unread); a word before them keeps its own ほし.
         ("評価4.8★、レビュー★★★★☆", "評価・ホシ4.8、レビュー・ホシヨッツ"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),

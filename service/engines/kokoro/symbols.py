@@ -21,6 +21,7 @@ from ..written import (
     power_of,
     roman_value,
 )
+from .katakana import letter_names
 
 # The Greek letters by the names Chinese and Japanese readers give them (阿尔法狗 is AlphaGo;
 # mu as English says it: 缪 alone is read móu).
@@ -105,6 +106,12 @@ _ADDRESS_SIGNS = {
     "@": ("艾特", "アット"), ".": ("点", "ドット"), "-": ("杠", "ハイフン"),
     "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
 }  # fmt: skip
+# A part of an address that is no word, spelled in Japanese (e2k made abc アブ, xyz キシズ): two
+# letters (co.jp, ne.jp), or three that are not a syllable (bob, com and net are).
+_JA_SPELLED_PART = re.compile(
+    r"(?<![A-Za-z])(?:[A-Za-z]{2}|(?![b-df-hj-np-tv-z][aeiou][b-df-hj-np-tv-z])[A-Za-z]{3})"
+    r"(?![A-Za-z])"
+)
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans(
     {"\u2126": "Ω", "\u00b5": "μ"}
@@ -199,6 +206,8 @@ def _address(address: str, language: int) -> str:
     from .numbers import digits_one_by_one
 
     address, end = (address[:-1], address[-1]) if address[-1] in "./" else (address, "")
+    if language == 1:
+        address = _JA_SPELLED_PART.sub(lambda m: letter_names(m.group(0)), address)
     said = "".join(_ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else c for c in address)
     return digits_one_by_one(said, language) + end
 
