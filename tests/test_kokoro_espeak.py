@@ -95,6 +95,8 @@ def said(language: str, text: str) -> str:
     ("pt", "300 pessoas, 502 vagas.", "trezentas pessoas, quinhentas e duas vagas."),
     ("fr", "1 nuit pour 21 personnes.", "une nuit pour 20 et une personnes."),
     ("it", "1 notte, 1 tavolo, 1 ora.", "una notte, un tavolo, un'ora."),
+    # An Italian feminine singular in -a (its plural's -e alone was listed: uno persona).
+    ("it", "1 persona, 1 settimana, 1 camera.", "una persona, una settimana, una camera."),
     # The degree sign for an ordinal; digits with a leading zero (a postal code) one by one.
     ("it", "Al 1° piano.", "Al 1º piano."),
     ("pt", "O CEP é 01310-100, 25° C.", "O CEP é 0 1 3 1 0 100, 25° C."),
@@ -106,6 +108,19 @@ def test_prices_and_numbers_are_read_as_people_say_them(
     """espeak-ng reads 25,50 € as "veinticinco, cincuenta euro", $25 as "dólar veinticinco",
     1.250 as "uno. doscientos cincuenta" and 3,5 as two numbers with a pause between."""
     assert spoken(written, language) == spoken_as
+    assert said(language, written) == said(language, spoken_as)
+
+
+@pytest.mark.parametrize(("language", "written", "spoken_as"), [
+    ("es", "Valoración: 4,8★, ★★★★☆, 1★.",
+     "Valoración: 4 coma 8 estrellas, 4 de 5 estrellas, una estrella."),
+    ("fr", "Note : ★★★★☆, 1★.", "Note : 4 sur 5 étoiles, une étoile."),
+    ("it", "Voto: 4,5★.", "Voto: 4 virgola 5 stelle."),
+    ("pt", "Nota ★★★★★.", "Nota 5 estrelas."),
+])  # fmt: skip
+def test_a_rating_in_stars_is_said(language: str, written: str, spoken_as: str) -> None:
+    """Bug: the stars were left to espeak-ng, which names the sign ("estrella negra")."""
+    assert romance.spoken(written, language) == spoken_as
     assert said(language, written) == said(language, spoken_as)
 
 

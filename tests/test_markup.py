@@ -80,6 +80,21 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
+        ("Rated 4.8★ by users, 5 ⭐ service.", "Rated 4.8★ by users, 5 ⭐ service."),
+        ("Reviews: ★★★★☆ and ⭐️⭐️⭐️⭐️⭐️", "Reviews: ★★★★☆ and ⭐⭐⭐⭐⭐"),
+        # decoration: a star alone, a long row
+        ("★ New ★ ⭐ Great ★★★★★★★★", " New   Great "),
+    ],
+)
+def test_the_stars_of_a_rating_stay_for_the_voice(text: str, said: str) -> None:
+    """Bug: a rating's stars went with the emoji: "4.8★" was heard as "4.8", "★★★★☆" as
+    nothing. Each voice says them (4.8 stars, 四星, 4 de 5 estrellas)."""
+    assert spoken(text) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
         ("Room \uff11\uff12, \uff28\uff45\uff4c\uff4c\uff4f.", "Room 12, Hello."),
         ("\U0001d407\U0001d41e\U0001d425\U0001d425\U0001d428 \U0001d7cf\U0001d7d0", "Hello 12"),
         ("价格\u0663元\uff0c\u0967\u0968个", "价格3元\uff0c12个"),
@@ -192,6 +207,22 @@ def test_ssml_sounds_as_its_plain_text_does(stub: tts_pb2_grpc.TextToSpeechServi
     ssml = '<speak>Sure. <break time="300ms"/> Tap <emphasis>Settings</emphasis>.</speak>'
     assert_same_speech(synthesized(ssml), plain)
     assert_same_speech(synthesized("Sure. 😊 Tap Settings 👍."), plain)
+
+
+def test_a_rating_in_stars_sounds_as_its_words_do(
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+) -> None:
+    """Bug: the stars went with the emoji, so "Rated 4.8★" was heard as "Rated 4.8"."""
+    config = pb.SynthesisConfig(
+        noise_scale=0.0, noise_w=0.0, audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
+    )
+
+    def synthesized(text: str) -> bytes:
+        return _pcm(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60))
+
+    words = synthesized("Rated 4.8 stars, 4 out of 5 stars.")
+    assert words
+    assert_same_speech(synthesized("Rated 4.8★, ★★★★☆."), words)
 
 
 @pytest.mark.parametrize("text", ["<speak></speak>", "👍😊"])

@@ -46,3 +46,12 @@ def test_latin_american_spanish_keeps_its_amounts(tmp_path: Path, cache_dir: Pat
     assert model.phonemize("El Sr. Pérez, el 15/03.") == model.phonemize(
         "El señor Pérez, el 15 de marzo."
     )
+
+
+def test_a_voice_of_another_language_leaves_a_ratings_stars_out(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """A language with no words here for a rating's stars (German) drops them, as it drops
+    emoji: espeak-ng would name each sign ("schwarzer Stern"). A figure before them stays."""
+    model = piper_voice(tmp_path, cache_dir, "de").model
+    assert model.phonemize("Bewertung 4,8★, ★★★★☆ gut.") == model.phonemize("Bewertung 4,8, gut.")

@@ -39,6 +39,11 @@ _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b50\u2b55\u2b1b\u2b1c\u2b06\u2b07\u2b05\u27a1"
     "\ufe0f\u200d\u20e3\U000e0020-\U000e007f]+"
 )
+# Stars that are a rating stay for the voice to say: one after a figure ("4.8★", "5 ⭐"), or a
+# row of two to five ("★★★★☆", "⭐⭐⭐⭐⭐", emoji selectors aside); a longer row or a star alone
+# is decoration.
+_RATING_ROW = re.compile("[★⭐][★⭐☆]{1,4}")
+_AFTER_FIGURE = re.compile(r"\d\s?$")
 # A web address's scheme, which every voice spells ("H T T P S colon slash slash"): the address
 # is read from its host.
 _SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
@@ -62,6 +67,16 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _INVISIBLE = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u00ad]")
 
 
+def _emoji(match: re.Match[str]) -> str:
+    """Nothing for an emoji, or the stars of a rating (_RATING_ROW)."""
+    stars = match.group(0).replace("\ufe0f", "").replace("\u200d", "")
+    if _RATING_ROW.fullmatch(stars) or (
+        stars in ("★", "⭐") and _AFTER_FIGURE.search(match.string, 0, match.start())
+    ):
+        return stars
+    return ""
+
+
 def _plain(match: re.Match[str]) -> str:
     ch = match.group(0)
     digit = unicodedata.decimal(ch, None)
@@ -72,7 +87,8 @@ def _plain(match: re.Match[str]) -> str:
 def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, strikethrough and code marks, heading
     hashes, link targets and table bars (a pause between cells), without tags (an opening one
-    leaves a space, as <br> does between words), emoji and a web address's https://, with
+    leaves a space, as <br> does between words), emoji (not the stars of a rating) and a web
+    address's https://, with
     character references as their characters, and with letters
     and digits of other forms (full-width, styled, circled, another script's digits) as the
     plain ones, without control characters and invisible marks; anything else as it is."""
@@ -82,7 +98,7 @@ def spoken(text: str) -> str:
     if "&" in text:
         text = _REFERENCE.sub(lambda m: html.unescape(m.group(0)), text)
     if not text.isascii():
-        text = _FORMS.sub(_plain, _INVISIBLE.sub("", _EMOJI.sub("", text)))
+        text = _FORMS.sub(_plain, _INVISIBLE.sub("", _EMOJI.sub(_emoji, text)))
     if "://" in text:
         text = _SCHEME.sub("", text)
     if not any(c in text for c in "*`#]~|"):

@@ -7,6 +7,7 @@ its own words."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Digits grouped by hyphens, dots or spaces, the country code or the area code perhaps set apart
 # ("400-820-8820", "+86 138 0013 8000", "(010) 8888-6666", "555.123.4567"; brackets full width
@@ -43,6 +44,36 @@ def ordinal_suffix(n: int) -> str:
 # (PgDn): espeak, OpenJTalk and the lexicon spell them.
 KEY_WORDS = {"Ctrl": "Control", "Cmd": "Command", "Opt": "Option", "Del": "Delete",
              "Esc": "Escape", "PgUp": "Page Up", "PgDn": "Page Down"}  # fmt: skip
+
+
+# Stars as a rating, which markup.spoken keeps (one after a figure, a row of two to five):
+# "4.8★", "★★★★☆". espeak names the sign ("black star"); the CJK G2Ps drop it.
+STARS = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s?)?([★⭐]+)(☆*)|(☆+)")
+STAR_SIGNS = "★⭐☆"
+
+
+def _latin_word_char(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def spoken_stars(text: str, said: Callable[[str, int | None, bool], str]) -> str:
+    """`text` with each rating STARS finds as `said(figure, out_of, counted)` words it: "4.8★"
+    is ("4.8", None, False), "★★★★☆" ("4", 5, True), "★★★" ("3", None, True); set apart by
+    spaces from Latin letters and digits beside it."""
+
+    def one(match: re.Match[str]) -> str:
+        full, empty = len(match.group(2) or ""), len(match.group(3) or match.group(4) or "")
+        figure = match.group(1)
+        words = (
+            said(figure, None, False)
+            if figure
+            else said(str(full), full + empty if empty else None, True)
+        )
+        start, end = match.start(), match.end()
+        before = " " if start and _latin_word_char(text[start - 1]) and words else ""
+        return before + words + (" " if end < len(text) and _latin_word_char(text[end]) else "")
+
+    return STARS.sub(one, text) if any(c in text for c in STAR_SIGNS) else text
 
 
 # A colon between two numbers; a time (two-digit minutes) is read before it.

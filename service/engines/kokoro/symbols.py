@@ -20,6 +20,7 @@ from ..written import (
     phone_groups,
     power_of,
     roman_value,
+    spoken_stars,
 )
 from .katakana import letter_names
 
@@ -140,9 +141,6 @@ _ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\
 _JA_ORDINALS = ("ファースト", "セカンド", "サード", "フォース", "フィフス", "シックスス",
                 "セブンス", "エイス", "ナインス", "テンス")  # fmt: skip
 # Latin letters that do not decompose into a letter and an accent.
-# Stars as a rating, which both G2Ps leave out: after a number (4.8★ 4.8星, 星4.8), or a row
-# of them (★★★★☆ 4星, 星4つ).
-_STARS = re.compile(r"(?:(\d+(?:\.\d+)?)\s?)?([★⭐]+)☆*|☆+")
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
 
@@ -298,11 +296,12 @@ def _ordinal(match: re.Match[str], language: int) -> str:
     return f"第{n}" + ("・" if space and language == 1 else space)
 
 
-def _stars(match: re.Match[str], language: int) -> str:
-    figure = match.group(1) or str(len(match.group(2) or ""))
+def _stars(figure: str, counted: bool, language: int) -> str:
+    """A rating in stars (written.spoken_stars), which both G2Ps leave out: 4.8★ 4.8星 and
+    星4.8, ★★★★☆ 4星 and 星4つ (a middle dot keeps 評価 from joining 星 as ぼし)."""
     if language == 0:
         return figure + "星"
-    return f"・星{figure}" + ("つ" if match.group(1) is None and len(figure) == 1 else "")
+    return f"・星{figure}" + ("つ" if counted and len(figure) == 1 else "")
 
 
 def _readable(text: str, language: int) -> str:
@@ -310,8 +309,7 @@ def _readable(text: str, language: int) -> str:
     if "+" in text:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
     text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
-    if any(c in text for c in "★⭐☆"):
-        text = _STARS.sub(lambda m: _stars(m, language), text)
+    text = spoken_stars(text, lambda figure, _, counted: _stars(figure, counted, language))
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
     if language == 0:

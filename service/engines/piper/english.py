@@ -27,6 +27,7 @@ from ..written import (
     phone_groups,
     power_of,
     roman_value,
+    spoken_stars,
 )
 
 _MONTHS = (
@@ -362,9 +363,6 @@ _MEASURES = {plural: one for one, plural in _UNITS.values() if " " not in plural
     "cups": "cup", "inches": "inch", "days": "day", "yards": "yard", "acres": "acre",
     "gallons": "gallon", "metres": "metre", "litres": "litre",
 }  # fmt: skip
-# Stars as a rating: after a number ("4.8★" 4.8 stars), or a row of them ("★★★★☆" 4 out of
-# 5 stars); espeak said "symbol two six zero five".
-_STARS = re.compile(r"(?:(\d+(?:\.\d+)?)\s?)?([★⭐]+)(☆*)|(☆+)")
 # A tilde before a number, after no word: about (~5%).
 _ABOUT = re.compile(r"(?<![\w%])~\s?(?=[$€£]?\d)")
 # A sharp: C# and F# (the language, the note); espeak says "C hash".
@@ -730,17 +728,11 @@ def _month_day(match: re.Match[str]) -> str:
     return f"{word}{_MONTHS[month - 1]} {_ordinal(day)}"
 
 
-def _stars(match: re.Match[str]) -> str:
-    figure, full = match.group(1), len(match.group(2) or "")
-    empty = len(match.group(3) or match.group(4) or "")
-    if figure:
-        said = f"{figure} {'star' if figure == '1' else 'stars'}"
-    else:
-        out_of = f" out of {full + empty}" if empty else ""
-        said = f"{full}{out_of} {'star' if full == 1 and not out_of else 'stars'}"
-    text, start, end = match.string, match.start(), match.end()
-    before = " " if start and not text[start - 1].isspace() else ""
-    return before + said + (" " if end < len(text) and text[end].isalnum() else "")
+def _stars(figure: str, out_of: int | None, counted: bool) -> str:
+    """A rating in stars (written.spoken_stars): 4.8 stars, 4 out of 5 stars, 1 star."""
+    if out_of:
+        return f"{figure} out of {out_of} stars"
+    return f"{figure} {'star' if figure == '1' else 'stars'}"
 
 
 def _places(text: str) -> str:
@@ -937,8 +929,7 @@ def english(text: str) -> str:
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
-    if any(c in text for c in "★⭐☆"):
-        text = _STARS.sub(_stars, text)
+    text = spoken_stars(text, _stars)
     text = _RATING.sub(_rating, text)
     text = _EMERGENCY.sub(lambda m: m.group(1) + _spaced(m.group(2)), text)
     text = _PER.sub(lambda m: f"{m.group(1)} per {_TIME_WORDS.get(m.group(2), m.group(2))}", text)

@@ -14,6 +14,7 @@ from ...errors import InvalidRequest, ModelError
 from .. import espeak, romance
 from ..engine import VoiceInfo, VoiceRequest, model_rate
 from ..runtime import OrtSettings
+from ..written import spoken_stars
 from .english import english
 from .pieces import cut_phonemes
 from .split import SplitGraph
@@ -23,14 +24,21 @@ from .words import phoneme_words
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
 
 
-def _written_out(espeak_voice: str) -> Callable[[str], str] | None:
+def _without_stars(text: str) -> str:
+    """A rating's stars left out (a figure before them stays), in a language with no words for
+    them here: espeak-ng would name each sign."""
+    return spoken_stars(text, lambda figure, _, counted: "" if counted else figure)
+
+
+def _written_out(espeak_voice: str) -> Callable[[str], str]:
     """What rewrites a voice's text before espeak-ng reads it: espeak misreads money, clock
-    times, dates, units and the like in English, Spanish, French, Italian and Portuguese."""
+    times, dates, units and the like in English, Spanish, French, Italian and Portuguese; in any
+    other language, a rating's stars."""
     if espeak_voice.startswith("en"):
         return english
     language = espeak_voice.split("-")[0]
     if language not in romance.LANGUAGES:
-        return None
+        return _without_stars
     # Much of Latin America (espeak-ng's es-419) writes a decimal point and $ for pesos, which
     # Spain's rules would read as a thousands point and dollars: its amounts go as written.
     return functools.partial(
@@ -129,8 +137,7 @@ class PiperModel:
         # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
         # other control characters carry nothing to speak.
         text = text.translate(_CONTROL_TO_SPACE)
-        if self._written_out:
-            text = self._written_out(text)
+        text = self._written_out(text)
         with espeak.LOCK:
             return [s for s in self._phonemizer.phonemize(text) if s]
 

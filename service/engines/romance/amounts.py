@@ -201,18 +201,18 @@ _FEMININE = {
     "es": r"noches?|semanas?|horas?|personas?|vez|veces|habitaci[óo]n(?:es)?|citas?|llamadas?"
     r"|facturas?|tarjetas?|cuotas?|unidades|unidad|opci[óo]n(?:es)?|botellas?|mesas?|entradas?"
     r"|p[áa]ginas?|plazas?|maletas?|reservas?|camas?|cuentas?|copias?|l[íi]neas?|cajas?"
-    r"|sesi[óo]n(?:es)?|consultas?|clases?|tiendas?|plantas?",
+    r"|sesi[óo]n(?:es)?|consultas?|clases?|tiendas?|plantas?|estrellas?",
     "fr": r"nuits?|semaines?|heures?|personnes?|fois|chambres?|minutes?|secondes?|cartes?"
     r"|factures?|places?|tables?|bouteilles?|commandes?|pages?|valises?|réservations?|options?"
     r"|séances?|lignes?|étoiles?|boîtes?|unités?",
-    "it": r"notte|notti|settimane?|or[ae]|persone?|volte?|camere?|chiamate?|fatture?|carte?"
-    r"|rate|rata|unità|opzion[ei]|bottiglie?|bottiglia|pagine?|valigie?|valigia"
-    r"|prenotazion[ei]|sessione|sessioni|lezion[ei]|stelle?",
+    "it": r"nott[ei]|settiman[ae]|or[ae]|person[ae]|volt[ae]|camer[ae]|chiamat[ae]|fattur[ae]"
+    r"|cart[ae]|rat[ae]|unità|opzion[ei]|bottigli[ae]|pagin[ae]|valigi[ae]|valigie"
+    r"|prenotazion[ei]|session[ei]|lezion[ei]|stell[ae]",
     "pt": r"noites?|semanas?|horas?|pessoas?|vez|vezes|parcelas?|di[áa]rias?|unidades?"
     r"|mesas?|reservas?|entregas?|op[çc][ãa]o|op[çc][õo]es|camas?|contas?|mensage(?:m|ns)"
     r"|liga[çc][ãa]o|liga[çc][õo]es|passage(?:m|ns)|cadeiras?|garrafas?|faturas?|c[óo]pias?"
     r"|p[áa]ginas?|tentativas?|etapas?|vagas?|sess[ãa]o|sess[õo]es|consultas?|aulas?"
-    r"|malas?|linhas?|caixas?",
+    r"|malas?|linhas?|caixas?|estrelas?",
 }
 _MASCULINE = {
     "es": r"d[íi]as?|mes(?:es)?|años?|minutos?|segundos?|momentos?|productos?|pedidos?"
