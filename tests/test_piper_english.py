@@ -334,6 +334,24 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Due 5 Dec 2026, from 1 March to 3 April.", (
+            "Due the 5th of December 2026, from the 1st of March to the 3rd of April."
+        )),
+        ("Meet 5 Dec. at noon, Jan 2026.", "Meet the 5th of December at noon, January 2026."),
+        ("It ends on 21 June.", "It ends on the 21st of June."),
+        ("At 2026-12-05T10:00Z.", "At December 5th, 2026 at 10 o'clock UTC."),
+        ("Stream 1080p or 720p.", "Stream 10 80 p or 7 20 p."),
+    ],
+)  # fmt: skip
+def test_days_before_months_timestamps_and_video_lines_are_said(text: str, written: str) -> None:
+    """Bug: espeak said "5 Dec 2026" as "five deck", a timestamp's T and Z as letters
+    ("T ten o'clock Z"), and 1080p as "one thousand eighty P"."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "He scored 12 points in 2024.",

@@ -489,7 +489,21 @@ _YMD_DATE = re.compile(r"(?<![\d/])(\d{4})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01
 _MIXED = re.compile(r"(?<![\w/.])(\d+) (?=\d{1,2}/\d{1,2}(?![\w/]|\.\d))")
 _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\d-])")
 _MONTH_ABBREVIATION = re.compile(
-    r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b)"
+    r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b|\s\d{4}\b)"
+)
+# A timestamp (ISO 8601): its date, "at" its time, and its zone after it ("2026-12-05T10:00Z";
+# espeak said "T ten o'clock Z").
+_TIMESTAMP = re.compile(
+    r"(?<![\d-])(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(Z|[+-]\d\d:?\d\d)?\b"
+)
+# A video's lines, said in pairs: 1080p ten eighty p, 720p seven twenty p.
+_VIDEO_LINES = re.compile(r"(?<![\w.])(480|576|720|1080|1440|2160|4320)([pi])\b")
+# A day before its month, as Britain writes it ("5 December 2026", "21 Jun."): the 5th of
+# December (espeak said "five December", "five Dec"). A full stop stays where it ends a sentence.
+_DAY_MONTH = re.compile(
+    r"(?<![\d.,:/])(the )?(0?[1-9]|[12]\d|3[01]) ("
+    + "|".join(sorted({*_MONTHS, *_ABBREVIATED_MONTHS}, key=len, reverse=True))
+    + r")\b(?:\.(?=,|\s+[a-z\d]))?(?!['\u2019])"
 )
 # A mountain's, a fort's or a route's short form ("Mt. Hood", "Ft Worth", "Rte. 66"), and a
 # post office box ("P.O. Box 77"): espeak spells them, and ends a sentence at their periods.
@@ -876,12 +890,28 @@ def _digit_runs(text: str) -> str:
     return _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
 
 
+def _timestamp(match: re.Match[str]) -> str:
+    date, time, zone = match.group(1), match.group(2), match.group(3)
+    if not zone:
+        return f"{date} at {time}"
+    if zone == "Z":
+        return f"{date} at {time} UTC"
+    hours, minutes = int(zone[1:3]), zone[-2:]
+    offset = f"{hours}:{minutes}" if minutes != "00" else str(hours)
+    return f"{date} at {time} UTC {'plus' if zone[0] == '+' else 'minus'} {offset}"
+
+
 def _dates(text: str) -> str:
     """Dates written with numbers, a month's short name, a month's name and its days."""
+    if "T" in text:
+        text = _TIMESTAMP.sub(_timestamp, text)
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
     text = _YMD_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _MONTH_ABBREVIATION.sub(lambda m: _ABBREVIATED_MONTHS[m.group(1)], text)
+    text = _DAY_MONTH.sub(
+        lambda m: f"the {_ordinal(int(m[2]))} of {_ABBREVIATED_MONTHS.get(m[3], m[3])}", text
+    )
     text = _NAMED_MONTH_SPAN.sub(
         lambda m: f"{m[1]} {_ordinal(int(m[2]))} to {_ordinal(int(m[3]))}", text
     )
@@ -927,6 +957,7 @@ def english(text: str) -> str:
     text = _DECADE.sub(_decade, text)
     text = _HOURS_SPAN.sub(r"\1 to ", text)
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
+    text = _VIDEO_LINES.sub(lambda m: f"{_in_pairs(m.group(1))} {m.group(2)}", text)
     text = _TIME_SPAN.sub(r" \1 to ", text)
     text = RATIO.sub(r"\1 to \2", text)
     text = spoken_stars(text, _stars)
