@@ -703,6 +703,7 @@ def test_a_japanese_price_with_its_scale_after_the_sign(japanese: JapaneseG2P) -
     ("text", "written"),
     [
         ("料金は980円/月です。", "料金は月980円です。"),
+        ("5GBのプラン、20GB/月です。", "5ギガバイトのプラン、月20ギガバイトです。"),
         ("1泊10,000円/人です。", "1泊1人10000円です。"),
         ("2錠/回を服用。", "1回2錠を服用。"),
         ("心拍数は72回/分です。", "心拍数は1分あたり72回です。"),
@@ -714,8 +715,8 @@ def test_a_japanese_price_with_its_scale_after_the_sign(japanese: JapaneseG2P) -
 def test_japanese_price_per_month_says_what_it_is_counted_by_first(
     japanese: JapaneseG2P, text: str, written: str
 ) -> None:
-    """Bug: "980円/月" was 980円、ツキ (a pause, then the moon), "72回/分" 72回、ワケ, and blood
-    pressure ran its numbers together with mmHg spelled."""
+    """Bug: "980円/月" was 980円、ツキ (a pause, then the moon), "72回/分" 72回、ワケ, blood
+    pressure ran its numbers together with mmHg spelled, and 5GB was the network 5G and a B."""
     assert said(japanese, text) == said(japanese, written)
 
 

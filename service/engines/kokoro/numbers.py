@@ -640,10 +640,11 @@ _JA_SEAT = re.compile(
     r"(?<=\d)([A-Z])(?=\s?(?:席|サイズ))|((?:座席|お席|席)(?:番号)?(?:は|：|:)?\s?\d{1,2})([A-K])(?![A-Za-z])"
 )
 # The units OpenJTalk does not read after a number, in katakana: it leaves out "L" and the "h"
-# of "mAh", and spells "kB" and "pt" (points). (It reads km, kg, GB, Hz and the rest itself.)
+# of "mAh", spells "kB" and "pt" (points), and reads 2GB to 6GB as the network 5G and a B
+# (ファイブジービー). (It reads km, kg, MB, Hz and the rest itself.)
 _JA_UNITS = {
     "L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー", "pt": "ポイント",
-    "mmHg": "ミリエイチジー", "mcg": "マイクログラム",
+    "mmHg": "ミリエイチジー", "mcg": "マイクログラム", "GB": "ギガバイト",
 }  # fmt: skip
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"

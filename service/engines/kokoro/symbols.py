@@ -220,7 +220,8 @@ _CJK = "\u3041-\u30ff\u4e00-\u9fff"
 # "10,000円/人" 1人10,000円 (a pause for the slash would say "980円、ツキ", the moon). Not before a
 # kanji that makes another word (月曜, 人数).
 _JA_PER = re.compile(
-    r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%)?)"
+    r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?"
+    r"(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%|[KMGT]B)?)"
     r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|g|m|L)"
     r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
