@@ -76,6 +76,31 @@ def spoken_stars(text: str, said: Callable[[str, int | None, bool], str]) -> str
     return STARS.sub(one, text) if any(c in text for c in STAR_SIGNS) else text
 
 
+# A timestamp (ISO 8601, "2026-12-05T10:00Z"): every reader says its T and Z as letters.
+_TIMESTAMP = re.compile(
+    r"(?<![\d-])(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(Z|[+-]\d\d:?\d\d)?(?![\d:])"
+)
+
+
+def spoken_timestamps(text: str, at: str, signs: tuple[str, str], between: str = " ") -> str:
+    """`text` with each timestamp as its date, `at`, its time and its zone: Z as UTC, an offset
+    after UTC with `signs` (plus, minus) and its hours ("+05:30": plus 5:30, "+08:00": plus 8),
+    `between` apart. Each language then reads the date and the time as it reads them anywhere."""
+
+    def one(match: re.Match[str]) -> str:
+        date, time, zone = match.group(1), match.group(2), match.group(3)
+        said = f"{date}{at}{time}"
+        if not zone:
+            return said
+        if zone == "Z":
+            return f"{said} UTC"
+        hours, minutes = int(zone[1:3]), zone[-2:]
+        offset = f"{hours}:{minutes}" if minutes != "00" else str(hours)
+        return f"{said} UTC{between}{signs[zone[0] == '-']}{between}{offset}"
+
+    return _TIMESTAMP.sub(one, text)
+
+
 # A colon between two numbers; a time (two-digit minutes) is read before it.
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 

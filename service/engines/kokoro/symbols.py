@@ -21,6 +21,7 @@ from ..written import (
     power_of,
     roman_value,
     spoken_stars,
+    spoken_timestamps,
 )
 from .katakana import letter_names
 
@@ -307,6 +308,8 @@ def _stars(figure: str, counted: bool, language: int) -> str:
 
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
+    if "T" in text:
+        text = spoken_timestamps(text, " ", (("加", "减"), ("プラス", "マイナス"))[language], "")
     if "+" in text:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
     text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)

@@ -28,6 +28,7 @@ from ..written import (
     power_of,
     roman_value,
     spoken_stars,
+    spoken_timestamps,
 )
 
 _MONTHS = (
@@ -491,11 +492,6 @@ _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])
 _MONTH_ABBREVIATION = re.compile(
     r"\b(" + "|".join(_ABBREVIATED_MONTHS) + r")\.?(?=\s\d{1,2}(?:st|nd|rd|th)?\b|\s\d{4}\b)"
 )
-# A timestamp (ISO 8601): its date, "at" its time, and its zone after it ("2026-12-05T10:00Z";
-# espeak said "T ten o'clock Z").
-_TIMESTAMP = re.compile(
-    r"(?<![\d-])(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(Z|[+-]\d\d:?\d\d)?\b"
-)
 # A video's lines, said in pairs: 1080p ten eighty p, 720p seven twenty p.
 _VIDEO_LINES = re.compile(r"(?<![\w.])(480|576|720|1080|1440|2160|4320)([pi])\b")
 # A day before its month, as Britain writes it ("5 December 2026", "21 Jun."): the 5th of
@@ -890,21 +886,10 @@ def _digit_runs(text: str) -> str:
     return _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
 
 
-def _timestamp(match: re.Match[str]) -> str:
-    date, time, zone = match.group(1), match.group(2), match.group(3)
-    if not zone:
-        return f"{date} at {time}"
-    if zone == "Z":
-        return f"{date} at {time} UTC"
-    hours, minutes = int(zone[1:3]), zone[-2:]
-    offset = f"{hours}:{minutes}" if minutes != "00" else str(hours)
-    return f"{date} at {time} UTC {'plus' if zone[0] == '+' else 'minus'} {offset}"
-
-
 def _dates(text: str) -> str:
     """Dates written with numbers, a month's short name, a month's name and its days."""
     if "T" in text:
-        text = _TIMESTAMP.sub(_timestamp, text)
+        text = spoken_timestamps(text, " at ", ("plus", "minus"))
     text = _US_DATE.sub(lambda m: _date(m.group(1), m.group(2), m.group(3)), text)
     text = _YMD_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
     text = _ISO_DATE.sub(lambda m: _date(m.group(2), m.group(3), m.group(1)), text)
