@@ -45,7 +45,7 @@ from voxlite.service.engines.piper.english import english
         ("Your code is 385912.", "Your code is 3 8 5 9 1 2."),
         ("Your order number is 48213.", "Your order number is 4 8 2 1 3."),
         ("Order #12345.", "Order number 1 2 3 4 5."),
-        ("Flight CA1234.", "Flight CA 1 2 3 4."),
+        ("Flight CA1234.", "Flight C Eigh 1 2 3 4."),
         ("Due on 12/05/2026.", "Due on December 5th, 2026."),
         ("On 2026-12-05.", "On December 5th, 2026."),
         ("Ships Dec. 5th.", "Ships December 5th."),
@@ -155,7 +155,7 @@ from voxlite.service.engines.piper.english import english
         # eight"); a code label still wins; a tax form's digits in pairs
         (
             "The final score was 112-108; RMA 2024-1187; Form 1099.",
-            "The final score was 112 to 108; RMA 2 0 2 4, 1 1 8 7; Form 10 99.",
+            "The final score was 112 to 108; R M Eigh 2 0 2 4, 1 1 8 7; Form 10 99.",
         ),
         # a handle's underscore (espeak left it out) and a number spelled with letters ("dash")
         (
@@ -224,8 +224,8 @@ from voxlite.service.engines.piper.english import english
         # codes and local phone numbers with hyphens are no spans
         (
             "Call 555-1234 about case CS-2024-0042, RMA 2024-1187 and order 112-3456789-0123.",
-            "Call 5 5 5, 1 2 3 4 about case CS 2 0 2 4, 0 0 4 2, RMA 2 0 2 4, 1 1 8 7 and order"
-            " 1 1 2, 3 4 5 6 7 8 9, 0 1 2 3.",
+            "Call 5 5 5, 1 2 3 4 about case C S 2 0 2 4, 0 0 4 2, R M Eigh 2 0 2 4, 1 1 8 7 and"
+            " order 1 1 2, 3 4 5 6 7 8 9, 0 1 2 3.",
         ),
         ("Won 3-2 in 1h 30m, ages 5-12.", "Won 3 to 2 in 1 hour 30 minutes, ages 5 to 12."),
         (
@@ -348,6 +348,24 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
 def test_days_before_months_timestamps_and_video_lines_are_said(text: str, written: str) -> None:
     """Bug: espeak said "5 Dec 2026" as "five deck", a timestamp's T and Z as letters
     ("T ten o'clock Z"), and 1080p as "one thousand eighty P"."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Ref CA1234, OR5678.", "Ref C Eigh 1 2 3 4, O R 5 6 7 8."),
+        ("Policy ABC-12345-XY.", "Policy Eigh B C 1 2 3 4 5-XY."),
+        ("Call 555-0100 x123.", "Call 5 5 5, 0 1 0 0 extension 1 2 3."),
+        ("See you at 2:15p.", "See you at 2 15 PM."),
+        ("Ship the SKU via UPS.", "Ship the S K U via U P S."),
+    ],
+)  # fmt: skip
+def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> None:
+    """Bug: espeak read a code's letters as a word (CA1234 "ka", OR5678 "or"), a code with
+    letters after it as an amount (ABC-12345-XY: twelve thousand…), an extension after an x
+    as "by 123", "2:15p" as "two fifteen P", and SKU and UPS as words where no lowercase word
+    followed them ("skew", "ups")."""
     assert english(text) == written
 
 

@@ -191,12 +191,14 @@ _PI = re.compile(r"π(?=[A-Za-z])|(?<=[A-Za-z\d])π")
 _HEX = re.compile(r"(?<![\w.])0x([0-9A-Fa-f]{2,})\b")
 # "1920x1080", "4 x 6": a size, "by".
 _BY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x\u00d7]\s?(?=\d)")
-# Initialisms espeak-ng reads as a word ("APR" appra, "OTP" ahtp, "PTO" toe, "ER" er), which
-# people spell; the plural too ("VIPs"). Initialisms said as words (PIN, FAQ, NASA, SaaS) and
-# those espeak-ng spells already (USB, ATM, API) are not listed.
+# Initialisms espeak-ng reads as a word ("APR" appra, "OTP" ahtp, "PTO" toe, "ER" er, "USPS"
+# usps; "SKU", "RMA" and "UPS" where no lowercase word follows them: "SKU 12345" skew), which
+# people spell; the plural too ("VIPs"). Initialisms said as words (PIN, FAQ,
+# NASA, SaaS) and those espeak-ng spells already (USB, ATM, API) are not listed.
 _SPELLED = re.compile(
     r"\b(APR|APY|ETA|ETD|VIP|AWS|OTP|KYC|EOD|EOW|PTO|ROI|POS|IVR|DOB|EIN|ERP|COD|OOO|IST|AEST"
-    r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC|ET|PT|CT|MT)(s?)\b"
+    r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC|ET|PT|CT|MT|AKA|USPS|RMA|SKU|QA|IRA|EMI"
+    r"|UPS|HOA)(s?)\b"
 )
 _MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
 # "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
@@ -393,7 +395,8 @@ _CLOCK_SPAN = re.compile(
     r"(?![\d:]|\s?(?:[ap]\.?m\b|[AP]\.?M\b))"
 )
 _TIME = re.compile(
-    r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b))?"
+    r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])"
+    r"(\s?(?:[ap]\.m\.|[AP]\.M\.|(?:[ap]m|[AP]M)\b)|[ap]\b(?!['\u2019]))?"
 )
 # A number after a word that introduces a code is read digit by digit ("your code is 385912").
 _CODE = re.compile(
@@ -454,8 +457,9 @@ _TIME_ADJECTIVE = re.compile(rf"(?<=\d)-({'|'.join(_TIME_WORDS)})\b")
 _PLAN = re.compile(r"\b(4)0(1|3)\((k|b)\)")
 # The keys of a phone's keypad, as a phone menu names them: "press * then #".
 _KEYS = re.compile(r"(?i)\b(press|dial|hit|tap|then|or)\s([*#])(?=[\s,.;!?]|$)")
-# A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine").
-_EXTENSION = re.compile(r"(?i)\b(?:ext\.?|extension)\s?(\d{1,6})\b")
+# A phone extension, however short: "ext. 89" (espeak: "ekst eighty-nine"), or an x after a
+# phone number's last four digits ("555-0100 x123", which espeak read as "by 123").
+_EXTENSION = re.compile(r"(?i)\b(?:ext\.?|extension)\s?(\d{1,6})\b|(?<=\d{4})\s+x(\d{1,6})\b")
 # Blood pressure: "120/80" is "120 over 80".
 _PRESSURE = re.compile(r"(?i)\b(blood pressure|BP)(\D{0,20}?)(\d{2,3})/(\d{2,3})\b")
 # A run of three or more numbers with slashes that is no date ("24/7/365"): one after another.
@@ -480,8 +484,9 @@ _BARE_MONTH_DAY = re.compile(
     r"tbsp|teaspoon|tablespoon|mile|scale|odds|chance))"
 )
 # Digits right after capital letters: a flight, a model, a reference (CA1234, AB12345).
-# Groups after it are the code's too (CS-2024-0042), not a span.
-_AFTER_LETTERS = re.compile(r"(?<=[A-Z])-?(\d{3,}(?:-\d+)*)\b(?!-)")
+# Groups after it are the code's too (CS-2024-0042), not a span. Two or three letters before
+# them are spelled one by one: espeak read CA, OR, IN, AM and PA as words ("ka", "or").
+_AFTER_LETTERS = re.compile(r"(?:(?<![A-Za-z])([A-Z]{2,3})|(?<=[A-Z]))-?(\d{3,}(?:-\d+)*)\b(?!-\d)")
 # A date: 12/05/2026 (month first, as in the US), 2026-12-05.
 _US_DATE = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/(\d{4})(?![\d/])")
 # ... and year first with slashes, as Chinese and Japanese write it: 2026/12/06.
@@ -615,9 +620,13 @@ def _month_day_span(match: re.Match[str]) -> str:
     return f"{_MONTHS[m1 - 1]} {_ordinal(d1)} to {_MONTHS[m2 - 1]} {_ordinal(d2)}"
 
 
+def _letter_by_letter(letters: str) -> str:
+    # A by its name, which espeak-ng would read as the article "uh".
+    return " ".join("Eigh" if c == "A" else c for c in letters)
+
+
 def _spelled(match: re.Match[str]) -> str:
-    # Letter by letter; A by its name, which espeak-ng would read as the article "uh".
-    letters = " ".join("Eigh" if c == "A" else c for c in match.group(1))
+    letters = _letter_by_letter(match.group(1))
     return f"{letters}'s" if match.group(2) else letters
 
 
@@ -682,7 +691,8 @@ def _clock(hours: str, meridiem: str | None, minutes: str, bare: bool = False) -
     else:
         said += f" {minutes}"
     if meridiem:
-        said += " " + meridiem.strip().replace(".", "").upper()
+        meridiem = meridiem.strip().replace(".", "").upper()
+        said += " " + (meridiem + "M" if len(meridiem) == 1 else meridiem)  # 2:15p: 2 15 PM
     return said
 
 
@@ -729,6 +739,11 @@ def _in_pairs(number: str) -> str:
 def _road(match: re.Match[str]) -> str:
     name, number = match.group(1).rstrip("-. "), match.group(2)
     return f"{_ROAD_NAMES.get(name, name)} {_in_pairs(number) if len(number) == 3 else number}"
+
+
+def _after_letters(match: re.Match[str]) -> str:
+    letters = _letter_by_letter(match.group(1) or "")
+    return letters + " " + ", ".join(map(_spaced, match.group(2).split("-")))
 
 
 def _month_day(match: re.Match[str]) -> str:
@@ -951,7 +966,9 @@ def english(text: str) -> str:
     text = _PER.sub(lambda m: f"{m.group(1)} per {_TIME_WORDS.get(m.group(2), m.group(2))}", text)
     text = _TIME_ADJECTIVE.sub(lambda m: "-" + _TIME_WORDS[m.group(1)], text)
     text = _PLAN.sub(lambda m: f"{m.group(1)} oh {m.group(2)} {m.group(3).upper()}", text)
-    text = _EXTENSION.sub(lambda m: "extension " + _spaced(m.group(1)), text)
+    text = _EXTENSION.sub(
+        lambda m: ("extension " if m[1] else " extension ") + _spaced(m[1] or m[2]), text
+    )
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
     text = _ROOM.sub(
@@ -969,7 +986,7 @@ def english(text: str) -> str:
     if "_" in text:
         text = _UNDERSCORE.sub(" underscore ", text)
     text = _DOTTED.sub(_dotted, text)
-    text = _AFTER_LETTERS.sub(lambda m: " " + ", ".join(map(_spaced, m[1].split("-"))), text)
+    text = _AFTER_LETTERS.sub(_after_letters, text)
     text = _FRACTION_SPAN.sub(r"\1 to ", _MIXED.sub(r"\1 and ", text))
     text = _FRACTION.sub(_fraction, _FRACTION_MEASURE.sub(_measured_fraction, text))
     if "0x" in text:
