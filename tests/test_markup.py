@@ -166,6 +166,17 @@ def assert_same_speech(said: bytes, plain: bytes) -> None:
     assert int(difference.max(initial=0)) <= _ROUNDING
 
 
+_NOISELESS = pb.SynthesisConfig(
+    noise_scale=0.0, noise_w=0.0, audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
+)
+
+
+def _noiseless(stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str) -> bytes:
+    """`text` through Synthesize without noise: the same words give the same samples."""
+    request = pb.SynthesizeRequest(text=text, config=_NOISELESS)
+    return _pcm(stub.Synthesize(request, timeout=60))
+
+
 def test_a_reply_in_markdown_sounds_as_the_plain_text_does(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:
@@ -173,20 +184,11 @@ def test_a_reply_in_markdown_sounds_as_the_plain_text_does(
     are the steps ... tap asterisk settings asterisk" (Whisper base).
     Synthesize and a stream fed token by token both speak the plain text, sample for sample to
     within rounding (no noise)."""
-    config = pb.SynthesisConfig(
-        noise_scale=0.0,
-        noise_w=0.0,
-        audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE),
-    )
-
-    def synthesized(text: str) -> bytes:
-        return _pcm(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60))
-
-    plain = synthesized("Sure! Here are the steps. Tap Settings.")
+    plain = _noiseless(stub, "Sure! Here are the steps. Tap Settings.")
     assert plain
-    assert_same_speech(synthesized("**Sure!** Here are the steps. Tap *Settings*."), plain)
+    assert_same_speech(_noiseless(stub, "**Sure!** Here are the steps. Tap *Settings*."), plain)
     call = Duplex(stub, timeout=60)
-    call.send(config=config)
+    call.send(config=_NOISELESS)
     for token in ("**", "Sure", "!**", " Here are", " the steps.", " Tap *", "Settings", "*."):
         call.send(text=token)
     call.close()
@@ -195,34 +197,20 @@ def test_a_reply_in_markdown_sounds_as_the_plain_text_does(
 
 def test_ssml_sounds_as_its_plain_text_does(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
     """SSML's tags and emoji are not read out (nor interpreted): the words alone."""
-    config = pb.SynthesisConfig(
-        noise_scale=0.0, noise_w=0.0, audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
-    )
-
-    def synthesized(text: str) -> bytes:
-        return _pcm(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60))
-
-    plain = synthesized("Sure. Tap Settings.")
+    plain = _noiseless(stub, "Sure. Tap Settings.")
     assert plain
     ssml = '<speak>Sure. <break time="300ms"/> Tap <emphasis>Settings</emphasis>.</speak>'
-    assert_same_speech(synthesized(ssml), plain)
-    assert_same_speech(synthesized("Sure. 😊 Tap Settings 👍."), plain)
+    assert_same_speech(_noiseless(stub, ssml), plain)
+    assert_same_speech(_noiseless(stub, "Sure. 😊 Tap Settings 👍."), plain)
 
 
 def test_a_rating_in_stars_sounds_as_its_words_do(
     stub: tts_pb2_grpc.TextToSpeechServiceStub,
 ) -> None:
     """Bug: the stars went with the emoji, so "Rated 4.8★" was heard as "Rated 4.8"."""
-    config = pb.SynthesisConfig(
-        noise_scale=0.0, noise_w=0.0, audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE)
-    )
-
-    def synthesized(text: str) -> bytes:
-        return _pcm(stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=60))
-
-    words = synthesized("Rated 4.8 stars, 4 out of 5 stars.")
+    words = _noiseless(stub, "Rated 4.8 stars, 4 out of 5 stars.")
     assert words
-    assert_same_speech(synthesized("Rated 4.8★, ★★★★☆."), words)
+    assert_same_speech(_noiseless(stub, "Rated 4.8★, ★★★★☆."), words)
 
 
 @pytest.mark.parametrize("text", ["<speak></speak>", "👍😊"])
