@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._async import AsyncStreamSession
 from ._events import AudioChunk, ClearDone, FlushDone, Timestamps
@@ -24,6 +24,8 @@ class Run:
     offset_ms: float = 0.0
     """Audio of the context that came before this run (its words are timed from the context's
     first audio)."""
+    texts: list[str] = field(default_factory=list)
+    """Its text, kept until the server takes the call: a call refused then is sent again."""
 
 
 class Call:
@@ -32,8 +34,12 @@ class Call:
     The server answers in the order it was asked, so the answers before a flush's FlushDone
     belong to the run that the flush ended."""
 
-    def __init__(self, session: AsyncStreamSession) -> None:
+    def __init__(self, session: AsyncStreamSession, *, eager: bool = False) -> None:
         self.session = session
+        self.eager = eager
+        """Opened before any text (when the pipeline starts), not for a turn."""
+        self.taken = False
+        """The server took the call (its AudioFormat came): no refusal follows."""
         self.runs: deque[Run] = deque()
         self.half_closed = False
         self.cancelled = False
@@ -63,7 +69,15 @@ class Call:
                 last.flush_id = await self.session.flush()
             offset = 0.0 if self.runs else self.context_ms.get(context_id, 0.0)
             self.runs.append(Run(context_id, offset_ms=offset))
+        if not self.taken:
+            self.runs[-1].texts.append(text)
         await self.session.send(text)
+
+    def take(self) -> None:
+        """The server took the call: the text kept to send again is let go."""
+        self.taken = True
+        for run in self.runs:
+            run.texts.clear()
 
     async def flush(self, context_id: str) -> None:
         last = self.runs[-1] if self.runs else None

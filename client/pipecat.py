@@ -54,7 +54,7 @@ _CATEGORY: dict[grpc.StatusCode, ErrorCategory] = {
 }
 # How a call can end while nothing is pending on it, which is no error of the session's: a
 # server full when the pipeline starts refuses the call opened then (the first turn's text
-# opens another, and that one's refusal is the turn's error).
+# opens another, or is sent again on one, and that one's refusal is the turn's error).
 _IDLE_ENDINGS = (Unavailable, DeadlineExceeded, Cancelled, Overloaded)
 # Settings that a call's config fixes: changing one moves the text that follows to a new call.
 _CALL_SETTINGS = frozenset({"voice", "language", "speaking_rate"})
@@ -171,7 +171,7 @@ class VoxliteTTSService(TTSService):
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
         self._client = self._connection.client()
-        self._current_call()  # opened now, so the first turn does not wait for it
+        self._current_call(eager=True)  # opened now, so the first turn does not wait for it
 
     async def stop(self, frame: EndFrame) -> None:
         await super().stop(frame)  # plays out what is queued first
@@ -334,7 +334,7 @@ class VoxliteTTSService(TTSService):
             "speaking_rate": _given(s.speaking_rate),
         }
 
-    def _current_call(self) -> Call:
+    def _current_call(self, *, eager: bool = False) -> Call:
         if self._calls and not self._calls[-1].half_closed:
             return self._calls[-1]
         if self._client is None:
@@ -342,7 +342,7 @@ class VoxliteTTSService(TTSService):
         calls = PcmCalls(
             self._voice_options(), self.sample_rate, word_timestamps=True, timeout=self._timeout
         )
-        call = Call(calls.stream(self._client))
+        call = Call(calls.stream(self._client), eager=eager)
         call.task = self.create_task(self._receive(call), name="voxlite-receive")
         self._calls.append(call)
         return call
@@ -377,6 +377,7 @@ class VoxliteTTSService(TTSService):
                             self._unheard_too([run.context_id])  # nothing in it to say
                         await self._finish_if_done(run.context_id)
                 elif isinstance(event, AudioFormat):
+                    call.take()
                     if event.sample_rate_hz != self.sample_rate:
                         raise VoxliteError(
                             f"the server answered at {event.sample_rate_hz} Hz, "
@@ -386,7 +387,14 @@ class VoxliteTTSService(TTSService):
                     break
         except VoxliteError as exc:
             idle = not call.live_contexts() and isinstance(exc, _IDLE_ENDINGS)
-            if call.cancelled or idle:
+            refused_first = isinstance(exc, Overloaded) and call.eager and not call.taken
+            if refused_first and not idle and not call.cancelled and self._client is not None:
+                # The start's call, refused by a server full then, had the first turn's text
+                # already: the server spoke none of it, and a new call sends it again (its
+                # own refusal is the turn's error).
+                logger.debug(f"{self}: voxlite call refused at the start: {exc!r}")
+                await self._send_again(call)
+            elif call.cancelled or idle:
                 # Nothing was waiting on it: we cancelled it, or it ended while idle (the
                 # server's idle timeout, a restart); the next text opens another.
                 logger.debug(f"{self}: voxlite call ended: {exc!r}")
@@ -397,7 +405,8 @@ class VoxliteTTSService(TTSService):
         finally:
             # Ends the request stream too (gRPC's task reading it would wait forever).
             await call.session.cancel()
-            self._calls.remove(call)
+            if call in self._calls:
+                self._calls.remove(call)
             # What the call still owed will not come: end those contexts, not leave them
             # hanging until the playback timeout; a failed turn still being written ends at
             # its flush, as one context (Pipecat opens a closed turn's context again).
@@ -406,6 +415,18 @@ class VoxliteTTSService(TTSService):
                     continue
                 self._flushed.add(context_id)
                 await self._finish_if_done(context_id)
+
+    async def _send_again(self, call: Call) -> None:
+        """The text of a call the server refused before taking it, on a new call."""
+        runs = [run for run in call.runs if not run.dropped]
+        call.runs.clear()
+        self._calls.remove(call)
+        again = self._current_call()
+        for run in runs:
+            for text in run.texts:
+                await again.send(run.context_id, text)
+            if run.flush_id is not None:
+                await again.flush(run.context_id)
 
     async def _finish_if_done(self, context_id: str) -> None:
         if context_id not in self._flushed or any(c.pending(context_id) for c in self._calls):

@@ -7,6 +7,8 @@ import inspect
 import logging
 import math
 import re
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from pipecat.utils.string import TextPartForConcatenation, concatenate_aggregate
 from pipecat.workers.runner import WorkerRunner
 from voxlite.client import AsyncClient, AudioFormat
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
+from voxlite.service.capacity.admission import AdmissionPolicy
 
 from bench._servers import free_port
 
@@ -440,6 +443,52 @@ async def test_a_full_server_at_the_pipelines_start_is_no_error_of_the_session(
         assert await turn_outcome(agent, REPLY)
         assert not agent.errors()
     finally:
+        await asyncio.to_thread(srv.close)
+
+
+@pytest.mark.asyncio
+async def test_a_first_turn_sent_on_the_starts_refused_call_is_heard(
+    cache_dir: Path, tmp_path: Path, agent_for: Any
+) -> None:
+    """Bug: a server at capacity when the pipeline started refused the call opened then; a
+    first turn already sent on it (the call waiting for room, its refusal to come) was an
+    error, though the server spoke none of it. Its text goes again on a new call, and is heard
+    once there is room. (The admission wait is long: the turn is sent well before it is up.)"""
+    config = base_config(
+        cache_dir, tmp_path, workers=1, phrase_cache_mb=0, admission_wait_seconds=5.0
+    )
+    srv = await asyncio.to_thread(ServerThread, config)
+    release = threading.Event()
+    try:
+        scheduler, policy = srv.server.scheduler, AdmissionPolicy()
+        # The one worker held and a job due soon: a new call waits for room, then is refused.
+        busy = asyncio.run_coroutine_threadsafe(
+            scheduler.run(lambda _: release.wait(timeout=60)), srv.loop
+        )
+        await eventually(lambda: scheduler.load() > policy.max_load, "the worker held")
+        soon = asyncio.run_coroutine_threadsafe(
+            scheduler.run(lambda _: None, time.monotonic() + policy.busy_slack / 2), srv.loop
+        )
+        await eventually(lambda: scheduler.slack() < policy.busy_slack, "a job due soon")
+        # Pipecat gives up on a turn with no audio for this long: longer than the waits here.
+        agent = await agent_for(srv, stop_frame_timeout_s=60.0)
+        await agent.say(REPLY)
+        await agent.queue(LLMFullResponseEndFrame())
+        refused = ("voxlite_calls_total", {"method": STREAMING, "code": "RESOURCE_EXHAUSTED"})
+        await eventually(
+            lambda: (srv.server.metrics.registry.get_sample_value(*refused) or 0) >= 1,
+            "the start's call refused",
+        )
+        release.set()  # room for the call that sends the turn again
+        await eventually(
+            lambda: bool(agent.contexts() or agent.errors()), "the turn heard, or an error"
+        )
+        assert agent.contexts()
+        assert not agent.errors()
+        await asyncio.wrap_future(busy)
+        await asyncio.wrap_future(soon)
+    finally:
+        release.set()
         await asyncio.to_thread(srv.close)
 
 
