@@ -153,6 +153,10 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("pt", "Chega em 2026-03-01.", "Chega em 1º de março de 2026."),
     # The first of the month with a degree sign, not "uno gradi maggio".
     ("it", "Chiuso il 1° maggio.", "Chiuso il 1º maggio."),
+    # A month's short name after its day (espeak-ng: *dek*, and a sentence's end).
+    ("fr", "Livré le 5 déc. à 14h, ou le 12 janv. Merci.",
+     "Livré le 5 décembre à 14 heures, ou le 12 janvier. Merci."),
+    ("es", "Llega el 12 de dic. por la tarde.", "Llega el 12 de diciembre por la tarde."),
 ])  # fmt: skip
 def test_dates_and_times_are_read_as_people_say_them(
     language: str, written: str, spoken_as: str
@@ -278,6 +282,9 @@ def test_addresses_are_read_with_their_signs_by_name(
     ("fr", "Votre commande n° 48291.", "Votre commande n° 4 8 2 9 1."),
     ("it", "Ordine n. 48291.", "Ordine n. 4 8 2 9 1."),
     ("pt", "Seu pedido nº 48291.", "Seu pedido nº 4 8 2 9 1."),
+    # After a number sign (espeak-ng: *almohadilla*, *cancelletto*, and an amount).
+    ("es", "Su pedido #A1234 llega.", "Su pedido número A 1 2 3 4 llega."),
+    ("it", "Ordine #4521.", "Ordine numero 4 5 2 1."),
     # A postal code, and a number with no code's name before it, as written.
     ("es", "Código postal 28013; hay 3 códigos.", "Código postal 28013; hay 3 códigos."),
 ])  # fmt: skip

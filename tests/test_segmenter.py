@@ -149,6 +149,21 @@ def test_a_month_before_its_day_does_not_end_a_sentence(month: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        "Il arrive le 5 déc. à 14h30.",
+        "Llega el 12 de dic. por la tarde.",
+        "Arriva il 5 lug. alle 10.",
+        "Chega em 5 de dez. às 10h.",
+    ],
+)
+def test_a_month_after_its_day_does_not_end_a_sentence(text: str) -> None:
+    """Bug: "le 5 déc. à 14h30" was cut after "déc.", a pause and a sentence's fall inside
+    the date."""
+    assert segments(f"{text} Bye.") == [text, " Bye."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "It ships Mon. 12/7.",
         "Read Vol. 3 now.",
         "Get Ver. 2 now.",

@@ -61,8 +61,12 @@ _ABBREVIATIONS = frozenset(
     (
         "mr", "mrs", "ms", "mx", "dr", "prof", "st", "jr", "sr", "vs",
         "mt", "rev", "fr", "gen", "col", "capt", "lt", "sgt", "cf", "approx",
-        # months before a day ("Dec. 5th"), which the voice reads as the month's name
+        # months before a day ("Dec. 5th"), which the voice reads as the month's name, and
+        # after one in Spanish, French, Italian and Portuguese ("5 déc. à 14h", "12 de dic."):
+        # "ago", "set" and "out" end English sentences too, so they are left out
         "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+        "janv", "févr", "fév", "avr", "juil", "déc", "ene", "abr", "dic", "mag", "giu", "lug",
+        "ott", "fev", "dez",
         # days before a date ("Mon. 12/7"; "sat", "sun" and "wed" are words too), numbered
         # things ("Vol. 3", "Ver. 2"), and "incl. tax"
         "mon", "tue", "tues", "thu", "thur", "thurs", "fri", "vol", "ver", "incl", "excl", "dept",

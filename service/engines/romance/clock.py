@@ -109,12 +109,33 @@ _DEGREE_DAYS = {
 espeak-ng reads as degrees: the ordinal sign it reads as primo, primeiro."""
 
 
+# A month's short name after a day ("5 déc.", "12 de dic."): espeak-ng reads the letters
+# (*dek*) and ends a sentence at the point. The point stays where it also ends the sentence.
+_SHORT_MONTHS = {
+    "es": ("ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept|sep|set", "oct", "nov",
+           "dic"),
+    "fr": ("janv", "févr|fév", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct",
+           "nov", "déc"),
+    "it": ("gen", "feb", "mar", "apr", "mag", "giu", "lug", "ago", "set", "ott", "nov", "dic"),
+    "pt": ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez"),
+}  # fmt: skip
+_SHORT_MONTH = {
+    language: re.compile(
+        r"(?<![\w.,])(\d{1,2}\s+(?:de\s+)?)(?i:("
+        + "|".join(f"(?P<m{n}>{names})" for n, names in enumerate(months))
+        + r"))\.(?!\w)"
+    )
+    for language, months in _SHORT_MONTHS.items()
+}
+
+
 def spoken(text: str, language: str) -> str:
     """`text` with its dates, times and hours written as people say them, for `language`'s
     primary subtag ("es"); other languages' text unchanged."""
     rules = _LANGUAGES.get(language)
     if rules is None or not any(c.isdigit() for c in text):
         return text
+    text = _SHORT_MONTH[language].sub(lambda m: _month_named(m, rules), text)
     text = _DEGREE_DAYS[language].sub(r"\1º", text)
     text = _ISO_DATE.sub(lambda m: _date(m, rules), text)
     text = _DATE.sub(lambda m: _date(m, rules), text)
@@ -122,6 +143,13 @@ def spoken(text: str, language: str) -> str:
     text = _DOTTED_TIME.sub(lambda m: _dotted(m, rules), text)
     text = _TIME.sub(lambda m: _time(m, rules), text)
     return _BARE_HOURS.sub(lambda m: _hours(m.group("count"), rules), text)
+
+
+def _month_named(found: re.Match[str], rules: _Language) -> str:
+    month = next(int(name[1:]) for name, value in found.groupdict().items() if value)
+    rest = found.string[found.end() :]
+    ends = not rest.strip() or re.match(r"\s+[A-ZÀ-Ý]", rest) is not None
+    return found.group(1) + rules.months[month] + ("." if ends else "")
 
 
 def _hour(hour: int, rules: _Language) -> str:

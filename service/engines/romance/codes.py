@@ -69,10 +69,18 @@ def _code(found: re.Match[str]) -> str:
     return found.group(1) + ", ".join(" ".join(group) for group in groups)
 
 
+# A number sign before a number or a code ("pedido #4521", "#A1234"): espeak-ng names the sign
+# (*almohadilla*, *cancelletto*) or drops it, and reads the number as an amount.
+_NUMBER_SIGN = re.compile(r"(?<![\w&#])#\s?([A-Z0-9]*\d[A-Z0-9]*)\b")
+_NUMBER_WORD = {"es": "número", "fr": "numéro", "it": "numero", "pt": "número"}
+
+
 def spoken(text: str, language: str) -> str:
-    """`text` with each code after its name digit by digit (groups with a pause between), for
-    `language`'s primary subtag ("es"); other languages' text unchanged."""
+    """`text` with each code after its name or a number sign digit by digit (groups with a
+    pause between), for `language`'s primary subtag ("es"); other languages' text unchanged."""
     codes = _CODES.get(language)
     if codes is None or not any(c.isdigit() for c in text):
         return text
+    if "#" in text:
+        text = _NUMBER_SIGN.sub(lambda m: f"{_NUMBER_WORD[language]} {' '.join(m[1])}", text)
     return codes.sub(_code, text)
