@@ -52,7 +52,8 @@ _SAID = {
     "muji": "ムジ", "uber": "ウーバー", "airbnb": "エアビーアンドビー", "nvidia": "エヌビディア",
     "nike": "ナイキ", "pokemon": "ポケモン", "pepsi": "ペプシ", "python": "パイソン",
     "gmail": "ジーメール", "whatsapp": "ワッツアップ", "siri": "シリ", "tiktok": "ティックトック",
-    "kubernetes": "クバネティス", "canva": "キャンバ",
+    "kubernetes": "クバネティス", "canva": "キャンバ", "webhook": "ウェブフック",
+    "retry": "リトライ", "receipt": "レシート", "issue": "イシュー",
 }  # fmt: skip
 # Distinct words remembered: a reply's words repeat, and one model run costs a few ms.
 _CACHED_WORDS = 4096
