@@ -537,6 +537,8 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ("按Ctrl+C复制，1st专辑", "按Control加C复制，第一专辑"),
         # Stars as a rating (dropped unread).
         ("评分4.8★，好评★★★★☆，差评☆☆☆", "评分四点八星，好评四星，差评零星"),
+        # A 2 between capitals is "to" (B二B).
+        ("做B2B和O2O业务", "做B to B和O to O业务"),
         # A timestamp: its T and Z were letters.
         ("2026-12-05T14:30:00+08:00开始", "二零二六年十二月五日 十四点半 UTC加八开始"),
         # Per a unit or a measure word (the slash was unread or a pause; g/cm³ was 立方米).
@@ -655,6 +657,7 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         # Stars as a rating (dropped unread); a word before them keeps its own ほし.
         ("評価4.8★、レビュー★★★★☆", "評価・ホシ4.8、レビュー・ホシヨッツ"),
         ("2026-12-05T10:00Zに開始", "2026年12月5日10時ユーティーシーに開始"),
+        ("B2BとB2Cのビジネス", "ビートゥービーとビートゥーシーのビジネス"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
     ],
 )

@@ -142,6 +142,8 @@ _ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\
 _JA_ORDINALS = ("ファースト", "セカンド", "サード", "フォース", "フィフス", "シックスス",
                 "セブンス", "エイス", "ナインス", "テンス")  # fmt: skip
 # Latin letters that do not decompose into a letter and an accent.
+# A 2 between two capitals is "to" (B2B, O2O, P2P), as both languages say it, not 二 or ニ.
+_TO = re.compile(r"(?<![A-Za-z0-9])([A-Z])2([A-Z])(?![A-Za-z0-9])")
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
 
@@ -313,6 +315,8 @@ def _readable(text: str, language: int) -> str:
     if "+" in text:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
     text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
+    if "2" in text:
+        text = _TO.sub((r"\1 to \2", r"\1トゥー\2")[language], text)
     text = spoken_stars(text, lambda figure, _, counted: _stars(figure, counted, language))
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
