@@ -88,10 +88,9 @@ def spoken(text: str) -> str:
     """`text` (one segment) without Markdown's emphasis, strikethrough and code marks, heading
     hashes, link targets and table bars (a pause between cells), without tags (an opening one
     leaves a space, as <br> does between words), emoji (not the stars of a rating) and a web
-    address's https://, with
-    character references as their characters, and with letters
-    and digits of other forms (full-width, styled, circled, another script's digits) as the
-    plain ones, without control characters and invisible marks; anything else as it is."""
+    address's https://, with character references as their characters, and with letters and
+    digits of other forms (full-width, styled, circled, another script's digits) as the plain
+    ones, without control characters and invisible marks; anything else as it is."""
     text = _CONTROL.sub(" ", text)
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)

@@ -1,8 +1,8 @@
 """Written forms that every language reads the same way, whatever its words: a phone number's
-digit groups, a ratio, an e-mail or web address, a power, a span of dates. Each language's rules
-(kokoro/numbers.py, kokoro/dates.py and kokoro/symbols.py for Mandarin and Japanese,
-piper/english.py for English, romance/ for Spanish, French, Italian and Portuguese) say them in
-its own words."""
+digit groups, a ratio, an e-mail or web address, a power, a span of dates, a rating in stars, a
+timestamp. Each language's rules (kokoro/numbers.py, kokoro/dates.py and kokoro/symbols.py for
+Mandarin and Japanese, piper/english.py for English, romance/ for Spanish, French, Italian and
+Portuguese) say them in its own words."""
 
 from __future__ import annotations
 
@@ -48,8 +48,7 @@ KEY_WORDS = {"Ctrl": "Control", "Cmd": "Command", "Opt": "Option", "Del": "Delet
 
 # Stars as a rating, which markup.spoken keeps (one after a figure, a row of two to five):
 # "4.8★", "★★★★☆". espeak names the sign ("black star"); the CJK G2Ps drop it.
-STARS = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s?)?([★⭐]+)(☆*)|(☆+)")
-STAR_SIGNS = "★⭐☆"
+_STARS = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s?)?([★⭐]+)(☆*)|(☆+)")
 
 
 def _latin_word_char(ch: str) -> bool:
@@ -57,7 +56,7 @@ def _latin_word_char(ch: str) -> bool:
 
 
 def spoken_stars(text: str, said: Callable[[str, int | None, bool], str]) -> str:
-    """`text` with each rating STARS finds as `said(figure, out_of, counted)` words it: "4.8★"
+    """`text` with each rating _STARS finds as `said(figure, out_of, counted)` words it: "4.8★"
     is ("4.8", None, False), "★★★★☆" ("4", 5, True), "★★★" ("3", None, True); set apart by
     spaces from Latin letters and digits beside it."""
 
@@ -73,7 +72,7 @@ def spoken_stars(text: str, said: Callable[[str, int | None, bool], str]) -> str
         before = " " if start and _latin_word_char(text[start - 1]) and words else ""
         return before + words + (" " if end < len(text) and _latin_word_char(text[end]) else "")
 
-    return STARS.sub(one, text) if any(c in text for c in STAR_SIGNS) else text
+    return _STARS.sub(one, text) if any(c in text for c in "★⭐☆") else text
 
 
 # A timestamp (ISO 8601, "2026-12-05T10:00Z"): every reader says its T and Z as letters.

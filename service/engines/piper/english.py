@@ -193,8 +193,8 @@ _HEX = re.compile(r"(?<![\w.])0x([0-9A-Fa-f]{2,})\b")
 _BY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x\u00d7]\s?(?=\d)")
 # Initialisms espeak-ng reads as a word ("APR" appra, "OTP" ahtp, "PTO" toe, "ER" er, "USPS"
 # usps; "SKU", "RMA" and "UPS" where no lowercase word follows them: "SKU 12345" skew), which
-# people spell; the plural too ("VIPs"). Initialisms said as words (PIN, FAQ,
-# NASA, SaaS) and those espeak-ng spells already (USB, ATM, API) are not listed.
+# people spell; the plural too ("VIPs"). Initialisms said as words (PIN, FAQ, NASA, SaaS) and
+# those espeak-ng spells already (USB, ATM, API) are not listed.
 _SPELLED = re.compile(
     r"\b(APR|APY|ETA|ETD|VIP|AWS|OTP|KYC|EOD|EOW|PTO|ROI|POS|IVR|DOB|EIN|ERP|COD|OOO|IST|AEST"
     r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC|ET|PT|CT|MT|AKA|USPS|RMA|SKU|QA|IRA|EMI"
@@ -516,10 +516,10 @@ _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 _ROAD = re.compile(
     r"\b(I-|US-|SR[- ]|(?:Interstate|Highway|Route) |Hwy\.? ?)([1-9]\d{0,2})\b(?![.,]\d|%)"
 )
+_ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
 # A flight's number apart from its airline's code: "Flight UA 1234" twelve thirty-four (joined,
 # CA1234 is a code: _AFTER_LETTERS).
 _FLIGHT = re.compile(r"\b([Ff]light\s(?:[A-Z][A-Z\d]\s)?)(\d{3,4})\b(?![.,]\d)")
-_ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
 _KEY_NAMES = re.compile(r"\b(?:(Cmd|Opt)(?=\s?\+)|(?<=\+)(Cmd|Opt)\b|(PgUp|PgDn)\b)")
 # A title before a name: espeak reads "Dr." as a word and then ends the sentence at its period.
 _TITLES = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St)\.(?=\s[A-Z])")
@@ -810,7 +810,7 @@ def _ordinal(n: int) -> str:
 
 def _fraction_words(top: int, bottom: int, *, described: bool = False) -> str | None:
     """A proper fraction by its names (3 quarters), None for any other pair; `described`: one
-    that describes a noun takes its singular name ("a 3 quarter inch pipe")."""
+    that describes a noun takes its singular name ("a 3/4 lb bag": a 3 quarter pound bag)."""
     if not 0 < top < bottom or bottom in (11, 12) or bottom > 99:
         return None
     # 1/20 one twentieth, 3/16 three sixteenths
