@@ -317,8 +317,9 @@ _RESOLUTION = re.compile(r"(?<![\d.])(\d{3,4})\s?[xX×*]\s?(\d{3,4})(?![\d.])")
 _VIDEO_LINES = re.compile(r"(?<![\d.])(\d{3,4})(?=[Pp](?![A-Za-z]))")
 _MODEL_HYPHEN = re.compile(r"(?<=[A-Za-z]\d)-(\d{3,})(?![\d.])")
 # A product's number after its name, digit by digit as said (Office 365 三六五, Office 2019,
-# 波音737, 骁龙888; in Japanese サンロクゴ, ボーイング737); a multiple of 50 is a count (Top 100,
-# S&P 500, Top 250), and so is one before a measure word (Apple 999元).
+# 波音737, 骁龙888; in Japanese サンロクゴー, ボーイング ナナサンナナ, where a year stays a number);
+# a multiple of 50 is a count (Top 100, S&P 500, Top 250), and so is one before a measure word
+# (Apple 999元).
 _NAMED_MODEL = re.compile(
     rf"(?:(?<=[a-z] )|(?<=波音)|(?<=骁龙))(\d{{3,4}})(?![\d.%]|\s?(?:{COM_QUANTIFIERS}|元|万|亿))"
 )
@@ -682,7 +683,7 @@ def _ja_digits(digits: str) -> str:
 
 
 def _ja_named_model(match: re.Match[str]) -> str:
-    """Office 365 サンロクゴ; a count (Top 100) and a year (Office 2019) stay numbers."""
+    """Office 365 サンロクゴー; a count (Top 100) and a year (Office 2019) stay numbers."""
     number = match.group(1)
     if int(number) % 50 == 0 or re.fullmatch(r"(?:19|20)\d\d", number):
         return number
