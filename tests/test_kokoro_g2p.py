@@ -539,6 +539,8 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ("评分4.8★，好评★★★★☆，差评☆☆☆", "评分四点八星，好评四星，差评零星"),
         # A 2 between capitals is "to" (B二B).
         ("做B2B和O2O业务", "做B to B和O to O业务"),
+        # An address's part that is no word, spelled (espeak-ng read icbc as "ikbk").
+        ("登录www.icbc.com.cn", "登录www点ICBC点com点cn"),
         # A timestamp: its T and Z were letters.
         ("2026-12-05T14:30:00+08:00开始", "二零二六年十二月五日 十四点半 UTC加八开始"),
         # Per a unit or a measure word (the slash was unread or a pause; g/cm³ was 立方米).

@@ -108,11 +108,12 @@ _ADDRESS_SIGNS = {
     "@": ("艾特", "アット"), ".": ("点", "ドット"), "-": ("杠", "ハイフン"),
     "/": ("斜杠", "スラッシュ"), "_": ("下划线", "アンダーバー"),
 }  # fmt: skip
-# A part of an address that is no word, spelled in Japanese (e2k made abc アブ, xyz キシズ): two
-# letters (co.jp, ne.jp), or three that are not a syllable (bob, com and net are).
-_JA_SPELLED_PART = re.compile(
-    r"(?<![A-Za-z])(?:[A-Za-z]{2}|(?![b-df-hj-np-tv-z][aeiou][b-df-hj-np-tv-z])[A-Za-z]{3})"
-    r"(?![A-Za-z])"
+# A part of an address that is no word, spelled (e2k made abc アブ, xyz キシズ; espeak-ng, for
+# the Mandarin lexicon's unknown words, icbc "ikbk"): two letters (co.jp, ne.jp), three that
+# are not a syllable (bob, com and net are), four with three consonants in a row.
+_SPELLED_PART = re.compile(
+    r"(?i)(?<![a-z])(?:[a-z]{2}|(?![b-df-hj-np-tv-z][aeiou][b-df-hj-np-tv-z])[a-z]{3}"
+    r"|(?=[a-z]{0,1}[b-df-hj-np-tv-xz]{3})[a-z]{4})(?![a-z])"
 )
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans(
@@ -199,6 +200,13 @@ def _unit(unit: str, language: int) -> str:
     return ("" if unit.startswith("/") else " ") + _UNITS[unit][language]
 
 
+def _spelled_part(part: str, language: int) -> str:
+    if language == 1:
+        return letter_names(part)
+    # The Mandarin lexicon spells a short unknown word itself, and any word in capitals.
+    return part.upper() if len(part) == 4 else part
+
+
 def _address(address: str, language: int) -> str:
     """An address's signs by their names and its digits one by one, its letters as they are
     (a trailing slash, or dot, is the sentence's)."""
@@ -207,8 +215,7 @@ def _address(address: str, language: int) -> str:
     from .numbers import digits_one_by_one
 
     address, end = (address[:-1], address[-1]) if address[-1] in "./" else (address, "")
-    if language == 1:
-        address = _JA_SPELLED_PART.sub(lambda m: letter_names(m.group(0)), address)
+    address = _SPELLED_PART.sub(lambda m: _spelled_part(m.group(0), language), address)
     said = "".join(_ADDRESS_SIGNS[c][language] if c in _ADDRESS_SIGNS else c for c in address)
     return digits_one_by_one(said, language) + end
 
