@@ -278,6 +278,12 @@ _STATE_ZIP = re.compile(rf"(?<=, )({'|'.join(_STATES)}) (\d{{5}})(?:-(\d{{4}}))?
 # An e-mail or a web address: its digits one by one and its hyphens and underscores by name
 # (espeak reads "163.com" as one hundred sixty-three, and leaves out the hyphen).
 _ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
+# A part of an address espeak reads as a word no one says (icbc "ikbk", xyz "zize"): three
+# letters with no vowel (www aside, which it spells), four with three consonants in a row.
+_UNSAID_PART = re.compile(
+    r"(?i)(?<![a-z])(?:(?!www)[b-df-hj-np-tv-z]{3}|(?=[a-z]?[b-df-hj-np-tv-xz]{3})[a-z]{4})"
+    r"(?![a-z])"
+)
 # An underscore inside a handle or a user name ("@jane_doe99", "admin_01"), which espeak
 # leaves out: the one who types it needs it. A phone number spelled with letters
 # ("1-800-FLOWERS"): its hyphens are pauses, not "dash".
@@ -631,7 +637,7 @@ def _spelled(match: re.Match[str]) -> str:
 
 
 def _web_address(match: re.Match[str]) -> str:
-    address = address_of(match)
+    address = _UNSAID_PART.sub(lambda m: _letter_by_letter(m.group(0).upper()), address_of(match))
     if not any(c.isdigit() or c in _ADDRESS_WORDS for c in address):
         return address
     said = re.sub(r"\d+", lambda m: f" {_spaced(m.group(0))} ", address)
