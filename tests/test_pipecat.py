@@ -41,6 +41,7 @@ from pipecat.workers.runner import WorkerRunner
 from voxlite.client import AsyncClient, AudioFormat
 from voxlite.client.pipecat import VoxliteTTSService, _pipecat_queue
 from voxlite.service.capacity.admission import AdmissionPolicy
+from voxlite.service.capacity.scheduler import Scheduler
 
 from bench._servers import free_port
 
@@ -461,6 +462,7 @@ async def test_a_first_turn_sent_on_the_starts_refused_call_is_heard(
     release = threading.Event()
     try:
         scheduler, policy = srv.server.scheduler, AdmissionPolicy()
+        assert isinstance(scheduler, Scheduler)
         # The one worker held and a job due soon: a new call waits for room, then is refused.
         busy = asyncio.run_coroutine_threadsafe(
             scheduler.run(lambda _: release.wait(timeout=60)), srv.loop
