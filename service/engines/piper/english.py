@@ -924,6 +924,16 @@ def _dates(text: str) -> str:
     return _MONTH_NAMED_DAY.sub(lambda m: f"{m.group(1)} {_ordinal(int(m.group(2)))}", text)
 
 
+def _month_days(text: str) -> str:
+    """A month and a day with a slash and no year: after a word that asks for a date, in a
+    span, or with a day past the 12th."""
+    text = _MONTH_DAY.sub(_month_day, text)
+    text = _MONTH_DAY_SPAN.sub(_month_day_span, text)
+    return _BARE_MONTH_DAY.sub(
+        lambda m: f"{_MONTHS[int(m.group(1)) - 1]} {_ordinal(int(m.group(2)))}", text
+    )
+
+
 def _weekdays(text: str) -> str:
     """Weekdays' short names: in a span, before a date, two with a slash, with a period."""
     text = _DAY_SPAN.sub(lambda m: f"{_day(m.group(1))} to {_day(m.group(2))}", text)
@@ -948,11 +958,7 @@ def english(text: str) -> str:
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
     text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
-    text = _MONTH_DAY.sub(_month_day, text)
-    text = _MONTH_DAY_SPAN.sub(_month_day_span, text)
-    text = _BARE_MONTH_DAY.sub(
-        lambda m: f"{_MONTHS[int(m.group(1)) - 1]} {_ordinal(int(m.group(2)))}", text
-    )
+    text = _month_days(text)
     text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY_SPAN.sub(r"\1\2 to \1", _SIGNED_SPAN.sub(" to ", text))
