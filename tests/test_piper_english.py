@@ -324,6 +324,7 @@ def test_fractions_of_measures_and_roads_are_said_as_people_say_them(
         ("Join a Q&A session.", "Join a Q&Eigh session."),
         ("Reply by 6/1, cut by 1/3.", "Reply by June 1st, cut by one third."),
         ("Flight UA 1234 and flight 205.", "Flight UA 12 34 and flight 2 oh 5."),
+        ("Flight 1200, flight 1000.", "Flight 12 hundred, flight 1000."),
     ],
 )  # fmt: skip
 def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:

@@ -735,7 +735,10 @@ def _span(match: re.Match[str]) -> str:
 
 
 def _in_pairs(number: str) -> str:
-    """Three or four digits as said in pairs: 405 "4 oh 5", 280 "2 80", 1200 "12 hundred"."""
+    """Three or four digits as said in pairs: 405 "4 oh 5", 280 "2 80", 1200 "12 hundred"; a
+    round thousand as it is (flight 1000: one thousand)."""
+    if len(number) == 4 and number.endswith("000"):
+        return number
     rest = number[-2:]
     return f"{number[:-2]} " + (
         "hundred" if rest == "00" else f"oh {rest[1]}" if rest[0] == "0" else rest
