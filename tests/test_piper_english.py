@@ -344,11 +344,18 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
         ("It ends on 21 June.", "It ends on the 21st of June."),
         ("At 2026-12-05T10:00Z.", "At December 5th, 2026 at 10 o'clock UTC."),
         ("Stream 1080p or 720p.", "Stream 10 80 p or 7 20 p."),
+        ("Balance as of 12/05, valid through 6/30.", (
+            "Balance as of December 5th, valid through June 30th."
+        )),
+        ("Winds NW 10-15 mph, gusts from the SSE.", (
+            "Winds northwest 10 to 15 miles per hour, gusts from the south-southeast."
+        )),
     ],
 )  # fmt: skip
 def test_days_before_months_timestamps_and_video_lines_are_said(text: str, written: str) -> None:
     """Bug: espeak said "5 Dec 2026" as "five deck", a timestamp's T and Z as letters
-    ("T ten o'clock Z"), and 1080p as "one thousand eighty P"."""
+    ("T ten o'clock Z"), 1080p as "one thousand eighty P", "as of 12/05" as two numbers, and a
+    wind's NW as letters."""
     assert english(text) == written
 
 

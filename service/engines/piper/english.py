@@ -471,9 +471,12 @@ _PRESSURE = re.compile(r"(?i)\b(blood pressure|BP)(\D{0,20}?)(\d{2,3})/(\d{2,3})
 # A run of three or more numbers with slashes that is no date ("24/7/365"): one after another.
 _SLASHES = re.compile(r"(?<![\w/.])(?:1[3-9]|[2-9]\d|\d{3,})(?:/\d+){2,}(?![\w/]|\.\d)")
 # A month and a day with a slash and no year, after a word that asks for a date ("on 12/05",
-# "Tuesday, 12/8", "due 1/15", "reply by 6/1"): the date. Not after "from", nor a fraction
-# after "by": "cut by 1/3".
-_DAY_WORDS = "|".join(("on", "until", "till", "before", "after", "since", "due", "by"))
+# "Tuesday, 12/8", "due 1/15", "reply by 6/1", "as of 12/05", "valid through 6/30"): the date.
+# Not after "from", nor a fraction after "by": "cut by 1/3".
+_DAY_WORDS = "|".join(
+    ("on", "until", "till", "before", "after", "since", "due", "by", "as of", "effective",
+     "through", "thru", "expires", "expiring")
+)  # fmt: skip
 _MONTH_DAY = re.compile(
     rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
 )
@@ -523,6 +526,12 @@ _ROAD = re.compile(
     r"\b(I-|US-|SR[- ]|(?:Interstate|Highway|Route) |Hwy\.? ?)([1-9]\d{0,2})\b(?![.,]\d|%)"
 )
 _ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
+# A wind's direction by its initials ("winds NW 10-15 mph"): espeak spelled them.
+_WIND = re.compile(
+    r"(?i:\b(winds?|breeze|gusts?)\s(?:from\s(?:the\s)?)?)"
+    r"([NSEW]|[NS][EW]|NN[EW]|SS[EW]|E[NS]E|W[NS]W)\b"
+)
+_DIRECTIONS = {"N": "north", "S": "south", "E": "east", "W": "west"}
 # A flight's number apart from its airline's code: "Flight UA 1234" twelve thirty-four (joined,
 # CA1234 is a code: _AFTER_LETTERS).
 _FLIGHT = re.compile(r"\b([Ff]light\s(?:[A-Z][A-Z\d]\s)?)(\d{3,4})\b(?![.,]\d)")
@@ -745,6 +754,14 @@ def _in_pairs(number: str) -> str:
     )
 
 
+def _wind(match: re.Match[str]) -> str:
+    """NW northwest, SSE south-southeast: the last two letters one word, a third before it."""
+    initials = match.group(2)
+    last = "".join(_DIRECTIONS[c] for c in initials[-2:])
+    said = f"{_DIRECTIONS[initials[0]]}-{last}" if len(initials) == 3 else last
+    return match.group(0)[: match.start(2) - match.start()] + said
+
+
 def _road(match: re.Match[str]) -> str:
     name, number = match.group(1).rstrip("-. "), match.group(2)
     return f"{_ROAD_NAMES.get(name, name)} {_in_pairs(number) if len(number) == 3 else number}"
@@ -770,9 +787,11 @@ def _stars(figure: str, out_of: int | None, counted: bool) -> str:
 
 
 def _places(text: str) -> str:
-    """Places', roads', flights' and keys' short forms (_PLACE, _ROAD, _KEY_NAMES) as said."""
+    """Places', roads', flights', winds' and keys' short forms (_PLACE, _ROAD, _WIND,
+    _KEY_NAMES) as said."""
     text = _PLACE.sub(lambda m: "PO" if m.group(3) else _PLACE_WORDS[m[1] or m[2]], text)
     text = _FLIGHT.sub(lambda m: m.group(1) + _in_pairs(m.group(2)), _ROAD.sub(_road, text))
+    text = _WIND.sub(_wind, text)
     return _KEY_NAMES.sub(lambda m: KEY_WORDS[m[1] or m[2] or m[3]], text)
 
 
