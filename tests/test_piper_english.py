@@ -368,13 +368,17 @@ def test_days_before_months_timestamps_and_video_lines_are_said(text: str, writt
         ("See you at 2:15p.", "See you at 2 15 PM."),
         ("Ship the SKU via UPS.", "Ship the S K U via U P S."),
         ("Visit www.icbc.com.cn or xyz.org.", "Visit www.I C B C.com.cn or X Y Z.org."),
+        ("Use #summer2026 or #ThrowbackThursday, order #4521.", (
+            "Use hashtag summer 2026 or hashtag Throwback Thursday, order number 4 5 2 1."
+        )),
     ],
 )  # fmt: skip
 def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> None:
     """Bug: espeak read a code's letters as a word (CA1234 "ka", OR5678 "or"), a code with
     letters after it as an amount (ABC-12345-XY: twelve thousand…), an extension after an x
     as "by 123", "2:15p" as "two fifteen P", SKU and UPS as words where no lowercase word
-    followed them ("skew", "ups"), and an address's icbc and xyz as words ("ikbk", "zize")."""
+    followed them ("skew", "ups"), an address's icbc and xyz as words ("ikbk", "zize"), and a
+    hashtag as "hash", or as a code's number when it held a digit."""
     assert english(text) == written
 
 

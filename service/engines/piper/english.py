@@ -431,6 +431,11 @@ _LONE_NUMBER_SIGN = re.compile(r"(?<=\w )#(?= (?:is|was)\b|:)")
 _NUMBER_SIGN = re.compile(r"(?<![\w&])#(\d+)\b")
 # "#A1B2C3": a number sign before a code of letters and digits.
 _CODE_SIGN = re.compile(r"(?<![\w&])#(?=[A-Za-z0-9-]*\d[A-Za-z0-9]*\b)")
+# A hashtag: a word with a small letter, or in capitals with no digit ("#summer2026", "#TBT");
+# espeak said "hash", and a digit in it made it a code ("number summer 2026").
+_HASHTAG = re.compile(
+    r"(?<![\w&#])#(?=[A-Za-z])((?=[A-Za-z0-9_]*[a-z])[A-Za-z0-9_]+|[A-Z]+\b(?![-\d]))"
+)
 # The letter A inside a sentence ("option A", "Press A", "zone A 12") or after an ampersand
 # ("Q&A session"), which espeak reads as the article "uh"; "Eigh" is its name to espeak.
 _LETTER_A = re.compile(r"(?:(?<=[a-z0-9,] )|(?<=[A-Z]&))A\b(?!['\u2019-])")
@@ -754,6 +759,17 @@ def _in_pairs(number: str) -> str:
     )
 
 
+def _number_signs(text: str) -> str:
+    """A number sign as "number" (before a number, a code, or alone before "is"), or a hashtag
+    with its words apart ("#ThrowbackThursday": hashtag Throwback Thursday)."""
+    text = _HASHTAG.sub(
+        lambda m: "hashtag " + re.sub(r"(?<=[a-z])(?=[A-Z\d])", " ", m.group(1)), text
+    )
+    text = _LONE_NUMBER_SIGN.sub("number", text)
+    text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
+    return _CODE_SIGN.sub("number ", text)
+
+
 def _wind(match: re.Match[str]) -> str:
     """NW northwest, SSE south-southeast: the last two letters one word, a third before it."""
     initials = match.group(2)
@@ -1010,9 +1026,8 @@ def english(text: str) -> str:
     )
     text = _KEYED.sub(_code, _CODE.sub(_code, text))
     text = _FORM.sub(r"\1 \2 \3", text)
-    text = _LONE_NUMBER_SIGN.sub("number", text)
-    text = _NUMBER_SIGN.sub(lambda m: "number " + _spaced(m.group(1)), text)
-    text = _CODE_SIGN.sub("number ", text)
+    if "#" in text:
+        text = _number_signs(text)
     text = _PRESSURE.sub(r"\1\2\3 over \4", text)
     text = _SLASHES.sub(lambda m: m.group(0).replace("/", " "), text)
     text = _VANITY.sub(r"\1, \2, ", text)
