@@ -570,6 +570,8 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ("誤差は±0.5、血糖値<7.0です。", "誤差はプラスマイナス0.5、血糖値ショーナリ7.0です。"),
         # A unit per a unit (kg after the slash was ク), and micrograms (spelled).
         ("25mg/kg、110mg/dL、2mcg", "25mgパーキログラム、110mgパーデシリットル、2マイクログラム"),
+        # Per a time, 毎 (パー時間 before).
+        ("時速60km/h、風速5m/s、5L/min", "時速60km毎時、風速5m毎秒、5リットル毎分"),
         ("ビタミンCが多い。", "ビタミンシーが多い。"),
         ("重さは5kgで容量は3Lです。", "重さは5キログラムで容量は3リットルです。"),
         ("電池は5000mAhです。", "電池は5000ミリアンペアアワーです。"),

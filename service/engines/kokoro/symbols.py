@@ -236,11 +236,12 @@ _JA_PER = re.compile(
     r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
 # A unit per a unit (25mg/kg, 110mg/dL, 5L/min): パー and the second in katakana, which the
-# romanizer read as a word (kg ク, mL エムエル) after a slash left unread.
+# romanizer read as a word (kg ク, mL エムエル) after a slash left unread; per a time, 毎 as
+# units are read (60km/h キロメートル毎時, 5m/s メートル毎秒, not パー時間).
 _JA_PER_UNITS = {
-    "kg": "キログラム", "g": "グラム", "L": "リットル", "mL": "ミリリットル",
-    "ml": "ミリリットル", "dL": "デシリットル", "min": "分", "h": "時間", "s": "秒",
-    "m": "メートル",
+    "kg": "パーキログラム", "g": "パーグラム", "L": "パーリットル", "mL": "パーミリリットル",
+    "ml": "パーミリリットル", "dL": "パーデシリットル", "min": "毎分", "h": "毎時", "s": "毎秒",
+    "m": "パーメートル",
 }  # fmt: skip
 _JA_UNIT_PER = re.compile(r"(?<=[A-Za-zμ])\s?/\s?(kg|g|L|mL|ml|dL|min|h|s|m)(?![A-Za-z])")
 _JA_PER_WORDS = {"月": "月", "年": "年", "週": "週", "分": "1分あたり", "秒": "1秒あたり"}
@@ -342,7 +343,7 @@ def _readable(text: str, language: int) -> str:
     if "/" in text:
         if language == 1:
             text = _JA_PER.sub(_ja_per, text)
-            text = _JA_UNIT_PER.sub(lambda m: "パー" + _JA_PER_UNITS[m[1]], text)
+            text = _JA_UNIT_PER.sub(lambda m: _JA_PER_UNITS[m[1]], text)
         text = _WORD_SLASH.sub("\N{IDEOGRAPHIC COMMA}", text)
     if "&" in text and language == 0:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
