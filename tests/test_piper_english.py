@@ -350,12 +350,15 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
         ("Winds NW 10-15 mph, gusts from the SSE.", (
             "Winds northwest 10 to 15 miles per hour, gusts from the south-southeast."
         )),
+        ("Temp 37.5C, a high of 72F, seat 12F.", (
+            "Temp 37.5 degrees Celsius, a high of 72 degrees Fahrenheit, seat 12F."
+        )),
     ],
 )  # fmt: skip
 def test_days_before_months_timestamps_and_video_lines_are_said(text: str, written: str) -> None:
     """Bug: espeak said "5 Dec 2026" as "five deck", a timestamp's T and Z as letters
-    ("T ten o'clock Z"), 1080p as "one thousand eighty P", "as of 12/05" as two numbers, and a
-    wind's NW as letters."""
+    ("T ten o'clock Z"), 1080p as "one thousand eighty P", "as of 12/05" as two numbers, a
+    wind's NW as letters, and a temperature with no degree sign (37.5C) with the letter."""
     assert english(text) == written
 
 

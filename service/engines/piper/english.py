@@ -142,6 +142,13 @@ _UNIT = re.compile(
     + rf")|({_ONE_LETTER})|\s({_ONE_LETTER})(?=\s+[a-z]|[,.;:!?)]|$))"
     + r"(?:\.(?=,|\s+[a-z]))?(?![\w/²³])"
 )
+# A temperature with no degree sign: a decimal ("37.5C", "98.6F"), or a whole one after a word
+# that says it is one ("Temp 38C", "a high of 72F"); espeak said the letter. A seat or a floor
+# ("12F") is neither.
+_BARE_DEGREES = re.compile(
+    r"(?<![\w.])(-?\d{1,3}\.\d)([CF])\b"
+    r"|\b((?i:temp|temperature|fever|high|low|heat)(?:\s(?:of|is|was|at|to))?\s)(-?\d{1,3})([CF])\b"
+)
 # Comparisons and a tilde between numbers or letters (x > 3, 10%~20%): espeak drops them.
 _SIGNS = {
     ">": "greater than", "<": "less than", "≥": "greater than or equal to",
@@ -1043,6 +1050,7 @@ def english(text: str) -> str:
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
+    text = _BARE_DEGREES.sub(lambda m: f"{m[1]}°{m[2]}" if m[1] else f"{m[3]}{m[4]}°{m[5]}", text)
     text = _UNIT.sub(_unit, _HOURS_MINUTES.sub(_hours_minutes, text))
     if any(c in text for c in "^=π") or any(c in SUPERSCRIPTS for c in text):
         text = POWER.sub(_power, _EQUALS_MINUS.sub(" minus ", _PI.sub(" pi ", text)))
