@@ -123,7 +123,10 @@ from voxlite.service.engines.piper.english import english
         ("Press * then #, card ****1234.", "Press star then pound, card ending in 1 2 3 4."),
         ("King Jr. Day: call 911, M-F.", "King Junior Day: call 9 1 1, Monday to Friday."),
         ("He's 6'2\" and has 1.2k followers.", "He's 6 foot 2 and has 1.2 thousand followers."),
-        ("Cheaper b/c 10k+ customers use it.", "Cheaper because 10 thousand+ customers use it."),
+        (
+            "Cheaper b/c 10k+ customers use it.",
+            "Cheaper because 10 thousand or more customers use it.",
+        ),
         (
             "$1,500/yr, $25/visit, 4g/day, 72 bpm, a 24-hr line, a 401(k) that ends in 7788.",
             "1,500 dollars per year, 25 dollars per visit, 4 grams per day, 72 beats per minute, "
@@ -353,12 +356,16 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
         ("Temp 37.5C, a high of 72F, seat 12F.", (
             "Temp 37.5 degrees Celsius, a high of 72 degrees Fahrenheit, seat 12F."
         )),
+        ("Use 8+ characters; 1.2M+ downloads; ages 18+.", (
+            "Use 8 or more characters; 1.2 million or more downloads; ages 18+."
+        )),
     ],
 )  # fmt: skip
 def test_days_before_months_timestamps_and_video_lines_are_said(text: str, written: str) -> None:
     """Bug: espeak said "5 Dec 2026" as "five deck", a timestamp's T and Z as letters
     ("T ten o'clock Z"), 1080p as "one thousand eighty P", "as of 12/05" as two numbers, a
-    wind's NW as letters, and a temperature with no degree sign (37.5C) with the letter."""
+    wind's NW as letters, a temperature with no degree sign (37.5C) with the letter, and "8+
+    characters" as "eight plus characters"."""
     assert english(text) == written
 
 

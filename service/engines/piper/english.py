@@ -142,6 +142,9 @@ _UNIT = re.compile(
     + rf")|({_ONE_LETTER})|\s({_ONE_LETTER})(?=\s+[a-z]|[,.;:!?)]|$))"
     + r"(?:\.(?=,|\s+[a-z]))?(?![\w/²³])"
 )
+# A plus after a count of things: "8+ characters", "2+ items", "10k+ users" (8 or more; espeak
+# said "eight plus").
+_OR_MORE = re.compile(r"(?<![\w.+])(\d[\d,]*(?:\.\d+)?(?: thousand| million)?)\+(?=\s[a-z]+s\b)")
 # A temperature with no degree sign: a decimal ("37.5C", "98.6F"), or a whole one after a word
 # that says it is one ("Temp 38C", "a high of 72F"); espeak said the letter. A seat or a floor
 # ("12F") is neither.
@@ -207,7 +210,7 @@ _SPELLED = re.compile(
     r"|AKST|ACH|ABA|EHR|ER|ICU|OB|EKG|ECG|TOS|PII|OTC|ET|PT|CT|MT|AKA|USPS|RMA|SKU|QA|IRA|EMI"
     r"|UPS|HOA)(s?)\b"
 )
-_MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)]|$)")
+_MILLION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)M(?=[\s.,;:!?)+]|$)")
 # "1.2k users", "10K followers": thousand before a plural ("a 5k run" stays "five K").
 _THOUSAND = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK](?=\+?\s[a-z]+s\b)")
 # A height in feet and inches: 6'2" (espeak: "six two").
@@ -1050,6 +1053,7 @@ def english(text: str) -> str:
     text = _MILLION.sub(r"\1 million", _TIMES.sub(r"\1 times", _BY.sub(r"\1 by ", text)))
     text = _SPELLED.sub(_spelled, text)
     text = _THOUSAND.sub(r"\1 thousand", _FEET.sub(r"\1 foot \2", text))
+    text = _OR_MORE.sub(r"\1 or more", text)
     text = _BARE_DEGREES.sub(lambda m: f"{m[1]}°{m[2]}" if m[1] else f"{m[3]}{m[4]}°{m[5]}", text)
     text = _UNIT.sub(_unit, _HOURS_MINUTES.sub(_hours_minutes, text))
     if any(c in text for c in "^=π") or any(c in SUPERSCRIPTS for c in text):
