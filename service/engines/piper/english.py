@@ -540,13 +540,12 @@ _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 _ROAD = re.compile(
     r"\b(I-|US-|SR[- ]|(?:Interstate|Highway|Route) |Hwy\.? ?)([1-9]\d{0,2})\b(?![.,]\d|%)"
 )
-_ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": "Highway"}
+_ROAD_NAMES = {"I": "I", "US": "US", "SR": "State Route", "Hwy": _STREET["Hwy"]}
 # A wind's direction by its initials ("winds NW 10-15 mph"): espeak spelled them.
 _WIND = re.compile(
     r"(?i:\b(winds?|breeze|gusts?)\s(?:from\s(?:the\s)?)?)"
     r"([NSEW]|[NS][EW]|NN[EW]|SS[EW]|E[NS]E|W[NS]W)\b"
 )
-_DIRECTIONS = {"N": "north", "S": "south", "E": "east", "W": "west"}
 # A flight's number apart from its airline's code: "Flight UA 1234" twelve thirty-four (joined,
 # CA1234 is a code: _AFTER_LETTERS).
 _FLIGHT = re.compile(r"\b([Ff]light\s(?:[A-Z][A-Z\d]\s)?)(\d{3,4})\b(?![.,]\d)")
@@ -614,13 +613,6 @@ def _amount(sign: str, whole: str, cents: str | None, scale: str | None = None) 
         return small_words
     said = f"{whole} {one if whole_value == 1 else many}"
     return f"{said} and {small_words}" if cents_value else said
-
-
-def _room(number: str) -> str:
-    floor, rest = number[:-2], number[-2:]
-    if rest == "00":
-        return f"{floor} hundred"
-    return f"{floor} oh {rest[1]}" if rest[0] == "0" else f"{floor} {rest}"
 
 
 def _dotted_letters(match: re.Match[str]) -> str:
@@ -759,8 +751,8 @@ def _span(match: re.Match[str]) -> str:
 
 
 def _in_pairs(number: str) -> str:
-    """Three or four digits as said in pairs: 405 "4 oh 5", 280 "2 80", 1200 "12 hundred"; a
-    round thousand as it is (flight 1000: one thousand)."""
+    """Three or four digits as said in pairs (a road's, a flight's, a room's): 405 "4 oh 5",
+    280 "2 80", 1200 "12 hundred"; a round thousand as it is (flight 1000: one thousand)."""
     if len(number) == 4 and number.endswith("000"):
         return number
     rest = number[-2:]
@@ -783,8 +775,8 @@ def _number_signs(text: str) -> str:
 def _wind(match: re.Match[str]) -> str:
     """NW northwest, SSE south-southeast: the last two letters one word, a third before it."""
     initials = match.group(2)
-    last = "".join(_DIRECTIONS[c] for c in initials[-2:])
-    said = f"{_DIRECTIONS[initials[0]]}-{last}" if len(initials) == 3 else last
+    last = "".join(_POINTS[c].lower() for c in initials[-2:])
+    said = f"{_POINTS[initials[0]].lower()}-{last}" if len(initials) == 3 else last
     return match.group(0)[: match.start(2) - match.start()] + said
 
 
@@ -1032,7 +1024,7 @@ def english(text: str) -> str:
     text = _MASKED.sub(lambda m: "ending in " + _spaced(m.group(1)), text)
     text = _KEYS.sub(lambda m: f"{m.group(1)} {'star' if m.group(2) == '*' else 'pound'}", text)
     text = _ROOM.sub(
-        lambda m: _NO.sub("number", m.group(1)).replace("#", "") + _room(m.group(2)), text
+        lambda m: _NO.sub("number", m.group(1)).replace("#", "") + _in_pairs(m.group(2)), text
     )
     text = _KEYED.sub(_code, _CODE.sub(_code, text))
     text = _FORM.sub(r"\1 \2 \3", text)
