@@ -38,9 +38,10 @@ _GREEK = {
     "PHI": ("斐", "ファイ"), "CHI": ("希", "カイ"), "PSI": ("普西", "プサイ"),
     "OMEGA": ("欧米伽", "オメガ"),
 }  # fmt: skip
-# Chinese brands written in pinyin or their own Latin name, by the name a Chinese or Japanese
-# listener knows them by (the English lexicon has none of them and would spell HUAWEI letter by
-# letter; e2k makes Xiaomi キシャミ); "" keeps the Latin word.
+# Brands written in pinyin or their own Latin name, by the name a Chinese or Japanese listener
+# knows them by (the English lexicon has no Chinese one and would spell HUAWEI letter by letter;
+# e2k makes Xiaomi キシャミ, Toyota トイオタ, Uber ユーバー, and UNIQLO in capitals is spelled);
+# "" keeps the Latin word, for the lexicon (Mandarin) or OpenJTalk and e2k (Japanese) to read.
 _BRANDS = {
     "huawei": ("华为", "ファーウェイ"), "xiaomi": ("小米", "シャオミ"),
     "taobao": ("淘宝", "タオバオ"), "tmall": ("天猫", ""), "alipay": ("支付宝", ""),
@@ -50,6 +51,13 @@ _BRANDS = {
     "tencent": ("腾讯", "テンセント"), "haier": ("海尔", "ハイアール"),
     "lenovo": ("联想", "レノボ"), "ctrip": ("携程", ""), "xiaohongshu": ("小红书", ""),
     "bilibili": ("哔哩哔哩", "ビリビリ"), "didi": ("滴滴", ""),
+    "toyota": ("", "トヨタ"), "toshiba": ("", "トウシバ"), "hitachi": ("", "ヒタチ"),
+    "fujitsu": ("", "フジツウ"), "shiseido": ("", "シセイドウ"), "uniqlo": ("", "ユニクロ"),
+    "muji": ("", "ムジ"), "uber": ("", "ウーバー"), "airbnb": ("", "エアビーアンドビー"),
+    "nvidia": ("", "エヌビディア"), "nike": ("", "ナイキ"), "pokemon": ("", "ポケモン"),
+    "pepsi": ("", "ペプシ"), "python": ("", "パイソン"), "gmail": ("", "ジーメール"),
+    "whatsapp": ("", "ワッツアップ"), "siri": ("", "シリ"), "tiktok": ("", "ティックトック"),
+    "kubernetes": ("", "クバネティス"), "canva": ("", "キャンバ"),
 }  # fmt: skip
 _BRAND = re.compile(rf"(?<![A-Za-z])(?i:{'|'.join(_BRANDS)})(?![A-Za-z])")
 # Units written with a Greek letter, right after a number: 5Ω is five ohms, not five omegas.
