@@ -483,7 +483,12 @@ def _models(text: str) -> str:
     text = _RESOLUTION.sub(r"\1乘\2", text)
     text = _VIDEO_LINES.sub(lambda m: verbalize_digit(m[1]), text)
     text = _MODEL_HYPHEN.sub(lambda m: " " + verbalize_digit(m[1]), text)
-    return _NAMED_MODEL.sub(lambda m: m[1] if int(m[1]) % 50 == 0 else verbalize_digit(m[1]), text)
+    return _NAMED_MODEL.sub(lambda m: m[1] if _a_count(m[1]) else verbalize_digit(m[1]), text)
+
+
+def _a_count(number: str) -> bool:
+    """Whether a number after a name is a count, not the product's (Top 100, S&P 500)."""
+    return int(number) % 50 == 0
 
 
 def _codecs_and_next_days(text: str) -> str:
@@ -685,7 +690,7 @@ def _ja_digits(digits: str) -> str:
 def _ja_named_model(match: re.Match[str]) -> str:
     """Office 365 サンロクゴー; a count (Top 100) and a year (Office 2019) stay numbers."""
     number = match.group(1)
-    if int(number) % 50 == 0 or re.fullmatch(r"(?:19|20)\d\d", number):
+    if _a_count(number) or re.fullmatch(r"(?:19|20)\d\d", number):
         return number
     return _ja_digits(number)
 
