@@ -393,8 +393,24 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Our No. 1 priority; Nos. 3 and 4.", "Our number 1 priority; numbers 3 and 4."),
+        ("Enter MM/DD/YYYY or yyyy-mm-dd.", (
+            "Enter M M slash D D slash Y Y Y Y or Y Y Y Y dash M M dash D D."
+        )),
+    ],
+)  # fmt: skip
+def test_numbers_after_no_and_date_patterns_are_said(text: str, written: str) -> None:
+    """Bug: espeak said "No. 1" as "no" and a sentence's end, and "yyyy" as a noise where an
+    agent asks for a date of birth in MM/DD/YYYY form."""
+    assert english(text) == written
+
+
+@pytest.mark.parametrize(
     "text",
     [
+        "The answer is no. 5 of them said yes.",
         "He scored 12 points in 2024.",
         "Pi is 3.14 and it is 50% off.",
         "Room 302 is on floor 3.",

@@ -239,8 +239,12 @@ _LOCAL_PHONE = re.compile(
 # A duration in hours and minutes ("1h 30m", "2h30min"): m is minutes here, not meters.
 _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d+)\s?h\s?(\d{1,2})\s?m(?:in)?\b")
 _EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
-# "v2.0", "Ver. 2", "Vol. 3": espeak says "vee two", "ver" and "vol" and a sentence's end.
-_NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol)\.\s?(?=\d)")
+# "v2.0", "Ver. 2", "Vol. 3", "No. 1": espeak says "vee two", "ver", "vol" and "no" and a
+# sentence's end. (A small "no." before a figure may end an answer: "no. 5 of them".)
+_NUMBERED = re.compile(
+    r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol|No(?=s?\.\s?\d)|Nos)\.\s?(?=\d)"
+)
+_NUMBERED_WORDS = {"Vol": "volume ", "vol": "volume ", "No": "number ", "Nos": "numbers "}
 # "close" as a verb ("please close the app"), which espeak says as the adjective (an s):
 # before a word that starts its object, after a word that leads to a verb or at a sentence's
 # start. "cloze" has the verb's sound.
@@ -559,6 +563,12 @@ _SCORE_BEFORE = _cue_before(
     r"scores?|scored|won|wins?|lost|loses?|beat|beats|defeated|final|game|match|"
     r"leads?|led|trails?|trailed"
 )
+# A date's written pattern ("MM/DD/YYYY", "yyyy-mm-dd"), read letter by letter as a caller must
+# type it; espeak said "mm" as M M but "yyyy" as a noise.
+_DATE_PATTERN = re.compile(
+    r"(?i)(?<![\w/.-])(?:mm|dd|yy(?:yy)?)([/.-])(?:mm|dd)\1(?:mm|dd|yy(?:yy)?)(?![\w/-])"
+)
+_PATTERN_SEPARATORS = {"/": " slash ", "-": " dash ", ".": " dot "}
 # A tax form's four digits in pairs, as said ("Form 1099": ten ninety-nine, not one thousand).
 _FORM = re.compile(r"\b(Form|form|Forms|forms)\s([1-9]\d)(\d\d)\b(?![.,]\d)")
 _CODE_LABEL = re.compile(r"\b[A-Z]{2,}\s?#?\s?$")
@@ -645,6 +655,11 @@ def _month_day_span(match: re.Match[str]) -> str:
 def _letter_by_letter(letters: str) -> str:
     # A by its name, which espeak-ng would read as the article "uh".
     return " ".join("Eigh" if c == "A" else c for c in letters)
+
+
+def _date_pattern(match: re.Match[str]) -> str:
+    parts = re.split(r"[/.-]", match.group(0).upper())
+    return _PATTERN_SEPARATORS[match.group(1)].join(map(_letter_by_letter, parts))
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -990,6 +1005,8 @@ def english(text: str) -> str:
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _dates(text)
+    if "mm" in text.lower():
+        text = _DATE_PATTERN.sub(_date_pattern, text)
     text = _TITLES.sub(r"\1", _places(text))
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
@@ -999,7 +1016,7 @@ def english(text: str) -> str:
     text = _STATE_ZIP.sub(_state_zip, text)
     text = _CLOSE_VERB.sub(r"\1\2loze", text)
     text = _month_days(text)
-    text = _NUMBERED.sub(lambda m: "volume " if m.group(1) else "version ", text)
+    text = _NUMBERED.sub(lambda m: _NUMBERED_WORDS[m[1]] if m[1] else "version ", text)
     text = _ABOUT.sub("about ", text)
     text = _MONEY_SPAN.sub(r"\1\2 to \1", _SIGNED_SPAN.sub(" to ", text))
     if "," in text:
