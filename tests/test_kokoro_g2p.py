@@ -83,6 +83,7 @@ def texts(words: list[Word]) -> list[str]:
             "一百二十赫兹，五千毫安时，六十五瓦快充，延迟五十毫秒",
         ),
         ("2L水，10W+阅读", "两升水，十万多阅读"),
+        ("能量2000kJ，约478kcal", "能量两千千焦，约四百七十八千卡"),
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
         ("$5美元，€10欧元", "五美元，十欧元"),
         ("1/2杯，2½小时，90°角，3‰", "二分之一杯，二又二分之一小时，九十度角，千分之三"),
@@ -107,6 +108,8 @@ def test_chinese_numbers_are_written_as_they_are_read(text: str, spoken: str) ->
         ("电话（010）8888-6666", "电话零幺零，八八八八，六六六六"),
         ("您的验证码是385912", "您的验证码是三八五九幺二"),
         ("尾号0371的卡", "尾号零三七幺的卡"),
+        ("尾号8888本期账单", "尾号八八八八本期账单"),
+        ("火警请拨119，急救请拨120", "火警请拨幺幺九，急救请拨幺二零"),
         ("身份证号后四位是1234吗？", "身份证号后四位是幺二三四吗？"),
         ("卡号末6位为802315", "卡号末六位为八零二三幺五"),
         ("密码是000000", "密码是零零零零零零"),
@@ -138,7 +141,8 @@ def test_chinese_digits_that_name_something_are_read_one_by_one(text: str, spoke
     负八千八百二十), a code as an amount (三十八万五千九百一十二), and 尾号0371 lost its zero.
     A model year was an amount (2023款 两千零二十三款), i7-13700K a span (i七到一万三千七百K),
     a train seat a floor (12F座 十二楼座), a product's number after its name an amount (Office 365
-    三百六十五)."""
+    三百六十五), the last digits before 本期 a count of books (八千八百八十八本), and an emergency
+    number after 拨 an amount (一百一十九)."""
     assert numbers.chinese(text) == spoken
 
 
@@ -539,6 +543,7 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ("评分4.8★，好评★★★★☆，差评☆☆☆", "评分四点八星，好评四星，差评零星"),
         # A 2 between capitals is "to" (B二B).
         ("做B2B和O2O业务", "做B to B和O to O业务"),
+        ("水是H2O，不是H2S", "水是H二O，不是H二S"),
         # An address's part that is no word, spelled (espeak-ng read icbc as "ikbk").
         ("登录www.icbc.com.cn", "登录www点ICBC点com点cn"),
         # A timestamp: its T and Z were letters.
@@ -662,6 +667,7 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         ("評価4.8★、レビュー★★★★☆", "評価・ホシ4.8、レビュー・ホシヨッツ"),
         ("2026-12-05T10:00Zに開始", "2026年12月5日10時ユーティーシーに開始"),
         ("B2BとB2Cのビジネス", "ビートゥービーとビートゥーシーのビジネス"),
+        ("水はH2Oです", "水はエイチツーオーです"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
     ],
 )
@@ -743,15 +749,19 @@ def test_the_japanese_postal_mark_is_said_once(japanese: JapaneseG2P) -> None:
     assert said(japanese, "郵便番号は〒150-0001です。").count("baŋɡoː") == 1
 
 
-def test_japanese_postal_codes_stay_openjtalks_and_addresses_take_no(
+def test_japanese_postal_codes_and_addresses_are_read_out_with_no(
     japanese: JapaneseG2P,
 ) -> None:
-    """OpenJTalk reads a postal code itself, digit by digit with の at its hyphen; the rules
-    above leave it alone. An address's block, lot and number it read digit by digit with the
-    hyphens dropped (ロク イチゼロ イチ): they are said with の (ろくのじゅうのいち)."""
-    for text in ("郵便番号100-0001", "〒150-0001です。"):
-        assert numbers.japanese(text) == text
+    """A postal code digit by digit with の at its hyphen: OpenJTalk read 100 as イチマルマル
+    and 0001 as ゼロゼロゼロイチ in one code. An address's block, lot and number it read digit
+    by digit with the hyphens dropped (ロク イチゼロ イチ), and two of them as one run (千代田1-1,
+    イチ イチ): they are said with の (ろくのじゅうのいち). What is left of a span is no address."""
+    assert numbers.japanese("郵便番号100-0001") == "郵便番号イチゼロゼロのゼロゼロゼロイチ"
+    assert numbers.japanese("〒150-0001です。") == "〒イチゴーゼロのゼロゼロゼロイチです。"
     assert numbers.japanese("六本木6-10-1") == "六本木6の10の1"
+    assert numbers.japanese("千代田1-1、1丁目2-3") == "千代田1の1、1丁目2の3"
+    assert numbers.japanese("第1-3章、1-2ページ") == "第1から3章、1から2ページ"
+    assert said(japanese, "千代田1-1").replace(" ", "").endswith("iʨinoiʨi")
 
 
 def test_latin_letters_next_to_a_number_are_not_units() -> None:

@@ -83,15 +83,17 @@ _COUNTRY_CODE = re.compile(
 _CODE_WORDS = (
     "号码|编号|单号|账号|帐号|卡号|尾号|工号|学号|房号|房间|车次|航班|车牌|型号|批号|分机|"
     "热线|电话|手机|邮编|密码|验证码|校验码|取件码|取餐码|优惠码|兑换码|邀请码|错误码|错误代码|状态码|识别码|"
-    "序列号|证号|拨打|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|代码|"
+    "序列号|证号|拨打|拨|致电|呼叫|回拨|客服|投诉|举报|报警|急救|火警|端口|代码|"
     # the last or first few digits of a number ("后四位是1234", "末6位")
     "(?:[前后末]|最后)(?:[一二三四五六七八九十]|\\d{1,2})位(?:数字|数)?"
 )
-# ... unless a measure word follows it ("手机1500元" is an amount).
+# ... unless a measure word follows it ("手机1500元" is an amount), but not a word that starts
+# with one ("尾号8888本期账单": 本期 is this month's, no 8888 books).
+_NO_MEASURE = "(?!本[期月次人店周日年单笔轮届]|手机)"
 _AFTER_CODE_WORD = re.compile(
     rf"((?:{_CODE_WORDS})(?:号码|号)?)((?:是|为|：|:|\s)*)"
     r"(\+?[0-9A-Za-z]+(?:-[0-9A-Za-z]+| \d+)*)(?![0-9A-Za-z]|\.\d)"
-    rf"(?!\s?{COM_QUANTIFIERS})"
+    rf"(?!\s?{_NO_MEASURE}{COM_QUANTIFIERS})"
 )
 # A stock's or a fund's six-digit code in brackets after its name ("贵州茅台(600519)").
 _LISTED_CODE = re.compile(r"(?<=[\u4e00-\u9fff])([(（])(\d{6})(?=[)）])")
@@ -341,6 +343,7 @@ _UNITS = {
     "ms": "毫秒", "min": "分钟", "Hz": "赫兹", "kHz": "千赫", "MHz": "兆赫", "GHz": "G赫兹",
     "mAh": "毫安时", "kW": "千瓦", "kWh": "千瓦时", "mmHg": "毫米汞柱", "mmol/L": "毫摩尔每升",
     "mL": "毫升", "L": "升", "W": "瓦", "V": "伏", "kV": "千伏", "mV": "毫伏", "mA": "毫安",
+    "kJ": "千焦", "kcal": "千卡", "μg": "微克", "ug": "微克",
 }  # fmt: skip
 # Not before "+": "10W+" is internet writing for 十万多.
 _UNIT = re.compile(
@@ -634,12 +637,16 @@ _JA_CODE_SIGN = re.compile(r"(?<=番号)((?:は|：|:)?\s?)#(?=[A-Za-z]?\d)")
 # A span of numbers ("3-5日", "10～20人"), only before a counter: "3-5" alone may be an address.
 _JA_SPAN = re.compile(
     r"(?<![0-9.-])([1-9]\d*(?:\.\d+)?)\s?[-~〜～]\s?(\d+(?:\.\d+)?)"
-    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯錠滴包粒泊階代軒社品箱袋]|か月|ヶ月|カ月"
-    r"|営業日|週間|時間|分間|(?:mg|mL|ml|kg|km|cm|mm|g|m|L|GB|MB)(?![A-Za-z]))"
+    r"(?=[日時分秒年月個人回件枚本円%歳週倍度点位名台冊杯錠滴包粒泊階代軒社品箱袋章節話巻問行頁]|か月"
+    r"|ヶ月|カ月|ページ|営業日|週間|時間|分間|(?:mg|mL|ml|kg|km|cm|mm|g|m|L|GB|MB)(?![A-Za-z]))"
 )
 # A street address's block, lot and number ("六本木6-10-1"): の between them, as it is said;
 # OpenJTalk drops the hyphens and runs them into one number.
 _JA_ADDRESS = re.compile(r"(?<![\d.-])(\d{1,2})-(\d{1,3})-(\d{1,4})(?![\d-])")
+# Two numbers joined by a hyphen right after a place's name ("千代田1-1", "1丁目2-3") are its
+# block and lot, said with の like three (_JA_ADDRESS); OpenJTalk ran them together. Taken after
+# the spans, so that what is left is no span ("第1-3章" is one).
+_JA_BLOCK = re.compile(r"(?<=[\u4e00-\u9fff々ヶ])(?<!第)(\d{1,2})-(\d{1,4})(?![\d.-])")
 # A seat's letter after its row ("23A席", "座席は23A") and a size's ("2Lサイズ"): the letter
 # by its name, not a unit (アンペア, リットル), and a seat's F not a floor.
 _JA_SEAT = re.compile(
@@ -667,6 +674,9 @@ _JA_PLUS = re.compile(r"(?<![0-9A-Za-z)])\+(?=\d[\d,.]*\s?(?:円|%|点|度|ポ�
 # The postal mark after its own name ("郵便番号は〒150-0001"), which OpenJTalk reads as the name
 # again.
 _POSTAL_MARK = re.compile(r"(?<=郵便番号)([はがの:：\s]*)〒")
+# A postal code, digit by digit with の: OpenJTalk read 100 after 〒 as イチマルマル and 0001 as
+# ゼロゼロゼロイチ, two ways in one code.
+_POSTAL_CODE = re.compile(r"(〒\s?|郵便番号[はがの:：\s]*)(\d{3})-(\d{4})(?!\d)")
 # A fraction (after dates, which have slashes too): 1/3 is 3分の1.
 _JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
 # A code after its name: OpenJTalk reads digits one by one right after 番号, but not after the
@@ -775,6 +785,8 @@ def japanese(text: str) -> str:
     text = _JA_WEEKDAY_LIST.sub(_ja_weekday_list, _ascii(text))
     if "〒" in text:
         text = _POSTAL_MARK.sub(r"\1", text)
+    if "〒" in text or "郵便番号" in text:
+        text = _POSTAL_CODE.sub(lambda m: f"{m[1]}{_ja_digits(m[2])}の{_ja_digits(m[3])}", text)
     text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
@@ -809,4 +821,5 @@ def japanese(text: str) -> str:
     text = _JA_FROM.sub("から", _TILDE.sub("から", _JA_WORD_TILDE.sub("から", text)))
     text = _JA_DEGREES.sub("度", _FAHRENHEIT.sub(r"華氏\1度", text))
     text = _JA_PLUS.sub("プラス", _JA_MINUS.sub("マイナス", text))
-    return _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
+    text = _JA_SPAN.sub(lambda m: f"{m.group(1)}から{m.group(2)}", text)
+    return _JA_BLOCK.sub(r"\1の\2", text)

@@ -151,8 +151,10 @@ _ORDINAL = re.compile(r"(?<![A-Za-z0-9.第])(\d{1,3})(st|nd|rd|th)(?![A-Za-z])(\
 _JA_ORDINALS = ("ファースト", "セカンド", "サード", "フォース", "フィフス", "シックスス",
                 "セブンス", "エイス", "ナインス", "テンス")  # fmt: skip
 # Latin letters that do not decompose into a letter and an accent.
-# A 2 between two capitals is "to" (B2B, O2O, P2P), as both languages say it, not 二 or ニ.
+# A 2 between two capitals is "to" (B2B, O2O, P2P), as both languages say it, not 二 or ニ; but
+# a formula's 2 is a count: H二O in Chinese, エイチツーオー in Japanese.
 _TO = re.compile(r"(?<![A-Za-z0-9])([A-Z])2([A-Z])(?![A-Za-z0-9])")
+_FORMULAS = ("H2O", "H2S", "N2O")
 _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
                         "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"})  # fmt: skip
 
@@ -324,6 +326,13 @@ def _stars(figure: str, counted: bool, language: int) -> str:
     return f"・星{figure}" + ("つ" if counted and len(figure) == 1 else "")
 
 
+def _two(match: re.Match[str], language: int) -> str:
+    """B2B's 2 as "to" (B to B, ビートゥービー); a formula's as a count (H2O, エイチツーオー)."""
+    if match[0] in _FORMULAS:
+        return match[0] if language == 0 else f"{match[1]}ツー{match[2]}"
+    return f"{match[1]} to {match[2]}" if language == 0 else f"{match[1]}トゥー{match[2]}"
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     if "T" in text:
@@ -332,7 +341,7 @@ def _readable(text: str, language: int) -> str:
         text = _KEY_COMBO.sub(lambda m: _key_combo(m, language), text)
     text = _ORDINAL.sub(lambda m: _ordinal(m, language), text)
     if "2" in text:
-        text = _TO.sub((r"\1 to \2", r"\1トゥー\2")[language], text)
+        text = _TO.sub(lambda m: _two(m, language), text)
     text = spoken_stars(text, lambda figure, _, counted: _stars(figure, counted, language))
     if any(c in text for c in "#＃*＊"):
         text = _KEYS.sub(lambda m: _key(m, language), text)
