@@ -396,14 +396,18 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
     ("text", "written"),
     [
         ("Our No. 1 priority; Nos. 3 and 4.", "Our number 1 priority; numbers 3 and 4."),
+        ("Card ending 4821, acct ending with 1234.", (
+            "Card ending 4 8 2 1, account ending with 1 2 3 4."
+        )),
         ("Enter MM/DD/YYYY or yyyy-mm-dd.", (
             "Enter M M slash D D slash Y Y Y Y or Y Y Y Y dash M M dash D D."
         )),
     ],
 )  # fmt: skip
-def test_numbers_after_no_and_date_patterns_are_said(text: str, written: str) -> None:
-    """Bug: espeak said "No. 1" as "no" and a sentence's end, and "yyyy" as a noise where an
-    agent asks for a date of birth in MM/DD/YYYY form."""
+def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, written: str) -> None:
+    """Bug: espeak said "No. 1" as "no" and a sentence's end, a card's last digits with no "in"
+    before them as an amount (four thousand eight hundred…), "acct" as "act", and "yyyy" as a
+    noise where an agent asks for a date of birth in MM/DD/YYYY form."""
     assert english(text) == written
 
 
@@ -411,6 +415,7 @@ def test_numbers_after_no_and_date_patterns_are_said(text: str, written: str) ->
     "text",
     [
         "The answer is no. 5 of them said yes.",
+        "The season ending 2024 was long.",
         "He scored 12 points in 2024.",
         "Pi is 3.14 and it is 50% off.",
         "Room 302 is on floor 3.",

@@ -175,12 +175,12 @@ _OVER_WORDS = {"YoY": "year over year", "MoM": "month over month", "QoQ": "quart
 # ("approx" and a sentence's end), "w/" ("W slash"), "b/c" ("B slash C").
 _SHORT_FORMS = re.compile(
     r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.|(?<=[A-Z][a-z] )"
-    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9])|(b/c)(?=[\s,.;:!?]|$))",
+    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9])|(b/c)(?=[\s,.;:!?]|$)|(acct)\.?(?=\s))",
     re.IGNORECASE,
 )
 _SHORT_FORM_WORDS = (
     "versus", "approximately", "without", "with", "including", "excluding", "department",
-    "Junior", "Senior", "because",
+    "Junior", "Senior", "because", "account",
 )  # fmt: skip
 # A menu path or steps: "Settings > Account > Security" (espeak: "greater than"), "Step 1 →
 # Step 2" (espeak: "right arrow") are said with pauses.
@@ -422,7 +422,9 @@ _TIME = re.compile(
 _CODE = re.compile(
     r"(?i)\b((?:code|pin|otp|passcode|password|extension|ext\.|id|(?:order|account|confirmation|"
     r"reference|tracking|case|ticket|member|policy|card|serial|flight|room)\s(?:number|no\.|#)|"
-    r"number|no\.|ending\sin|ends\sin|last\s(?:4|four)(?:\sdigits)?)(?:\sis|\sare|:)?\s?)"
+    r"number|no\.|(?:ending|ends)\s(?:in|with)|(?:card|account|acct|phone)\s(?:ending|ends)|"
+    r"last\s(?:4|four)(?:\sdigits)?)"
+    r"(?:\sis|\sare|:)?\s?)"
     r"((?:#|\.{2,}|\N{HORIZONTAL ELLIPSIS})?\d{3,}(?:[ -]\d{3,})*)"
     r"(?![\d.,]\d|\d)"
 )
