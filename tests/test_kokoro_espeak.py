@@ -275,6 +275,12 @@ def test_addresses_are_read_with_their_signs_by_name(
     ("pt", "CNPJ 12.345.678/0001-95.", "CNPJ 1 2, 3 4 5, 6 7 8, 0 0 0 1, 9 5."),
     ("es", "El PIN A1 no vale.", "El PIN A1 no vale."),
     ("fr", "Carte se terminant par 4821.", "Carte se terminant par 4 8 2 1."),
+    ("es", "Su cuenta termina en 4821.", "Su cuenta termina en 4 8 2 1."),
+    ("fr", "Votre carte qui se termine par 4821.", "Votre carte qui se termine par 4 8 2 1."),
+    ("pt", "Cartão terminado em 4821.", "Cartão terminado em 4 8 2 1."),
+    # A flight's or a model's number after its capitals; after one, a name's number stays.
+    ("es", "El vuelo IB3456 en un A320.", "El vuelo IB 3 4 5 6 en un A320."),
+    ("it", "Il volo AZ610.", "Il volo AZ 6 1 0."),
     ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
     # After the number sign and its name, either way round (cuatro millones…).
     ("es", "N.º de pedido: 4829137.", "N.º de pedido: 4 8 2 9 1 3 7."),

@@ -3,7 +3,8 @@ it: espeak-ng reads "Su código es 482913" as *cuatrocientos ochenta y dos mil�
 as one number too. After código, clave, contraseña, PIN, número de pedido, IBAN, a card terminada
 en (es); code, mot de passe, numéro de commande (fr); codice, password, numero d'ordine (it);
 código, senha, número do pedido, protocolo, CPF, cartão final (pt), and a number sign with
-its name either way round (pedido n.º, N° de commande). A postal code or a tax
+its name either way round (pedido n.º, N° de commande); and a flight's number after its
+capitals (IB3456). A postal code or a tax
 code is left as written: each country reads those its own way."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ _NAMES = {
     "es": (
         r"c[óo]digo(?!\s+postal)(?:\s+de\s+(?:verificaci[óo]n|seguridad|acceso|confirmaci[óo]n"
         r"|descuento|cliente|reserva|pedido))?|clave|contraseña|PIN|localizador|referencia|IBAN|DNI|NIE"
-        r"|(?:tarjeta|cuenta|número|teléfono)\s+(?:terminad[oa]|acabad[oa])\s+en"
+        r"|(?:tarjeta|cuenta|número|teléfono)\s+(?:que\s+)?(?:terminad[oa]|acabad[oa]|termina"
+        r"|acaba)\s+en"
         r"|extensi[óo]n|n[úu]mero\s+de\s+(?:pedido|referencia|seguimiento|cliente|cuenta|reserva"
         r"|confirmaci[óo]n|expediente|incidencia|ticket|socio)"
         r"|(?:pedido|reserva|expediente|factura|ticket)\s+n\.?\s?[º°]"
@@ -24,7 +26,7 @@ _NAMES = {
     "fr": (
         r"code(?!\s+postal)(?:\s+(?:de\s+(?:vérification|sécurité|confirmation|réduction|accès)"
         r"|promo|PIN|confidentiel))?|mot\s+de\s+passe|PIN|r[ée]f[ée]rence|poste|IBAN"
-        r"|(?:carte|compte|numéro)\s+se\s+terminant\s+par"
+        r"|(?:carte|compte|numéro)\s+(?:qui\s+se\s+termine|se\s+terminant|finissant)\s+par"
         r"|num[ée]ro\s+de\s+(?:commande|suivi|dossier|client|réservation|confirmation|ticket"
         r"|colis|contrat)"
         r"|(?:commande|dossier|colis|contrat)\s+n[°º]"
@@ -43,6 +45,7 @@ _NAMES = {
         r"c[óo]digo(?!\s+postal)(?:\s+de\s+(?:verificação|segurança|confirmação|acesso|desconto"
         r"|rastreio|rastreamento))?|senha|PIN|protocolo|ramal|CPF|CNPJ|RG|IBAN"
         r"|cart[ãa]o\s+(?:com\s+)?final|(?:com|de)\s+final"
+        r"|(?:cart[ãa]o|conta|n[úu]mero)\s+(?:que\s+termina|terminad[oa])\s+em"
         r"|n[úu]mero\s+d[oa]\s+(?:pedido|protocolo|cliente|reserva|rastreio|chamado|contrato)"
         r"|(?:pedido|protocolo|reserva|chamado)\s+n\.?\s?[º°]"
         r"|n\.?\s?[º°]\s+d[oa]\s+(?:pedido|protocolo|reserva|chamado|cliente)"
@@ -73,6 +76,10 @@ def _code(found: re.Match[str]) -> str:
 # (*almohadilla*, *cancelletto*) or drops it, and reads the number as an amount.
 _NUMBER_SIGN = re.compile(r"(?<![\w&#])#\s?([A-Z0-9]*\d[A-Z0-9]*)\b")
 _NUMBER_WORD = {"es": "número", "fr": "numéro", "it": "numero", "pt": "número"}
+# Three digits or more right after two or three capitals are a flight's, a model's or a
+# parcel's number (IB3456, RTX4090): one by one, not tres mil cuatrocientos… (After one
+# capital they may be a name's number: the Airbus A320 is *A trescientos veinte*.)
+_AFTER_CAPITALS = re.compile(r"(?<![\w-])([A-Z]{2,3})(\d{3,})(?![\w-]|[.,]\d)")
 
 
 def spoken(text: str, language: str) -> str:
@@ -83,4 +90,5 @@ def spoken(text: str, language: str) -> str:
         return text
     if "#" in text:
         text = _NUMBER_SIGN.sub(lambda m: f"{_NUMBER_WORD[language]} {' '.join(m[1])}", text)
-    return codes.sub(_code, text)
+    text = codes.sub(_code, text)
+    return _AFTER_CAPITALS.sub(lambda m: f"{m[1]} {' '.join(m[2])}", text)
