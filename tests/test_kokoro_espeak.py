@@ -146,6 +146,10 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("pt", "Às 14h30 ou às 2h.", "Às 14 e 30 ou às duas horas."),
     ("pt", "Abrimos das 9:00 às 18:00.", "Abrimos das 9 horas às 18 horas."),
     ("es", "Tarda 1,5 h.", "Tarda 1,5 horas."),
+    # Two times joined by a dash: the span's word (espeak-ng dropped the dash after "heures").
+    ("fr", "Ouvert 9h-18h, ou 9:00–12:30.",
+     "Ouvert 9 heures à 18 heures, ou 9 heures à 12 heures 30."),
+    ("pt", "Aberto 9h-18h.", "Aberto 9 horas às 18 horas."),
     # A date: the month by its name, day first.
     ("es", "Llega el 15/03/2026.", "Llega el 15 de marzo de 2026."),
     ("fr", "Livré le 01/04.", "Livré le 1er avril."),

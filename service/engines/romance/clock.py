@@ -84,6 +84,13 @@ _HOUR = r"(?P<hour>[01]?\d|2[0-3])"
 _TIME = re.compile(
     rf"{_NOT_AFTER_RANGE}{_HOUR}(?::|\s?h\s?)(?P<minutes>[0-5]\d)(?![\d:]|\s?min)(?P<h>\s?h(?!\w))?"
 )
+# Two times joined by a dash or an en dash ("9h-18h", "9:00-18:00"): the dash is a span's
+# word, which espeak-ng, after "heures" or "horas", dropped (*neuf heures dix-huit heures*).
+_TIME_SPAN = re.compile(
+    rf"{_NOT_AFTER_RANGE}((?:[01]?\d|2[0-3])(?:(?::|h)[0-5]\d|h)?)\s?[-\u2013]\s?"
+    r"(?=(?:[01]?\d|2[0-3])(?::[0-5]\d|\s?h(?!\w)|h[0-5]\d))"
+)
+_SPAN_WORDS = {"es": "a", "fr": "à", "it": "a", "pt": "às"}
 _DOTTED_TIME = re.compile(rf"(?<!\w)(?P<word>\w+)\s{_HOUR}\.(?P<minutes>[0-5]\d)(?!\d|[.,]\d)")
 # 9 h, 9h, 24 h, 1,5 h: a time or a number of hours, said alike.
 _BARE_HOURS = re.compile(rf"{_NOT_AFTER_RANGE}(?P<count>\d{{1,3}}(?:,\d+)?)\s?h(?!\w)")
@@ -140,6 +147,8 @@ def spoken(text: str, language: str) -> str:
     text = _ISO_DATE.sub(lambda m: _date(m, rules), text)
     text = _DATE.sub(lambda m: _date(m, rules), text)
     text = _SHORT_DATE.sub(lambda m: _date(m, rules), text)
+    if "-" in text or "\u2013" in text:
+        text = _TIME_SPAN.sub(rf"\1 {_SPAN_WORDS[language]} ", text)
     text = _DOTTED_TIME.sub(lambda m: _dotted(m, rules), text)
     text = _TIME.sub(lambda m: _time(m, rules), text)
     return _BARE_HOURS.sub(lambda m: _hours(m.group("count"), rules), text)
