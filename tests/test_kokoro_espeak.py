@@ -150,6 +150,13 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("fr", "Ouvert 9h-18h, ou 9:00–12:30.",
      "Ouvert 9 heures à 18 heures, ou 9 heures à 12 heures 30."),
     ("pt", "Aberto 9h-18h.", "Aberto 9 horas às 18 horas."),
+    # Days by their short names: a span (espeak-ng: *lunven*), one before a time.
+    ("it", "Aperti lun-ven 9-18, lun-dom. Grazie.",
+     "Aperti dal lunedì al venerdì 9-18, dal lunedì alla domenica. Grazie."),
+    ("es", "Horario: lun.-vie. 9:00-18:00, sáb. 10:00.",
+     "Horario: de lunes a viernes 9 a 18, sábado 10."),
+    ("fr", "Ouvert du lun.-ven.", "Ouvert du lundi au vendredi."),
+    ("pt", "Atendimento seg-sex.", "Atendimento de segunda a sexta."),
     # A date: the month by its name, day first.
     ("es", "Llega el 15/03/2026.", "Llega el 15 de marzo de 2026."),
     ("fr", "Livré le 01/04.", "Livré le 1er avril."),

@@ -136,12 +136,65 @@ _SHORT_MONTH = {
 }
 
 
+# Days of the week by their short names, joined by a dash ("lun-ven", "lun.-vie."): espeak-ng
+# ran them into one word (*lunven*). Said as the span they are, with the language's words.
+_WEEKDAYS = {
+    "es": (("lun", "lunes"), ("mar", "martes"), ("mié|mie", "miércoles"), ("jue", "jueves"),
+           ("vie", "viernes"), ("sáb|sab", "sábado"), ("dom", "domingo")),
+    "fr": (("lun", "lundi"), ("mar", "mardi"), ("mer", "mercredi"), ("jeu", "jeudi"),
+           ("ven", "vendredi"), ("sam", "samedi"), ("dim", "dimanche")),
+    "it": (("lun", "lunedì"), ("mar", "martedì"), ("mer", "mercoledì"), ("gio", "giovedì"),
+           ("ven", "venerdì"), ("sab", "sabato"), ("dom", "domenica")),
+    "pt": (("seg", "segunda"), ("ter", "terça"), ("qua", "quarta"), ("qui", "quinta"),
+           ("sex", "sexta"), ("sáb|sab", "sábado"), ("dom", "domingo")),
+}  # fmt: skip
+_WEEKDAY_SPAN = {
+    language: re.compile(
+        r"(?i)(?<![\w.])(?:(de|du|dal|da)\s)?("
+        + "|".join(short for short, _ in days)
+        + r")\.?\s?[-\u2013]\s?("
+        + "|".join(short for short, _ in days)
+        + r")(\.?)(?!\w)"
+    )
+    for language, days in _WEEKDAYS.items()
+}
+# ... and one alone with its point before a time ("sáb. 10:00-14:00").
+_WEEKDAY_BEFORE_TIME = {
+    language: re.compile(r"(?i)(?<![\w.])(" + "|".join(short for short, _ in days) + r")\.\s(?=\d)")
+    for language, days in _WEEKDAYS.items()
+}
+# from ... to: (before the first, before the second; the second's before a feminine day)
+_FROM_TO = {
+    "es": ("de", "a", "a"), "fr": ("du", "au", "au"), "it": ("dal", "al", "alla"),
+    "pt": ("de", "a", "a"),
+}  # fmt: skip
+
+
+def _weekday(short: str, language: str) -> str:
+    return next(name for abbr, name in _WEEKDAYS[language] if re.fullmatch(abbr, short, re.I))
+
+
+def _weekday_span(found: re.Match[str], language: str) -> str:
+    first, last = _weekday(found[2], language), _weekday(found[3], language)
+    before, to, to_feminine = _FROM_TO[language]
+    to = to_feminine if last == "domenica" else to
+    # The point stays where it also ends the sentence (as a month's does).
+    rest = found.string[found.end() :]
+    ends = found[4] and (not rest.strip() or re.match(r"\s+[A-ZÀ-Ý]", rest))
+    return f"{found[1] or before} {first} {to} {last}" + ("." if ends else "")
+
+
 def spoken(text: str, language: str) -> str:
     """`text` with its dates, times and hours written as people say them, for `language`'s
     primary subtag ("es"); other languages' text unchanged."""
     rules = _LANGUAGES.get(language)
-    if rules is None or not any(c.isdigit() for c in text):
+    if rules is None:
         return text
+    if "-" in text or "\u2013" in text:
+        text = _WEEKDAY_SPAN[language].sub(lambda m: _weekday_span(m, language), text)
+    if not any(c.isdigit() for c in text):
+        return text
+    text = _WEEKDAY_BEFORE_TIME[language].sub(lambda m: _weekday(m[1], language) + " ", text)
     text = _SHORT_MONTH[language].sub(lambda m: _month_named(m, rules), text)
     text = _DEGREE_DAYS[language].sub(r"\1º", text)
     text = _ISO_DATE.sub(lambda m: _date(m, rules), text)
