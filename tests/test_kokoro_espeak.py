@@ -157,6 +157,11 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
      "Horario: de lunes a viernes 9 a 18, sábado 10."),
     ("fr", "Ouvert du lun.-ven.", "Ouvert du lundi au vendredi."),
     ("pt", "Atendimento seg-sex.", "Atendimento de segunda a sexta."),
+    ("fr", "Ouvert du lun. au ven. de 9h, fermé le dim.",
+     "Ouvert du lundi au vendredi de 9 heures, fermé le dimanche."),
+    ("it", "Chiuso la dom. e il lun.", "Chiuso la domenica e il lunedì."),
+    # A short name that is a word too is a day only before a time.
+    ("es", "Vamos al mar. El mar. 10:00 abrimos.", "Vamos al mar. El martes 10 abrimos."),
     # A date: the month by its name, day first.
     ("es", "Llega el 15/03/2026.", "Llega el 15 de marzo de 2026."),
     ("fr", "Livré le 01/04.", "Livré le 1er avril."),

@@ -241,6 +241,26 @@ def test_a_number_after_no_keeps_the_sentence(one_by_one: bool) -> None:
 
 
 @pytest.mark.parametrize("one_by_one", [False, True])
+@pytest.mark.parametrize(
+    "expected",
+    [
+        ["Horario:", " lun.-vie. 9:00-18:00, sáb. 10:00-14:00, dom. cerrado."],
+        ["Nous sommes ouverts du lun. au ven. de 9h à 18h."],
+        ["Atendimento seg.-sex. das 9h às 18h.", " Obrigado."],
+        ["C'est la vie.", " Merci."],
+    ],
+)
+def test_days_by_their_short_names_do_not_end_a_sentence(
+    one_by_one: bool, expected: list[str]
+) -> None:
+    """Bug: "lun.-vie. 9:00" and "du lun. au ven. de 9h" were cut after each day, a pause and
+    a sentence's fall inside the hours, and the reading of the days needs them together. A day
+    that is a word too still ends a sentence before a capital ("C'est la vie. Merci.")."""
+    text = "".join(expected)
+    assert run(list(text) if one_by_one else [text]) == expected
+
+
+@pytest.mark.parametrize("one_by_one", [False, True])
 def test_a_span_with_a_spaced_dash_stays_in_one_segment(one_by_one: bool) -> None:
     """Bug: "entre 3 - 5 días" and "en 10 - 15 minutos" (an en dash) were cut at the dash (it
     looked for the digit right before it, a space), and the span was read as two numbers."""

@@ -84,12 +84,28 @@ _ABBREVIATIONS = frozenset(
         "sra", "srta", "sres", "sras", "srs", "dra", "profa", "ud", "uds", "dña", "mme", "mlle",
         "sig", "dott", "avv", "ing", "av", "avda", "pág", "págs", "núm", "tel", "tél", "aprox",
         "env", "ej", "ex", "ee", "uu",
+        # days of the week by their short names in those languages ("lun.-vie.", "du lun. au
+        # ven."), those that are no word of their own
+        "lun", "mié", "jue", "sáb", "sab", "gio",
     )
 )  # fmt: skip
 _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
 # Words that end a sentence, or stand before a number: "Your order No. 4521 ships" is one
 # sentence, so a number after the dot (and its spaces) keeps the segment going.
-_BEFORE_NUMBER = frozenset(("no", "nos", "nr", "num", "fig", "figs", "ref", "art"))
+_BEFORE_NUMBER = frozenset(
+    (
+        "no", "nos", "nr", "num", "fig", "figs", "ref", "art",
+        # days of the week by short names that are words too ("vie" life, "ven" come, "Sun"),
+        # before a time or a date ("sáb. 10:00", "Sat. 12/7")
+        "mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua",
+        "qui", "sex", "sat", "sun", "wed",
+    )
+)  # fmt: skip
+# ... of which a day goes on into a small word too ("du lun.-ven. de 9h", "seg.-sex. das 9h").
+_DAYS = frozenset(
+    ("mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua", "qui",
+     "sex")
+)  # fmt: skip
 # A list item's mark at a line's start: a bullet ("- ", "* ", "• ", "・", "①"), or the mark
 # after its number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends
 # none: cut after "2.", a list reads "open settings, two. tap account, three."
@@ -144,6 +160,7 @@ class Segmenter:
         self._cjk = False  # the run ends in a CJK mark, which needs no whitespace after it
         self._abbrev = False  # the run is a single "." ending an abbreviation or initial
         self._numbered = False  # ... or ending a word a number may follow (_BEFORE_NUMBER)
+        self._day = False  # ... which is a day's short name (_DAYS)
         self._last_mark = ""  # the run's last mark
         self._run_len = 0
         self._run_start = 0
@@ -223,14 +240,14 @@ class Segmenter:
             marks = _TERM if kind == _TERM_RUN else _CLAUSE
             if not self._closing and ch in marks:
                 self._run_len += 1
-                self._abbrev = self._numbered = False
+                self._abbrev = self._numbered = self._day = False
                 self._last_mark = ch
                 # The last mark decides: "?。" ends like "。", "。." like ".".
                 self._cjk = ch in _TERM_CJK or ch in _CLAUSE_CJK
                 return True
             if ch in _CLOSERS:
                 self._closing = True
-                self._numbered = False
+                self._numbered = self._day = False
                 return True
             if ch in " \t" and (
                 self._numbered or (kind == _CLAUSE_RUN and self._value_may_follow())
@@ -266,7 +283,8 @@ class Segmenter:
         kind = self._kind
         long_enough = not self._first or i - self._first_visible >= self._first_min
         if kind == _TERM_RUN and self._space_at >= 0:  # "No. " (_BEFORE_NUMBER)
-            return -1 if ch.isdigit() or ch == "#" or not long_enough else self._space_at
+            goes_on = ch.isdigit() or ch == "#" or (self._day and ch.islower())
+            return -1 if goes_on or not long_enough else self._space_at
         if kind == _TERM_RUN:
             wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
             ends = (self._cjk or ch.isspace() or wide_next) and not self._abbrev
@@ -325,7 +343,9 @@ class Segmenter:
         if ch in _TERM:
             self._start_run(_TERM_RUN, ch in _TERM_CJK)
             self._abbrev = ch == "." and self._ends_abbreviation(i)
-            self._numbered = ch == "." and self._word_before(i).lower() in _BEFORE_NUMBER
+            word = self._word_before(i).lower() if ch == "." else ""
+            self._numbered = word in _BEFORE_NUMBER
+            self._day = word in _DAYS
         elif ch in _CLAUSE and not (ch == ";" and self._ends_reference(i)):
             self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
         elif ch in _DASHES:
@@ -368,7 +388,7 @@ class Segmenter:
         self._cjk = cjk
         self._last_mark = self._buf[self._pos] if self._pos < len(self._buf) else ""
         self._closing = False
-        self._abbrev = self._numbered = False
+        self._abbrev = self._numbered = self._day = False
         self._run_len = 1
         self._run_start = self._pos
         self._space_at = -1

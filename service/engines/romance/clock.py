@@ -158,11 +158,18 @@ _WEEKDAY_SPAN = {
     )
     for language, days in _WEEKDAYS.items()
 }
-# ... and one alone with its point before a time ("sáb. 10:00-14:00").
-_WEEKDAY_BEFORE_TIME = {
-    language: re.compile(r"(?i)(?<![\w.])(" + "|".join(short for short, _ in days) + r")\.\s(?=\d)")
+# ... and one alone with its point before a time ("sáb. 10:00-14:00") or after a word that
+# leads to a day ("du lun. au ven.", "de lun. a vie.").
+_WEEKDAY_ALONE = {
+    language: re.compile(
+        r"(?i)(?<![\w.])(" + "|".join(short for short, _ in days) + r")\.(?=\s\d|(\s|$))"
+    )
     for language, days in _WEEKDAYS.items()
 }
+_TO_A_DAY = re.compile(r"(?i)\b(?:de|du|au|al|dal|da|à|a|el|le|il|la|o)\s$")
+# Short names that are words too, taken as days only before a time: "al mar." is the sea, "la
+# mer.", "un jeu.", "vai ter." and "um dom." are no days.
+_WORDS_TOO = {"es": {"mar", "ven"}, "fr": {"mer", "jeu"}, "it": {"mar"}, "pt": {"ter", "dom"}}
 # from ... to: (before the first, before the second; the second's before a feminine day)
 _FROM_TO = {
     "es": ("de", "a", "a"), "fr": ("du", "au", "au"), "it": ("dal", "al", "alla"),
@@ -174,13 +181,27 @@ def _weekday(short: str, language: str) -> str:
     return next(name for abbr, name in _WEEKDAYS[language] if re.fullmatch(abbr, short, re.I))
 
 
+def _weekday_alone(found: re.Match[str], language: str) -> str:
+    if found[2] is not None and (
+        found[1].lower() in _WORDS_TOO[language]
+        or not _TO_A_DAY.search(found.string, 0, found.start())
+    ):
+        return found[0]
+    return _weekday(found[1], language) + ("." if _ends_sentence(found) else "")
+
+
+def _ends_sentence(found: re.Match[str]) -> bool:
+    """Whether the point at the end of `found` also ends its sentence."""
+    rest = found.string[found.end() :]
+    return not rest.strip() or re.match(r"\s+[A-ZÀ-Ý]", rest) is not None
+
+
 def _weekday_span(found: re.Match[str], language: str) -> str:
     first, last = _weekday(found[2], language), _weekday(found[3], language)
     before, to, to_feminine = _FROM_TO[language]
     to = to_feminine if last == "domenica" else to
     # The point stays where it also ends the sentence (as a month's does).
-    rest = found.string[found.end() :]
-    ends = found[4] and (not rest.strip() or re.match(r"\s+[A-ZÀ-Ý]", rest))
+    ends = found[4] and _ends_sentence(found)
     return f"{found[1] or before} {first} {to} {last}" + ("." if ends else "")
 
 
@@ -192,9 +213,10 @@ def spoken(text: str, language: str) -> str:
         return text
     if "-" in text or "\u2013" in text:
         text = _WEEKDAY_SPAN[language].sub(lambda m: _weekday_span(m, language), text)
+    if "." in text:
+        text = _WEEKDAY_ALONE[language].sub(lambda m: _weekday_alone(m, language), text)
     if not any(c.isdigit() for c in text):
         return text
-    text = _WEEKDAY_BEFORE_TIME[language].sub(lambda m: _weekday(m[1], language) + " ", text)
     text = _SHORT_MONTH[language].sub(lambda m: _month_named(m, rules), text)
     text = _DEGREE_DAYS[language].sub(r"\1º", text)
     text = _ISO_DATE.sub(lambda m: _date(m, rules), text)
@@ -209,9 +231,7 @@ def spoken(text: str, language: str) -> str:
 
 def _month_named(found: re.Match[str], rules: _Language) -> str:
     month = next(int(name[1:]) for name, value in found.groupdict().items() if value)
-    rest = found.string[found.end() :]
-    ends = not rest.strip() or re.match(r"\s+[A-ZÀ-Ý]", rest) is not None
-    return found.group(1) + rules.months[month] + ("." if ends else "")
+    return found.group(1) + rules.months[month] + ("." if _ends_sentence(found) else "")
 
 
 def _hour(hour: int, rules: _Language) -> str:
