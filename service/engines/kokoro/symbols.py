@@ -58,6 +58,7 @@ _BRANDS = {
     "pepsi": ("", "ペプシ"), "python": ("", "パイソン"), "gmail": ("", "ジーメール"),
     "whatsapp": ("", "ワッツアップ"), "siri": ("", "シリ"), "tiktok": ("", "ティックトック"),
     "kubernetes": ("", "クバネティス"), "canva": ("", "キャンバ"),
+    "app store": ("", "アップストア"),  # not katakana.py's app アプリ
 }  # fmt: skip
 _BRAND = re.compile(rf"(?<![A-Za-z])(?i:{'|'.join(_BRANDS)})(?![A-Za-z])")
 # Units written with a Greek letter, right after a number: 5Ω is five ohms, not five omegas.
