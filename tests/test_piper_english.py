@@ -399,6 +399,13 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
         ("Card ending 4821, acct ending with 1234.", (
             "Card ending 4 8 2 1, account ending with 1 2 3 4."
         )),
+        ("Step 1/3, page 2/5; see p. 12 and pp. 45-67.", (
+            "Step 1 of 3, page 2 of 5; see page 12 and pages 45 to 67."
+        )),
+        ("Est. delivery: Mon. Est. 1998.", "Estimated delivery: Monday. Established 1998."),
+        ("Open 9a-5p. Highs in the 70s-80s. The sale ends 12/7.", (
+            "Open 9 AM to 5 PM. Highs in the seventies to eighties. The sale ends December 7th."
+        )),
         ("Enter MM/DD/YYYY or yyyy-mm-dd.", (
             "Enter M M slash D D slash Y Y Y Y or Y Y Y Y dash M M dash D D."
         )),
@@ -406,8 +413,10 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
 )  # fmt: skip
 def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, written: str) -> None:
     """Bug: espeak said "No. 1" as "no" and a sentence's end, a card's last digits with no "in"
-    before them as an amount (four thousand eight hundred…), "acct" as "act", and "yyyy" as a
-    noise where an agent asks for a date of birth in MM/DD/YYYY form."""
+    before them as an amount (four thousand eight hundred…), "acct" as "act", "yyyy" as a
+    noise where an agent asks for a date of birth in MM/DD/YYYY form, "Step 1/3" as one third,
+    "pp." as "P P", "Est." as the time zone, "9a-5p" as "nine A five P", "60s-70s" as "sixty z
+    seventy z" and a date after "ends" as two numbers."""
     assert english(text) == written
 
 
@@ -416,6 +425,7 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
     [
         "The answer is no. 5 of them said yes.",
         "The season ending 2024 was long.",
+        "A timeout of 30s-60s.",
         "He scored 12 points in 2024.",
         "Pi is 3.14 and it is 50% off.",
         "Room 302 is on floor 3.",

@@ -248,14 +248,14 @@ def test_a_number_after_no_keeps_the_sentence(one_by_one: bool) -> None:
         ["Nous sommes ouverts du lun. au ven. de 9h à 18h."],
         ["Atendimento seg.-sex. das 9h às 18h.", " Obrigado."],
         ["C'est la vie.", " Merci."],
+        ["Est. delivery: 3-5 days.", " Est. 1998.", " See pp. 45-67."],
     ],
 )
-def test_days_by_their_short_names_do_not_end_a_sentence(
-    one_by_one: bool, expected: list[str]
-) -> None:
+def test_short_days_est_and_pp_do_not_end_a_sentence(one_by_one: bool, expected: list[str]) -> None:
     """Bug: "lun.-vie. 9:00" and "du lun. au ven. de 9h" were cut after each day, a pause and
-    a sentence's fall inside the hours, and the reading of the days needs them together. A day
-    that is a word too still ends a sentence before a capital ("C'est la vie. Merci.")."""
+    a sentence's fall inside the hours, and the reading of the days needs them together; so
+    were "Est. delivery" and "pp. 45". A day that is a word too still ends a sentence before a
+    capital ("C'est la vie. Merci.")."""
     text = "".join(expected)
     assert run(list(text) if one_by_one else [text]) == expected
 

@@ -94,17 +94,20 @@ _ABBREVIATION_MAX_LEN = max(len(a) for a in _ABBREVIATIONS)
 # sentence, so a number after the dot (and its spaces) keeps the segment going.
 _BEFORE_NUMBER = frozenset(
     (
-        "no", "nos", "nr", "num", "fig", "figs", "ref", "art",
+        "no", "nos", "nr", "num", "fig", "figs", "ref", "art", "pp",
         # days of the week by short names that are words too ("vie" life, "ven" come, "Sun"),
         # before a time or a date ("sáb. 10:00", "Sat. 12/7")
         "mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua",
         "qui", "sex", "sat", "sun", "wed",
+        # "Est. 1998" (established)
+        "est",
     )
 )  # fmt: skip
-# ... of which a day goes on into a small word too ("du lun.-ven. de 9h", "seg.-sex. das 9h").
-_DAYS = frozenset(
+# Words whose point ends no sentence before a small word either: a day ("du lun.-ven. de 9h",
+# "seg.-sex. das 9h"), "Est. delivery" (estimated).
+_INTO_WORDS = frozenset(
     ("mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua", "qui",
-     "sex")
+     "sex", "est")
 )  # fmt: skip
 # A list item's mark at a line's start: a bullet ("- ", "* ", "• ", "・", "①"), or the mark
 # after its number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends
@@ -160,7 +163,7 @@ class Segmenter:
         self._cjk = False  # the run ends in a CJK mark, which needs no whitespace after it
         self._abbrev = False  # the run is a single "." ending an abbreviation or initial
         self._numbered = False  # ... or ending a word a number may follow (_BEFORE_NUMBER)
-        self._day = False  # ... which is a day's short name (_DAYS)
+        self._into_words = False  # ... which a small word may follow too (_INTO_WORDS)
         self._last_mark = ""  # the run's last mark
         self._run_len = 0
         self._run_start = 0
@@ -240,14 +243,14 @@ class Segmenter:
             marks = _TERM if kind == _TERM_RUN else _CLAUSE
             if not self._closing and ch in marks:
                 self._run_len += 1
-                self._abbrev = self._numbered = self._day = False
+                self._abbrev = self._numbered = self._into_words = False
                 self._last_mark = ch
                 # The last mark decides: "?。" ends like "。", "。." like ".".
                 self._cjk = ch in _TERM_CJK or ch in _CLAUSE_CJK
                 return True
             if ch in _CLOSERS:
                 self._closing = True
-                self._numbered = self._day = False
+                self._numbered = self._into_words = False
                 return True
             if ch in " \t" and (
                 self._numbered or (kind == _CLAUSE_RUN and self._value_may_follow())
@@ -283,7 +286,7 @@ class Segmenter:
         kind = self._kind
         long_enough = not self._first or i - self._first_visible >= self._first_min
         if kind == _TERM_RUN and self._space_at >= 0:  # "No. " (_BEFORE_NUMBER)
-            goes_on = ch.isdigit() or ch == "#" or (self._day and ch.islower())
+            goes_on = ch.isdigit() or ch == "#" or (self._into_words and ch.islower())
             return -1 if goes_on or not long_enough else self._space_at
         if kind == _TERM_RUN:
             wide_next = self._last_mark == _ELLIPSIS and _wide(ch)
@@ -345,7 +348,7 @@ class Segmenter:
             self._abbrev = ch == "." and self._ends_abbreviation(i)
             word = self._word_before(i).lower() if ch == "." else ""
             self._numbered = word in _BEFORE_NUMBER
-            self._day = word in _DAYS
+            self._into_words = word in _INTO_WORDS
         elif ch in _CLAUSE and not (ch == ";" and self._ends_reference(i)):
             self._start_run(_CLAUSE_RUN, ch in _CLAUSE_CJK)
         elif ch in _DASHES:
@@ -388,7 +391,7 @@ class Segmenter:
         self._cjk = cjk
         self._last_mark = self._buf[self._pos] if self._pos < len(self._buf) else ""
         self._closing = False
-        self._abbrev = self._numbered = self._day = False
+        self._abbrev = self._numbered = self._into_words = False
         self._run_len = 1
         self._run_start = self._pos
         self._space_at = -1

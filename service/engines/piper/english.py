@@ -338,6 +338,18 @@ _HOUR = r"\d{1,2}(?::[0-5]\d)?"
 _HOURS_SPAN = re.compile(
     rf"(?<![\w.:])({_HOUR})\s?[-\N{{EN DASH}}]\s?(?={_HOUR}\s?[apAP]\.?[mM]\b)"
 )
+# "9a-5p": a span of hours with the meridiem's letter alone (espeak: "nine A five P").
+_LETTER_HOURS = re.compile(r"(?<![\w.:])(\d{1,2})([ap])\s?[-\N{EN DASH}]\s?(\d{1,2})([ap])\b")
+# "Step 1/3", "Page 2/5": one of a count, not a fraction (one third, two fifths).
+_OF_TOTAL = re.compile(
+    r"(?i)\b(step|page|question|part|item|slide|lesson|chapter|episode|round|level|stage|task"
+    r"|photo|image|track|day|week)\s(\d{1,3})/(\d{1,3})\b(?![/\d])"
+)
+# "p. 12", "pp. 45-67": page and pages (espeak: "P P." and a sentence's end).
+_PAGES = re.compile(r"(?<![\w.])(pp?)\.\s?(?=\d)")
+# "Est." before a small word is "estimated" ("Est. delivery"), before a year "established"
+# (espeak spells it as the time zone).
+_EST = re.compile(r"\b([Ee])st\.\s(?:(?=[a-z])|(?=(?:1[6-9]|20)\d\d\b)())")
 # A decade: espeak says "1990s" as "nineteen hundred ninety z". "the 1800s", "the 2010s";
 # two digits only after an apostrophe or a word that makes them one ("the '90s", "in her
 # 20s", "the late 80s"): "a timeout of 30s" is seconds.
@@ -346,6 +358,13 @@ _DECADE = re.compile(
     r"|(['\N{RIGHT SINGLE QUOTATION MARK}]|\b(?:the|her|his|their|my|your|our|mid|early|late) "
     r"|\bmid-)([1-9]0|00)s\b",
     re.IGNORECASE,
+)
+# A span of two decades ("highs in the 60s-70s", "Temps: 60s-70s"): espeak said "sixty z,
+# seventy z". After a word that makes them decades, as one alone needs (30s-60s is seconds).
+_DECADE_SPAN = re.compile(
+    r"(?:(?<=\bthe )|(?<=: )|(?<=\b(?:low|mid) )|(?<=\bhigh )|(?<=\b(?:upper|lower) )"
+    r"|(?<=\bmid-))"
+    r"([1-9]0)s\s?[-\N{EN DASH}]\s?([1-9]0)s\b"
 )
 _TENS = {
     "1": "ten", "2": "twenty", "3": "thirty", "4": "forty", "5": "fifty", "6": "sixty",
@@ -496,7 +515,8 @@ _SLASHES = re.compile(r"(?<![\w/.])(?:1[3-9]|[2-9]\d|\d{3,})(?:/\d+){2,}(?![\w/]
 # Not after "from", nor a fraction after "by": "cut by 1/3".
 _DAY_WORDS = "|".join(
     ("on", "until", "till", "before", "after", "since", "due", "by", "as of", "effective",
-     "through", "thru", "expires", "expiring")
+     "through", "thru", "expires", "expiring", "ends", "ending", "starts", "starting", "begins",
+     "ships", "arrives")
 )  # fmt: skip
 _MONTH_DAY = re.compile(
     rf"(?i)\b((?:{_DAY_WORDS}|\w+day,?)\s)(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])(?![\d/]|\.\d)"
@@ -681,6 +701,11 @@ def _state_zip(match: re.Match[str]) -> str:
     state, code, more = match.groups()
     said = f"{_STATES[state].replace('_', ' ')} {_spaced(code)}"
     return f"{said} {_spaced(more)}" if more else said
+
+
+def _decade_span(match: re.Match[str]) -> str:
+    first, last = (_TENS[tens[0]][:-1] + "ies" for tens in match.groups())
+    return f"{first} to {last}"
 
 
 def _decade(match: re.Match[str]) -> str:
@@ -1006,7 +1031,13 @@ def english(text: str) -> str:
         text = ADDRESS.sub(_web_address, text)
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    if "/" in text:
+        text = _OF_TOTAL.sub(r"\1 \2 of \3", text)
     text = _dates(text)
+    if "p." in text:
+        text = _PAGES.sub(lambda m: "pages " if m[1] == "pp" else "page ", text)
+    if "st." in text:
+        text = _EST.sub(lambda m: m[1] + ("stablished " if m[2] is not None else "stimated "), text)
     if "mm" in text.lower():
         text = _DATE_PATTERN.sub(_date_pattern, text)
     text = _TITLES.sub(r"\1", _places(text))
@@ -1025,7 +1056,8 @@ def english(text: str) -> str:
         text = _EUROPEAN_PRICE.sub(lambda m: m.group(1).replace(".", "") + "." + m.group(2), text)
     text = _MONEY.sub(_money, text)
     text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
-    text = _DECADE.sub(_decade, text)
+    text = _DECADE.sub(_decade, _DECADE_SPAN.sub(_decade_span, text))
+    text = _LETTER_HOURS.sub(lambda m: f"{m[1]} {m[2].upper()}M to {m[3]} {m[4].upper()}M", text)
     text = _HOURS_SPAN.sub(r"\1 to ", text)
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
     text = _VIDEO_LINES.sub(lambda m: f"{_in_pairs(m.group(1))} {m.group(2)}", text)
