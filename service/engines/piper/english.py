@@ -1025,21 +1025,26 @@ def _weekdays(text: str) -> str:
     return _DAY_DOTTED.sub(_day_dotted, text)
 
 
-def english(text: str) -> str:
-    """`text` with what espeak-ng misreads written out as it is said."""
-    if "@" in text or "." in text:
-        text = ADDRESS.sub(_web_address, text)
-    if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
-        text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+def _counts_and_pages(text: str) -> str:
+    """One of a count (Step 1/3), p. and pp., Est. and a date's pattern (MM/DD/YYYY)."""
     if "/" in text:
         text = _OF_TOTAL.sub(r"\1 \2 of \3", text)
-    text = _dates(text)
     if "p." in text:
         text = _PAGES.sub(lambda m: "pages " if m[1] == "pp" else "page ", text)
     if "st." in text:
         text = _EST.sub(lambda m: m[1] + ("stablished " if m[2] is not None else "stimated "), text)
     if "mm" in text.lower():
         text = _DATE_PATTERN.sub(_date_pattern, text)
+    return text
+
+
+def english(text: str) -> str:
+    """`text` with what espeak-ng misreads written out as it is said."""
+    if "@" in text or "." in text:
+        text = ADDRESS.sub(_web_address, text)
+    if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
+        text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    text = _dates(_counts_and_pages(text))
     text = _TITLES.sub(r"\1", _places(text))
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
