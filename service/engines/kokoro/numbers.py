@@ -237,6 +237,9 @@ _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
 # A hyphen between two fractions ("1/3-1/2") is a span, which misaki reads as a minus.
 _FRACTION_SPAN = re.compile(r"(?<![\d/.])(\d+/\d+)\s?[-\N{EN DASH}]\s?(?=\d+/\d+(?![\d/]))")
 # A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
+# One of a count, not a fraction: "第2/5页" is 第二页，共五页 (not 第五分之二页), "步骤1/3"
+# 步骤一，共三步.
+_OF_TOTAL = re.compile(r"(第|步骤|问题|题目)(\d{1,3})/(\d{1,3})([页步题章节集部张]?)(?![\d/])")
 _DECIMAL_FRACTION = re.compile(r"(?<![\d/.])(\d+\.\d+)/(\d+)(?![\d/]|\.\d)")
 
 
@@ -547,6 +550,8 @@ def chinese(text: str) -> str:
     text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
+    if "/" in text:
+        text = _OF_TOTAL.sub(_of_total, text)
     text = _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
     if "M" in text or "m" in text:
         text = _MERIDIEM_FIRST.sub(r"\3\1\2", text)
@@ -686,6 +691,12 @@ _JA_CODE = re.compile(
     r"(コード|パスワード|(?<!郵便)番号|PIN|ID|内線|下[\d一二三四五六]桁)((?:は|、|，|：|:|\s)*)"
     r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
 )
+
+
+def _of_total(match: re.Match[str]) -> str:
+    before, number, total, counted = match.groups()
+    counted = counted or {"步骤": "步", "问题": "题", "题目": "题"}.get(before, "")
+    return f"{before}{number}{counted if before == '第' else ''}，共{total}{counted}"
 
 
 def _building_room(match: re.Match[str]) -> str:
