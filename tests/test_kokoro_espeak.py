@@ -160,6 +160,7 @@ def test_other_numbers_are_left_to_espeak(text: str) -> None:
     ("fr", "Ouvert du lun. au ven. de 9h, fermé le dim.",
      "Ouvert du lundi au vendredi de 9 heures, fermé le dimanche."),
     ("it", "Chiuso la dom. e il lun.", "Chiuso la domenica e il lunedì."),
+    ("pt", "De seg. a sex., das 9h.", "De segunda a sexta, das 9 horas."),
     # A short name that is a word too is a day only before a time.
     ("es", "Vamos al mar. El mar. 10:00 abrimos.", "Vamos al mar. El martes 10 abrimos."),
     # A date: the month by its name, day first.
@@ -324,8 +325,15 @@ def test_codes_are_read_digit_by_digit(language: str, written: str, spoken_as: s
      "Costa 100 euro all'anno, 3 volte al giorno, 50 euro a notte."),
     ("pt", "Custa R$ 29,90/mês.", "Custa 29 reais e 90 por mês."),
     ("es", "Abierto 24/7, y/o.", "Abierto 24/7, y/o."),
+    # One of a count after its word, not a fraction (*uno barra tres*).
+    ("es", "Paso 1/3, página 2/5.", "Paso 1 de 3, página 2 de 5."),
+    ("fr", "Étape 1/3.", "Étape 1 sur 3."),
+    ("it", "Passo 1/3.", "Passo 1 di 3."),
+    ("pt", "Passo 1/3.", "Passo 1 de 3."),
 ])  # fmt: skip
-def test_a_slash_after_an_amount_is_per(language: str, written: str, spoken_as: str) -> None:
+def test_a_slash_after_an_amount_is_per_and_after_a_step_of(
+    language: str, written: str, spoken_as: str
+) -> None:
     assert spoken(written, language) == spoken_as
 
 

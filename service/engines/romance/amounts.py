@@ -182,6 +182,18 @@ _UNIT = re.compile(
     r"|\s(?P<letter>[mgls]))(?![\w/²³])"
 )
 _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
+# One of a count after the word it counts ("Paso 1/3", "Étape 2/5"): "1 de 3", not a fraction
+# or *uno barra tres*.
+_OF_TOTAL = {
+    language: re.compile(rf"(?i)\b((?:{words})\s\d{{1,3}})/(\d{{1,3}})\b(?![/\d])")
+    for language, words in {
+        "es": "paso|página|pregunta|parte|capítulo|episodio|nivel|etapa|día",
+        "fr": "étape|page|question|partie|chapitre|épisode|niveau|jour",
+        "it": "passo|pagina|domanda|parte|capitolo|episodio|livello|fase|giorno",
+        "pt": "passo|página|pergunta|parte|capítulo|episódio|nível|etapa|dia",
+    }.items()
+}
+_OF = {"es": "de", "fr": "sur", "it": "di", "pt": "de"}
 # A slash after an amount, a currency or a count before a word or a unit: per it.
 _PER = re.compile(
     r"(?:(?<=[\d€$£%])|(?<=euro)|(?<=euros)|(?<=reais)|(?<=dólares)|(?<=dollars)|(?<=dollari)"
@@ -272,6 +284,7 @@ def spoken(text: str, language: str) -> str:
     if rules is None or not any(c.isdigit() for c in text):
         return text
     if "/" in text:
+        text = _OF_TOTAL[language].sub(rf"\1 {_OF[language]} \2", text)
         text = _PER.sub(lambda m: _per(m, rules), text)
     text = _MINUS.sub(f"{rules.minus} ", text)
     text = _PRICE.sub(lambda m: _price(m, rules, language), text)

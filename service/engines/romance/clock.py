@@ -162,7 +162,7 @@ _WEEKDAY_SPAN = {
 # leads to a day ("du lun. au ven.", "de lun. a vie.").
 _WEEKDAY_ALONE = {
     language: re.compile(
-        r"(?i)(?<![\w.])(" + "|".join(short for short, _ in days) + r")\.(?=\s\d|(\s|$))"
+        r"(?i)(?<![\w.])(" + "|".join(short for short, _ in days) + r")\.(?=\s\d|([\s,;:]|$))"
     )
     for language, days in _WEEKDAYS.items()
 }
