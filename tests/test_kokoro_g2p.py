@@ -538,6 +538,8 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
             "访问www点淘宝点com或写信给service艾特华为点com",
         ),
         ("Ⅱ型糖尿病，III期，3#楼", "二型糖尿病，三期，三号楼"),
+        # Brands a Mandarin voice garbles in English, by their Chinese names (Nike heard as 拿地).
+        ("在Nike和IKEA买的，开Tesla去McDonald's", "在耐克和宜家买的，开特斯拉去麦当劳"),
         ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
         # Keys by their names; an English ordinal (st was read as its letters).
         ("按Ctrl+C复制，1st专辑", "按Control加C复制，第一专辑"),

@@ -51,14 +51,28 @@ _BRANDS = {
     "tencent": ("腾讯", "テンセント"), "haier": ("海尔", "ハイアール"),
     "lenovo": ("联想", "レノボ"), "ctrip": ("携程", ""), "xiaohongshu": ("小红书", ""),
     "bilibili": ("哔哩哔哩", "ビリビリ"), "didi": ("滴滴", ""),
-    "toyota": ("", "トヨタ"), "toshiba": ("", "トウシバ"), "hitachi": ("", "ヒタチ"),
+    "toyota": ("丰田", "トヨタ"), "toshiba": ("东芝", "トウシバ"), "hitachi": ("日立", "ヒタチ"),
     "fujitsu": ("", "フジツウ"), "shiseido": ("", "シセイドウ"), "uniqlo": ("", "ユニクロ"),
-    "muji": ("", "ムジ"), "uber": ("", "ウーバー"), "airbnb": ("", "エアビーアンドビー"),
-    "nvidia": ("", "エヌビディア"), "nike": ("", "ナイキ"), "pokemon": ("", "ポケモン"),
-    "pepsi": ("", "ペプシ"), "python": ("", "パイソン"), "gmail": ("", "ジーメール"),
+    "muji": ("无印良品", "ムジ"), "uber": ("优步", "ウーバー"),
+    "airbnb": ("爱彼迎", "エアビーアンドビー"), "nvidia": ("英伟达", "エヌビディア"),
+    "nike": ("耐克", "ナイキ"), "pokemon": ("宝可梦", "ポケモン"), "pepsi": ("百事", "ペプシ"),
+    "python": ("", "パイソン"), "gmail": ("", "ジーメール"),
     "whatsapp": ("", "ワッツアップ"), "siri": ("", "シリ"), "tiktok": ("", "ティックトック"),
     "kubernetes": ("", "クバネティス"), "canva": ("", "キャンバ"),
     "app store": ("", "アップストア"),  # not katakana.py's app アプリ
+    # Brands a Chinese listener knows by their Chinese names, which a Mandarin voice reading
+    # the English word garbles (Whisper heard Nike as 拿地, Samsung as 三孙, Tesla as 奠死):
+    "samsung": ("三星", ""), "sony": ("索尼", ""), "microsoft": ("微软", ""),
+    "google": ("谷歌", ""), "amazon": ("亚马逊", ""), "starbucks": ("星巴克", ""),
+    "mcdonald's": ("麦当劳", ""), "mcdonalds": ("麦当劳", ""), "tesla": ("特斯拉", ""),
+    "ikea": ("宜家", ""), "walmart": ("沃尔玛", ""), "adidas": ("阿迪达斯", ""),
+    "coca-cola": ("可口可乐", ""), "disney": ("迪士尼", ""), "honda": ("本田", ""),
+    "nissan": ("日产", ""), "canon": ("佳能", ""), "panasonic": ("松下", ""),
+    "nintendo": ("任天堂", ""), "intel": ("英特尔", ""), "qualcomm": ("高通", ""),
+    "twitter": ("推特", ""), "mercedes-benz": ("奔驰", ""), "mercedes": ("奔驰", ""),
+    "audi": ("奥迪", ""), "volkswagen": ("大众", ""), "porsche": ("保时捷", ""),
+    "ferrari": ("法拉利", ""), "boeing": ("波音", ""), "airbus": ("空客", ""),
+    "mastercard": ("万事达", ""),
 }  # fmt: skip
 _BRAND = re.compile(rf"(?<![A-Za-z])(?i:{'|'.join(_BRANDS)})(?![A-Za-z])")
 # Units written with a Greek letter, right after a number: 5Ω is five ohms, not five omegas.
