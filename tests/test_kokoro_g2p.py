@@ -673,6 +673,7 @@ def test_a_japanese_decimal_keeps_its_point(japanese: JapaneseG2P) -> None:
         ("B2BとB2Cのビジネス", "ビートゥービーとビートゥーシーのビジネス"),
         ("水はH2Oです", "水はエイチツーオーです"),
         ("App Storeのアプリ", "アップストアのアプリ"),
+        ("PorscheとAudi", "ポルシェとアウディ"),
         ("郵便番号は〒150-0001です。", "郵便番号は150-0001です。"),
     ],
 )

@@ -61,7 +61,8 @@ _BRANDS = {
     "kubernetes": ("", "クバネティス"), "canva": ("", "キャンバ"),
     "app store": ("", "アップストア"),  # not katakana.py's app アプリ
     # Brands a Chinese listener knows by their Chinese names, which a Mandarin voice reading
-    # the English word garbles (Whisper heard Nike as 拿地, Samsung as 三孙, Tesla as 奠死):
+    # the English word garbles (Whisper heard Nike as 拿地, Samsung as 三孙, Tesla as 奠死),
+    # and those e2k gets wrong in Japanese (Porsche ポースシュ, Audi オーディ):
     "samsung": ("三星", ""), "sony": ("索尼", ""), "microsoft": ("微软", ""),
     "google": ("谷歌", ""), "amazon": ("亚马逊", ""), "starbucks": ("星巴克", ""),
     "mcdonald's": ("麦当劳", ""), "mcdonalds": ("麦当劳", ""), "tesla": ("特斯拉", ""),
@@ -70,8 +71,9 @@ _BRANDS = {
     "nissan": ("日产", ""), "canon": ("佳能", ""), "panasonic": ("松下", ""),
     "nintendo": ("任天堂", ""), "intel": ("英特尔", ""), "qualcomm": ("高通", ""),
     "twitter": ("推特", ""), "mercedes-benz": ("奔驰", ""), "mercedes": ("奔驰", ""),
-    "audi": ("奥迪", ""), "volkswagen": ("大众", ""), "porsche": ("保时捷", ""),
-    "ferrari": ("法拉利", ""), "boeing": ("波音", ""), "airbus": ("空客", ""),
+    "audi": ("奥迪", "アウディ"), "volkswagen": ("大众", "フォルクスワーゲン"),
+    "porsche": ("保时捷", "ポルシェ"), "ferrari": ("法拉利", "フェラーリ"), "boeing": ("波音", ""),
+    "airbus": ("空客", ""),
     "mastercard": ("万事达", ""),
 }  # fmt: skip
 _BRAND = re.compile(rf"(?<![A-Za-z])(?i:{'|'.join(_BRANDS)})(?![A-Za-z])")
