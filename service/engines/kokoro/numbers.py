@@ -533,6 +533,16 @@ def _dotted(match: re.Match[str]) -> str:
     )
 
 
+def _slashes_and_fractions(text: str) -> str:
+    """A fraction in one character (2½), one of a count (第2/5页), a month and a day with a
+    slash, and a span of fractions (1/3-1/2), before the other rules read the slashes."""
+    if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
+        text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
+    if "/" in text:
+        text = _OF_TOTAL.sub(_of_total, text)
+    return _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
+
+
 def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
@@ -548,11 +558,7 @@ def chinese(text: str) -> str:
         text = _DOTTED_DAY.sub(lambda m: f"{int(m[1])}月{int(m[2])}", text)
     text = _DOTTED_DATE.sub(lambda m: f"{m[1]}{int(m[2])}月{int(m[3])}日", text)
     text = _SHORT_YMD.sub(lambda m: f"{m[1]}年{int(m[3])}月{int(m[4])}日", text)
-    if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
-        text = _VULGAR.sub(lambda m: _vulgar(m, "又", lambda a, b: f"{b}分之{a}"), text)
-    if "/" in text:
-        text = _OF_TOTAL.sub(_of_total, text)
-    text = _FRACTION_SPAN.sub(r"\1到", month_days(text, "zh"))
+    text = _slashes_and_fractions(text)
     if "M" in text or "m" in text:
         text = _MERIDIEM_FIRST.sub(r"\3\1\2", text)
     text = _MERIDIEM_SPAN.sub("到", _MERIDIEM.sub(_meridiem, text))
