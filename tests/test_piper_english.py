@@ -403,6 +403,7 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
             "Step 1 of 3, page 2 of 5; see page 12 and pages 45 to 67."
         )),
         ("Est. delivery: Mon. Est. 1998.", "Estimated delivery: Monday. Established 1998."),
+        ("Huawei, Xiaomi, Baidu, Temu and SHEIN.", "Wahway, Shao-mee, Bye-doo, Teemoo and Sheein."),
         ("Open 9a-5p. Highs in the 70s-80s. The sale ends 12/7.", (
             "Open 9 AM to 5 PM. Highs in the seventies to eighties. The sale ends December 7th."
         )),
@@ -416,7 +417,8 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
     before them as an amount (four thousand eight hundred…), "acct" as "act", "yyyy" as a
     noise where an agent asks for a date of birth in MM/DD/YYYY form, "Step 1/3" as one third,
     "pp." as "P P", "Est." as the time zone, "9a-5p" as "nine A five P", "60s-70s" as "sixty z
-    seventy z" and a date after "ends" as two numbers."""
+    seventy z", a date after "ends" as two numbers, and brands by English spelling rules (Huawei
+    "hyoo-away", Baidu "bay-doo")."""
     assert english(text) == written
 
 

@@ -559,6 +559,14 @@ _DAY_MONTH = re.compile(
 # A mountain's, a fort's or a route's short form ("Mt. Hood", "Ft Worth", "Rte. 66"), and a
 # post office box ("P.O. Box 77"): espeak spells them, and ends a sentence at their periods.
 _PLACE = re.compile(r"\b(?:(Mt|Ft)\.?(?=\s[A-Z][a-z])|(Rte?)\.?\s?(?=\d)|(P\.\s?O)\.?(?=\s+Box\b))")
+# Brands espeak reads by English spelling rules, far from their names as said: Huawei
+# "hyoo-away", Xiaomi "zye-oh-mee", Baidu "bay-doo", Temu "temm-oo", Hermès "hermz".
+_BRAND_NAMES = {
+    "Huawei": "Wahway", "HUAWEI": "Wahway", "Xiaomi": "Shao-mee", "Baidu": "Bye-doo",
+    "Temu": "Teemoo", "Hermès": "Air-mez", "Hermes": "Air-mez", "Shein": "Sheein",
+    "SHEIN": "Sheein",
+}  # fmt: skip
+_BRAND = re.compile(rf"\b(?:{'|'.join(_BRAND_NAMES)})\b(?!\.\w)")
 _PLACE_WORDS = {"Mt": "Mount", "Ft": "Fort", "Rt": "Route ", "Rte": "Route "}
 # Keys espeak spells ("see em dee", "pee gee up") where a key is named.
 # A road's number of three digits is said in pairs: I-405 four oh five, US 101 one oh one,
@@ -1045,7 +1053,7 @@ def english(text: str) -> str:
     if any("\u3380" <= c <= "\u33ff" for c in text):  # a unit in one square character: ㎏
         text = re.sub("[\u3380-\u33ff]", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     text = _dates(_counts_and_pages(text))
-    text = _TITLES.sub(r"\1", _places(text))
+    text = _BRAND.sub(lambda m: _BRAND_NAMES[m[0]], _TITLES.sub(r"\1", _places(text)))
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
     text = _weekdays(text)
