@@ -806,6 +806,7 @@ def test_plain_chinese_is_what_kokoro_was_trained_with(mandarin: MandarinG2P) ->
         ("你得多喝水。", "得", "dei3"),
         ("这个得多少钱？", "得", "dei3"),
         ("请把音量调到最大。", "调", "tiao2"),
+        ("请调到静音模式。", "请调", "qing3 tiao2"),
         ("请把头发吹干。", "吹干", "chui1 gan1"),
         ("用毛巾把手机擦干。", "干", "gan1"),
         ("请系好安全带。", "系好", "ji4 hao3"),

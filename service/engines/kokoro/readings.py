@@ -152,7 +152,8 @@ _LADLED = _NUMERALS | frozenset("饭汤粥菜")
 # A verb that makes a thing dry: the lone 干 after it is gān (手机擦|干 is how jieba cuts it).
 _DRYING = frozenset("擦晒吹拧烘晾烤抹沥")
 # 调 before 到 and a level is tiáo (turn to): 调到二十六度, 调到最大; 调到北京 is diào.
-_LEVEL_START = _NUMERALS | frozenset("最百")
+# ... or a mode (调到静音, 振动, 夜间模式, 省电模式, 飞行模式)
+_LEVEL_START = _NUMERALS | frozenset("最百静振夜省飞")
 
 
 def in_context(word: str, before: str, after: str, then: str = "") -> str | None:
@@ -180,8 +181,8 @@ def in_context(word: str, before: str, after: str, then: str = "") -> str | None
         return " ".join("de5" if i == word.index("地") else p for i, p in enumerate(_pinyin(word)))
     if word == "干" and before[-1:] in _DRYING:
         return "gan1"
-    if word == "调" and after == "到" and then[:1] in _LEVEL_START:
-        return "tiao2"
+    if word in ("调", "请调") and after == "到" and then[:1] in _LEVEL_START:
+        return "tiao2" if word == "调" else "qing3 tiao2"  # jieba's 请调|到|静音
     if word == "空" and after in ("出来", "出", "下来", "着"):
         return "kong4"  # 把位置空出来: left free
     if word == "盛" and after[:1] in _LADLED:
