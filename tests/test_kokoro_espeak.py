@@ -236,6 +236,7 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("it", "IVA inclusa, il dott. Verdi.", "iva inclusa, il dottor Verdi."),
     ("es", "La sra. Pérez.", "La señora Pérez."),
     ("fr", "Le Dr. Martin.", "Le docteur Martin."),
+    ("fr", "Votre RDV, rappelez SVP.", "Votre rendez-vous, rappelez s'il vous plaît."),
     # A monarch's numeral and a century (Carlos uve, quatorze romain).
     ("es", "Felipe II y Carlos V, Alfonso XIII, siglo XXI.",
      "Felipe segundo y Carlos quinto, Alfonso 13, siglo 21."),

@@ -26,6 +26,9 @@ _WORDS = {
         "M.": "monsieur", "MM.": "messieurs", "Dr.": "docteur", "Dr": "docteur",
         "tél.": "téléphone", "Tél.": "téléphone",
         "av.": "avenue", "p. ex.": "par exemple", "env.": "environ", "etc.": "et cetera",
+        # said as words, not spelled (*èr dé vé*)
+        "RDV": "rendez-vous", "rdv": "rendez-vous", "SVP": "s'il vous plaît",
+        "svp": "s'il vous plaît",
     },
     "it": {
         "Sig.": "signor", "Sig.ra": "signora", "Sig.na": "signorina", "Sig.ri": "signori",
