@@ -237,6 +237,8 @@ def test_a_long_text_is_cut_at_its_marks() -> None:
     ("es", "La sra. Pérez.", "La señora Pérez."),
     ("fr", "Le Dr. Martin.", "Le docteur Martin."),
     ("fr", "Votre RDV, rappelez SVP.", "Votre rendez-vous, rappelez s'il vous plaît."),
+    ("es", "Al tfno. 912, Dpto. de ventas.", "Al teléfono 912, departamento de ventas."),
+    ("pt", "Obs.: o prazo.", "observação: o prazo."),
     # A monarch's numeral and a century (Carlos uve, quatorze romain).
     ("es", "Felipe II y Carlos V, Alfonso XIII, siglo XXI.",
      "Felipe segundo y Carlos quinto, Alfonso 13, siglo 21."),

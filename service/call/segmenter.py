@@ -83,7 +83,7 @@ _ABBREVIATIONS = frozenset(
         # "EE. UU.", "l'Avv. Neri"), which engines/romance writes out whole
         "sra", "srta", "sres", "sras", "srs", "dra", "profa", "ud", "uds", "dña", "mme", "mlle",
         "sig", "dott", "avv", "ing", "av", "avda", "pág", "págs", "núm", "tel", "tél", "aprox",
-        "env", "ej", "ex", "ee", "uu",
+        "env", "ej", "ex", "ee", "uu", "tfno", "tlf", "dpto", "obs",
         # days of the week by their short names in those languages ("lun.-vie.", "du lun. au
         # ven."), those that are no word of their own
         "lun", "mié", "jue", "sáb", "sab", "gio",

@@ -16,7 +16,8 @@ _WORDS = {
         "Sras.": "señoras", "Dr.": "doctor", "Dra.": "doctora", "Ud.": "usted",
         "Uds.": "ustedes", "Dña.": "doña", "Av.": "avenida", "Avda.": "avenida", "c/": "calle",
         "C/": "calle", "pág.": "página", "págs.": "páginas", "núm.": "número",
-        "tel.": "teléfono", "Tel.": "teléfono", "aprox.": "aproximadamente",
+        "tel.": "teléfono", "Tel.": "teléfono", "tfno.": "teléfono", "tlf.": "teléfono",
+        "Dpto.": "departamento", "dpto.": "departamento", "aprox.": "aproximadamente",
         "p. ej.": "por ejemplo", "EE. UU.": "Estados Unidos", "etc.": "etcétera",
         "a. m.": "a eme", "p. m.": "pe eme", "a.m.": "a eme", "p.m.": "pe eme",
         # said as words: espeak-ng spells them (*i uve a*)
@@ -41,7 +42,7 @@ _WORDS = {
         "Sr.": "senhor", "Sra.": "senhora", "Srta.": "senhorita", "Srs.": "senhores",
         "Dr.": "doutor", "Dra.": "doutora", "Av.": "avenida", "tel.": "telefone",
         "Tel.": "telefone", "aprox.": "aproximadamente", "Prof.": "professor",
-        "Profa.": "professora", "etc.": "etcétera",
+        "Profa.": "professora", "etc.": "etcétera", "Obs.": "observação", "obs.": "observação",
     },
 }  # fmt: skip
 
