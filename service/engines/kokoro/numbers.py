@@ -346,7 +346,7 @@ _UNITS = {
     "ms": "毫秒", "min": "分钟", "Hz": "赫兹", "kHz": "千赫", "MHz": "兆赫", "GHz": "G赫兹",
     "mAh": "毫安时", "kW": "千瓦", "kWh": "千瓦时", "mmHg": "毫米汞柱", "mmol/L": "毫摩尔每升",
     "mL": "毫升", "L": "升", "W": "瓦", "V": "伏", "kV": "千伏", "mV": "毫伏", "mA": "毫安",
-    "kJ": "千焦", "kcal": "千卡", "μg": "微克", "ug": "微克",
+    "kJ": "千焦", "kcal": "千卡", "μg": "微克", "ug": "微克", "mmol": "毫摩尔",
 }  # fmt: skip
 # Not before "+": "10W+" is internet writing for 十万多.
 _UNIT = re.compile(
