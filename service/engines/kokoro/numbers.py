@@ -668,7 +668,7 @@ _JA_SEAT = re.compile(
 # (ファイブジービー). (It reads km, kg, MB, Hz and the rest itself.)
 _JA_UNITS = {
     "L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー", "pt": "ポイント",
-    "mmHg": "ミリエイチジー", "mcg": "マイクログラム", "GB": "ギガバイト",
+    "mmHg": "ミリエイチジー", "mcg": "マイクログラム", "GB": "ギガバイト", "mmol": "ミリモル",
 }  # fmt: skip
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"

@@ -259,7 +259,7 @@ _CJK = "\u3041-\u30ff\u4e00-\u9fff"
 _JA_PER = re.compile(
     r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?"
     r"(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%|[KMGT]B)?)"
-    r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|g|m|L)"
+    r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|GB|MB|g|m|L)"
     r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
 # A unit per a unit (25mg/kg, 110mg/dL, 5L/min): パー and the second in katakana, which the
