@@ -404,6 +404,12 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
         )),
         ("Est. delivery: Mon. Est. 1998.", "Estimated delivery: Monday. Established 1998."),
         ("Huawei, Xiaomi, Baidu, Temu and SHEIN.", "Wahway, Shao-mee, Bye-doo, Teemoo and Sheein."),
+        ("Wait 5s, or 30s-60s; 100s of users in the low 30s.", (
+            "Wait 5 seconds, or 30 to 60 seconds; hundreds of users in the low thirties."
+        )),
+        ("Error 404 on port 8080, a 503 error on port 443.", (
+            "Error 4 oh 4 on port 80 80, a 5 oh 3 error on port 4 4 3."
+        )),
         ("Open 9a-5p. Highs in the 70s-80s. The sale ends 12/7.", (
             "Open 9 AM to 5 PM. Highs in the seventies to eighties. The sale ends December 7th."
         )),
@@ -417,8 +423,9 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
     before them as an amount (four thousand eight hundred…), "acct" as "act", "yyyy" as a
     noise where an agent asks for a date of birth in MM/DD/YYYY form, "Step 1/3" as one third,
     "pp." as "P P", "Est." as the time zone, "9a-5p" as "nine A five P", "60s-70s" as "sixty z
-    seventy z", a date after "ends" as two numbers, and brands by English spelling rules (Huawei
-    "hyoo-away", Baidu "bay-doo")."""
+    seventy z", a date after "ends" as two numbers, brands by English spelling rules (Huawei
+    "hyoo-away", Baidu "bay-doo"), "30s" as "thirty z", a 404 as an amount, and a port's
+    digits as a count (eight thousand eighty)."""
     assert english(text) == written
 
 
@@ -427,7 +434,7 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
     [
         "The answer is no. 5 of them said yes.",
         "The season ending 2024 was long.",
-        "A timeout of 30s-60s.",
+        "The iPhone 5s; I rolled 5s and 6s.",
         "He scored 12 points in 2024.",
         "Pi is 3.14 and it is 50% off.",
         "Room 302 is on floor 3.",
@@ -438,7 +445,6 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
         "A 3-day trip.",
         "A 5k run.",
         "I love the Sun.",
-        "A timeout of 30s.",
         "It's OK 12345 times.",
         "A lot of people came. Take A's seat.",
         "Go to example.com/day or abc.com/help/week.",

@@ -355,10 +355,27 @@ _EST = re.compile(r"\b([Ee])st\.\s(?:(?=[a-z])|(?=(?:1[6-9]|20)\d\d\b)())")
 # 20s", "the late 80s"): "a timeout of 30s" is seconds.
 _DECADE = re.compile(
     r"(?<![\w.,])(1\d|20)([1-9]0|00)s\b"
-    r"|(['\N{RIGHT SINGLE QUOTATION MARK}]|\b(?:the|her|his|their|my|your|our|mid|early|late) "
+    r"|(['\N{RIGHT SINGLE QUOTATION MARK}]"
+    r"|\b(?:the|her|his|their|my|your|our|mid|early|late|low|high|upper|lower) "
     r"|\bmid-)([1-9]0|00)s\b",
     re.IGNORECASE,
 )
+# What is left of a number with an s after it is seconds ("wait 5s", "a timeout of 30s":
+# espeak said "thirty z"), or hundreds and thousands ("100s of users"); not a model's name
+# (iPhone 5s).
+_SECONDS = re.compile(
+    r"(?<![\w.,$€£'\N{RIGHT SINGLE QUOTATION MARK}])(\d+(?:\.\d+)?)s\b"
+    r"(?!['\N{RIGHT SINGLE QUOTATION MARK}])"
+)
+_SECONDS_SPAN = re.compile(r"(?<![\w.,$€£])(\d+)s\s?[-\N{EN DASH}]\s?(\d+)s\b")
+# An HTTP status with a zero between ("Error 404", "a 503 error"): "four oh four", as said.
+_STATUS = re.compile(
+    r"(?i)\b((?:error|http|status)\s)([1-5])0([1-9])\b(?![.,]\d)"
+    r"|\b([1-5])0([1-9])(?=\s(?:error|errors|page|status)\b)"
+)
+# A port's four digits in pairs ("port 8080": eighty eighty, not eight thousand eighty), three
+# or five one by one ("port 443", "port 50051").
+_PORT = re.compile(r"(?i)\b(port\s)(\d{3,5})\b(?![.,]\d)")
 # A span of two decades ("highs in the 60s-70s", "Temps: 60s-70s"): espeak said "sixty z,
 # seventy z". After a word that makes them decades, as one alone needs (30s-60s is seconds).
 _DECADE_SPAN = re.compile(
@@ -709,6 +726,25 @@ def _state_zip(match: re.Match[str]) -> str:
     state, code, more = match.groups()
     said = f"{_STATES[state].replace('_', ' ')} {_spaced(code)}"
     return f"{said} {_spaced(more)}" if more else said
+
+
+def _after_decades(text: str) -> str:
+    """Seconds (5s), an HTTP status (404) and a port (8080), once decades are words."""
+    if "s" in text:
+        text = _SECONDS.sub(_seconds, _SECONDS_SPAN.sub(r"\1 to \2 seconds", text))
+    text = _STATUS.sub(lambda m: f"{m[1] or ''}{m[2] or m[4]} oh {m[3] or m[5]}", text)
+    return _PORT.sub(lambda m: m[1] + (_in_pairs if len(m[2]) == 4 else _spaced)(m[2]), text)
+
+
+def _seconds(match: re.Match[str]) -> str:
+    number, before = match[1], match.string[: match.start()]
+    if before.endswith("iPhone ") or re.search(r"\ds,? (?:and|or) $", before):
+        return match[0]
+    if re.match(r",? (?:and|or) \d+s\b", match.string[match.end() :]):
+        return match[0]  # "5s and 6s": the numbers, more than one
+    if number in ("100", "1000"):
+        return "hundreds" if number == "100" else "thousands"
+    return f"{number} second" + ("" if number == "1" else "s")
 
 
 def _decade_span(match: re.Match[str]) -> str:
@@ -1069,7 +1105,7 @@ def english(text: str) -> str:
         text = _EUROPEAN_PRICE.sub(lambda m: m.group(1).replace(".", "") + "." + m.group(2), text)
     text = _MONEY.sub(_money, text)
     text = _MONEY_AFTER.sub(lambda m: _amount(m.group(3), m.group(1), m.group(2)), text)
-    text = _DECADE.sub(_decade, _DECADE_SPAN.sub(_decade_span, text))
+    text = _after_decades(_DECADE.sub(_decade, _DECADE_SPAN.sub(_decade_span, text)))
     text = _LETTER_HOURS.sub(lambda m: f"{m[1]} {m[2].upper()}M to {m[3]} {m[4].upper()}M", text)
     text = _HOURS_SPAN.sub(r"\1 to ", text)
     text = _TIME.sub(_time, _CLOCK_SPAN.sub(_clock_span, text))
