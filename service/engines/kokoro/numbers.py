@@ -288,8 +288,10 @@ _DISCOUNT = re.compile(r"(?<![\d.])(\d)\.(\d)(?=\s?折)")
 # A generation is named by its two digits: 80后 is 八零后, 00后 零零后 (born in the 1980s, 2000s).
 _GENERATION = re.compile(r"(?<![\d.:/点时分号第-])([05-9][05]|10)(?=后)")
 # Names said digit by digit: a year's quarter (2024Q1 二零二四), Women's Day (38节 三八节), a
-# disinfectant (84消毒液 八四).
-_NAMED_DIGITS = re.compile(r"(?<![\d.])(?:(?:19|20)\d\d(?=\s?Q[1-4])|38(?=节)|84(?=消毒))")
+# disinfectant (84消毒液 八四), an HTTP status (404错误 四零四).
+_NAMED_DIGITS = re.compile(
+    r"(?<![\d.])(?:(?:19|20)\d\d(?=\s?Q[1-4])|38(?=节)|84(?=消毒)|[1-5]\d\d(?=\s?(?:错误|报错)))"
+)
 # A time with AM or PM ("3PM", "3:00 p.m."): 下午3点, 上午9点; after 下午 and the like only the
 # letters go.
 _MERIDIEM = re.compile(
@@ -328,6 +330,8 @@ _MODEL_HYPHEN = re.compile(r"(?<=[A-Za-z]\d)-(\d{3,})(?![\d.])")
 _NAMED_MODEL = re.compile(
     rf"(?:(?<=[a-z] )|(?<=波音)|(?<=骁龙))(\d{{3,4}})(?![\d.%]|\s?(?:{COM_QUANTIFIERS}|元|万|亿))"
 )
+# An HTTP status before エラー (404エラー): ヨンゼロヨン, as said, not ヨンヒャクヨン.
+_JA_STATUS = re.compile(r"(?<![\d.])[1-5]\d\d(?=\s?エラー)")
 _JA_NAMED_MODEL = re.compile(
     r"(?:(?<=[a-z] )|(?<=ボーイング))(\d{3,4})(?![\d.%]|\s?[円人個件回位年万億])"
 )
@@ -694,7 +698,7 @@ _JA_FRACTION = re.compile(r"(?<![\d/])(\d+)/(\d+)(?![\d/])")
 # others, nor after "番号は、" or "下4桁は". Its letters are spelled and its hyphens said (ABC-1:
 # エービーシーハイフンイチ), as a code is read back to the one who must type it.
 _JA_CODE = re.compile(
-    r"(コード|パスワード|(?<!郵便)番号|PIN|ID|内線|下[\d一二三四五六]桁)((?:は|、|，|：|:|\s)*)"
+    r"(コード|パスワード|(?<!郵便)番号|PIN|ID|内線|ポート|下[\d一二三四五六]桁)((?:は|、|，|：|:|\s)*)"
     r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*)(?![A-Za-z0-9])"
 )
 
@@ -829,7 +833,7 @@ def japanese(text: str) -> str:
     text = _JA_SEAT.sub(lambda m: (m[2] or "") + letter_names(m[1] or m[3]), text)
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
-    text = _JA_NAMED_MODEL.sub(_ja_named_model, text)
+    text = _JA_STATUS.sub(lambda m: _ja_digits(m[0]), _JA_NAMED_MODEL.sub(_ja_named_model, text))
     text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
     text = _FLOOR.sub(lambda m: _floor(m, ("地下" if m[1] else "") + m[2] + "階"), text)
     text = _PRESSURE.sub(r"\1\2の\3", text)
