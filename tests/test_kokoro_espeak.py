@@ -301,6 +301,8 @@ def test_addresses_are_read_with_their_signs_by_name(
     # A flight's or a model's number after its capitals; after one, a name's number stays.
     ("es", "El vuelo IB3456 en un A320.", "El vuelo IB 3 4 5 6 en un A320."),
     ("it", "Il volo AZ610.", "Il volo AZ 6 1 0."),
+    ("es", "Sale el error 404.", "Sale el error 4 0 4."),
+    ("fr", "Une erreur 503.", "Une erreur 5 0 3."),
     ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
     # After the number sign and its name, either way round (cuatro millones…).
     ("es", "N.º de pedido: 4829137.", "N.º de pedido: 4 8 2 9 1 3 7."),

@@ -76,6 +76,8 @@ def _code(found: re.Match[str]) -> str:
 # (*almohadilla*, *cancelletto*) or drops it, and reads the number as an amount.
 _NUMBER_SIGN = re.compile(r"(?<![\w&#])#\s?([A-Z0-9]*\d[A-Z0-9]*)\b")
 _NUMBER_WORD = {"es": "número", "fr": "numéro", "it": "numero", "pt": "número"}
+# An HTTP status after the word error ("error 404", "erreur 503"): digit by digit, as said.
+_STATUS = re.compile(r"(?i)\b(error|erreur|errore|erro)\s([1-5]0\d)\b(?![.,]\d)")
 # Three digits or more right after two or three capitals are a flight's, a model's or a
 # parcel's number (IB3456, RTX4090): one by one, not tres mil cuatrocientos… (After one
 # capital they may be a name's number: the Airbus A320 is *A trescientos veinte*.)
@@ -90,5 +92,5 @@ def spoken(text: str, language: str) -> str:
         return text
     if "#" in text:
         text = _NUMBER_SIGN.sub(lambda m: f"{_NUMBER_WORD[language]} {' '.join(m[1])}", text)
-    text = codes.sub(_code, text)
+    text = _STATUS.sub(lambda m: f"{m[1]} {' '.join(m[2])}", codes.sub(_code, text))
     return _AFTER_CAPITALS.sub(lambda m: f"{m[1]} {' '.join(m[2])}", text)
