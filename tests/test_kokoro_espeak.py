@@ -303,6 +303,7 @@ def test_addresses_are_read_with_their_signs_by_name(
     ("it", "Il volo AZ610.", "Il volo AZ 6 1 0."),
     ("es", "Sale el error 404.", "Sale el error 4 0 4."),
     ("fr", "Une erreur 503.", "Une erreur 5 0 3."),
+    ("it", "Il pacco n. 6A1234.", "Il pacco n. 6 A 1 2 3 4."),
     ("pt", "O valor final 1500 reais.", "O valor final 1500 reais."),
     # After the number sign and its name, either way round (cuatro millones…).
     ("es", "N.º de pedido: 4829137.", "N.º de pedido: 4 8 2 9 1 3 7."),
@@ -333,7 +334,7 @@ def test_codes_are_read_digit_by_digit(language: str, written: str, spoken_as: s
     # One of a count after its word, not a fraction (*uno barra tres*).
     ("es", "Paso 1/3, página 2/5.", "Paso 1 de 3, página 2 de 5."),
     ("fr", "Étape 1/3.", "Étape 1 sur 3."),
-    ("it", "Passo 1/3.", "Passo 1 di 3."),
+    ("it", "Passo 1/3, passaggio 2/4.", "Passo 1 di 3, passaggio 2 di 4."),
     ("pt", "Passo 1/3.", "Passo 1 de 3."),
 ])  # fmt: skip
 def test_a_slash_after_an_amount_is_per_and_after_a_step_of(

@@ -189,7 +189,7 @@ _OF_TOTAL = {
     for language, words in {
         "es": "paso|página|pregunta|parte|capítulo|episodio|nivel|etapa|día",
         "fr": "étape|page|question|partie|chapitre|épisode|niveau|jour",
-        "it": "passo|pagina|domanda|parte|capitolo|episodio|livello|fase|giorno",
+        "it": "passo|passaggio|pagina|domanda|parte|capitolo|episodio|livello|fase|giorno",
         "pt": "passo|página|pergunta|parte|capítulo|episódio|nível|etapa|dia",
     }.items()
 }

@@ -20,7 +20,7 @@ _NAMES = {
         r"|acaba)\s+en"
         r"|extensi[óo]n|n[úu]mero\s+de\s+(?:pedido|referencia|seguimiento|cliente|cuenta|reserva"
         r"|confirmaci[óo]n|expediente|incidencia|ticket|socio)"
-        r"|(?:pedido|reserva|expediente|factura|ticket)\s+n\.?\s?[º°]"
+        r"|(?:pedido|reserva|expediente|factura|ticket|paquete|envío)\s+n\.?\s?[º°]"
         r"|n\.?\s?[º°]\s+de\s+(?:pedido|reserva|expediente|factura|cliente|socio)"
     ),
     "fr": (
@@ -38,7 +38,7 @@ _NAMES = {
         r"|(?:carta|conto|numero)\s+che\s+termina\s+(?:con|in)"
         r"|numero\s+(?:di\s+|d')?(?:ordine|pratica|prenotazione|cliente|tracking|conferma"
         r"|spedizione|ticket|contratto)"
-        r"|(?:ordine|pratica|prenotazione|fattura)\s+n(?:\.\s?|[°º]\s?)"
+        r"|(?:ordine|pratica|prenotazione|fattura|pacco|spedizione)\s+n(?:\.\s?|[°º]\s?)"
         r"|n(?:\.|[°º])\s+(?:ordine|pratica|prenotazione|fattura)"
     ),
     "pt": (
@@ -47,7 +47,7 @@ _NAMES = {
         r"|cart[ãa]o\s+(?:com\s+)?final|(?:com|de)\s+final"
         r"|(?:cart[ãa]o|conta|n[úu]mero)\s+(?:que\s+termina|terminad[oa])\s+em"
         r"|n[úu]mero\s+d[oa]\s+(?:pedido|protocolo|cliente|reserva|rastreio|chamado|contrato)"
-        r"|(?:pedido|protocolo|reserva|chamado)\s+n\.?\s?[º°]"
+        r"|(?:pedido|protocolo|reserva|chamado|pacote|encomenda)\s+n\.?\s?[º°]"
         r"|n\.?\s?[º°]\s+d[oa]\s+(?:pedido|protocolo|reserva|chamado|cliente)"
     ),
 }
