@@ -407,6 +407,10 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
         ("Wait 5s, or 30s-60s; 100s of users in the low 30s.", (
             "Wait 5 seconds, or 30 to 60 seconds; hundreds of users in the low thirties."
         )),
+        ("Status: N/A. Qty: 2. Avg. wait: 3 min. Min. order $25, max. 2.", (
+            "Status: N A. quantity: 2. average wait: 3 minutes. Minimum order 25 dollars, "
+            "maximum 2."
+        )),
         ("Error 404 on port 8080, a 503 error on port 443.", (
             "Error 4 oh 4 on port 80 80, a 5 oh 3 error on port 4 4 3."
         )),

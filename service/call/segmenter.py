@@ -84,6 +84,8 @@ _ABBREVIATIONS = frozenset(
         "sra", "srta", "sres", "sras", "srs", "dra", "profa", "ud", "uds", "dña", "mme", "mlle",
         "sig", "dott", "avv", "ing", "av", "avda", "pág", "págs", "núm", "tel", "tél", "aprox",
         "env", "ej", "ex", "ee", "uu", "tfno", "tlf", "dpto", "obs",
+        # "Avg. wait", "Qty. 2"
+        "avg", "qty",
         # days of the week by their short names in those languages ("lun.-vie.", "du lun. au
         # ven."), those that are no word of their own
         "lun", "mié", "jue", "sáb", "sab", "gio",
@@ -99,15 +101,15 @@ _BEFORE_NUMBER = frozenset(
         # before a time or a date ("sáb. 10:00", "Sat. 12/7")
         "mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua",
         "qui", "sex", "sat", "sun", "wed",
-        # "Est. 1998" (established)
-        "est",
+        # "Est. 1998" (established), "Max. 2 per customer"
+        "est", "max",
     )
 )  # fmt: skip
 # Words whose point ends no sentence before a small word either: a day ("du lun.-ven. de 9h",
 # "seg.-sex. das 9h"), "Est. delivery" (estimated).
 _INTO_WORDS = frozenset(
     ("mar", "mie", "vie", "dom", "mer", "jeu", "ven", "sam", "dim", "seg", "ter", "qua", "qui",
-     "sex", "est")
+     "sex", "est", "max")
 )  # fmt: skip
 # A list item's mark at a line's start: a bullet ("- ", "* ", "• ", "・", "①"), or the mark
 # after its number ("1. ", "2) ", "3、"). The item starts a segment, and its number's mark ends

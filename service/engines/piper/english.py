@@ -175,13 +175,19 @@ _OVER_WORDS = {"YoY": "year over year", "MoM": "month over month", "QoQ": "quart
 # ("approx" and a sentence's end), "w/" ("W slash"), "b/c" ("B slash C").
 _SHORT_FORMS = re.compile(
     r"\b(?:(vs)\.|(approx)\.|(w/o)(?=\s)|(w/)(?=\s)|(incl)\.|(excl)\.|(dept)\.|(?<=[A-Z][a-z] )"
-    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9])|(b/c)(?=[\s,.;:!?]|$)|(acct)\.?(?=\s))",
+    r"(?:(Jr)|(Sr))\.(?=,|\s+[A-Za-z0-9])|(b/c)(?=[\s,.;:!?]|$)|(acct)\.?(?=\s)"
+    r"|(qty)\.?(?=[\s:])|(msg)(?=\s)|(msgs)(?=\s)|(avg)\.?(?=[\s:]))",
     re.IGNORECASE,
 )
 _SHORT_FORM_WORDS = (
     "versus", "approximately", "without", "with", "including", "excluding", "department",
-    "Junior", "Senior", "because", "account",
+    "Junior", "Senior", "because", "account", "quantity", "message", "messages", "average",
 )  # fmt: skip
+# "Min. order $25", "Max. 2 per customer" (espeak: "min", and "max" with a sentence's end); but
+# "min." after a number is minutes.
+_MIN_MAX = re.compile(r"(?<!\d )(?<!\d)\b([Mm]in|[Mm]ax)\.\s(?=[a-z0-9$])")
+# "N/A": the letters, not "N slash A".
+_NOT_APPLICABLE = re.compile(r"(?<![\w/])N/A(?![\w/])")
 # A menu path or steps: "Settings > Account > Security" (espeak: "greater than"), "Step 1 →
 # Step 2" (espeak: "right arrow") are said with pauses.
 _MENU_STEP = re.compile(
@@ -1070,9 +1076,9 @@ def _weekdays(text: str) -> str:
 
 
 def _counts_and_pages(text: str) -> str:
-    """One of a count (Step 1/3), p. and pp., Est. and a date's pattern (MM/DD/YYYY)."""
+    """One of a count (Step 1/3), N/A, p. and pp., Est. and a date's pattern (MM/DD/YYYY)."""
     if "/" in text:
-        text = _OF_TOTAL.sub(r"\1 \2 of \3", text)
+        text = _NOT_APPLICABLE.sub("N A", _OF_TOTAL.sub(r"\1 \2 of \3", text))
     if "p." in text:
         text = _PAGES.sub(lambda m: "pages " if m[1] == "pp" else "page ", text)
     if "st." in text:
@@ -1092,6 +1098,7 @@ def english(text: str) -> str:
     text = _BRAND.sub(lambda m: _BRAND_NAMES[m[0]], _TITLES.sub(r"\1", _places(text)))
     text = _DOTTED_LETTERS.sub(_dotted_letters, text)
     text = _SHORT_FORMS.sub(lambda m: _SHORT_FORM_WORDS[(m.lastindex or 1) - 1], text)
+    text = _MIN_MAX.sub(lambda m: f"{m[1][0]}{'inimum' if m[1][1] == 'i' else 'aximum'} ", text)
     text = _weekdays(text)
     text = _STREET_WORD.sub(lambda m: _STREET[m.group(1) or m.group(2)], text)
     text = _DRIVE.sub(r"\1Drive", _COMPASS.sub(lambda m: _POINTS[m.group(1)], text))
