@@ -516,6 +516,11 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ("打开设置>通用，H.265编码", "打开设置、通用，H点二六五编码"),
         ("今晚23:00-次日02:00维护", "今晚二十三点到次日两点维护"),
         ("点击 设置 > 账户 > 安全，a > b。", "点击 设置、账户、安全，a大于b。"),
+        # A step to a Latin word (设置大于Wi-Fi), two releases (十一分之十), a comparison.
+        (
+            "设置＞Wi-Fi>高级，Windows 10/11，温度>30度",
+            "设置、Wi-Fi、高级，Windows 10和11，温度大于30度",
+        ),
         ("周一-周五，星期一~星期五营业。", "周一到周五，星期一到星期五营业。"),
         (
             "【重要】苹果/香蕉，A&B、第1名&第2名，满300-50",
@@ -976,6 +981,9 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         ),
         # A table in a document; the front stays おもて.
         ("下の表と表1を参照。表と裏", "下のヒョーとヒョー1を参照。表と裏"),
+        # A long press, not a lintel (なげし); a menu's steps, not ダイナリ; two releases.
+        ("10秒間長押しして、設定＞Wi-Fi＞詳細", "10秒間ナガオシして、設定、Wi-Fi、詳細"),
+        ("Windows 10/11に対応", "Windows 10と11に対応"),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(

@@ -236,10 +236,10 @@ _JA_FROM = re.compile(r"(?<=[\d円%])\s?[~～〜](?!\s?[-¥￥$€£]?\d)")
 _SLASHED = re.compile(r"(?<![\d/.])(\d+)/(\d+)(?![\d/]|\.\d)")
 # A hyphen between two fractions ("1/3-1/2") is a span, which misaki reads as a minus.
 _FRACTION_SPAN = re.compile(r"(?<![\d/.])(\d+/\d+)\s?[-\N{EN DASH}]\s?(?=\d+/\d+(?![\d/]))")
-# A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
 # One of a count, not a fraction: "第2/5页" is 第二页，共五页 (not 第五分之二页), "步骤1/3"
 # 步骤一，共三步.
 _OF_TOTAL = re.compile(r"(第|步骤|问题|题目)(\d{1,3})/(\d{1,3})([页步题章节集部张]?)(?![\d/])")
+# A decimal over a number ("评分4.5/5"): the fraction misaki reads only for whole numbers.
 _DECIMAL_FRACTION = re.compile(r"(?<![\d/.])(\d+\.\d+)/(\d+)(?![\d/]|\.\d)")
 
 

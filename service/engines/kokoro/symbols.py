@@ -119,10 +119,17 @@ _ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
 _ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
 # A square root (√16), which the G2Ps drop (powers: written.POWER).
 _ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
+# Two releases of a product with a slash after its name ("Windows 10/11", "iPhone 14/15"): 10
+# and 11, not the fraction 11分之10. One after the other; "Rated 4/5" and 9/10 are scores.
+_RELEASES = re.compile(r"(?<=[A-Za-z] )(\d{1,2})/(\d{1,2})(?![\d/]|\.\d)")
+_SCORED_OUT_OF = frozenset((2, 3, 4, 5, 10))
 # A menu path between words, not numbers or single letters ("设置 > 账户", "設定 → アカウント",
-# and unspaced between Han words, 设置>通用): a pause.
+# and unspaced between Han or kana words, or between them and a Latin one: 设置>通用,
+# 設定＞Wi-Fi＞詳細, which was ダイナリ): a pause.
+_CJK = "\u3041-\u30ff\u4e00-\u9fff"  # Han and kana
 _MENU_STEP = re.compile(
-    r"(?<=[^\W\d]{2})\s+>\s+(?=[^\W\d]{2})|(?<=[\u4e00-\u9fff])>(?=[\u4e00-\u9fff])"
+    rf"(?<=[^\W\d]{{2}})\s+[>＞]\s+(?=[^\W\d]{{2}})|(?<=[{_CJK}])\s*[>＞]\s*(?=[{_CJK}A-Za-z])"
+    rf"|(?<=[A-Za-z])\s*[>＞]\s*(?=[{_CJK}])"
     r"|(?<=\w)\s*[\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}]\s*(?=\w)"
 )
 # A hyphen is a minus only with spaces around it ("5 - 3"); unspaced, it joins a range or a
@@ -250,7 +257,6 @@ def _address(address: str, language: int) -> str:
 # A slash between two words written in Han or kana is a pause, as 、 ("苹果/香蕉", "月/水/金");
 # an ampersand is "and": between Latin letters in English (Q&A), else 和 (OpenJTalk says
 # アンド itself).
-_CJK = "\u3041-\u30ff\u4e00-\u9fff"
 # A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5元/斤") is 每 in
 # Chinese: read as a pause between words (below), it would say "99元、月".
 # In Japanese, what it is counted by goes first: "980円/月" is 月980円, "3回/日" 1日3回,
@@ -351,6 +357,13 @@ def _two(match: re.Match[str], language: int) -> str:
     return f"{match[1]} to {match[2]}" if language == 0 else f"{match[1]}トゥー{match[2]}"
 
 
+def _releases(match: re.Match[str], language: int) -> str:
+    first, then = int(match[1]), int(match[2])
+    if then != first + 1 or then in _SCORED_OUT_OF:
+        return match[0]
+    return match[1] + ("和", "と")[language] + match[2]
+
+
 def _readable(text: str, language: int) -> str:
     text = text.translate(_SIGNS)
     if "T" in text:
@@ -376,6 +389,7 @@ def _readable(text: str, language: int) -> str:
         text = _ZH_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or "", ""), text)
         text = _ZH_UNIT_PER.sub(lambda m: "每" + _ZH_PER_UNITS.get(m[1] or m[2] or "", ""), text)
     if "/" in text:
+        text = _RELEASES.sub(lambda m: _releases(m, language), text)
         if language == 1:
             text = _JA_PER.sub(_ja_per, text)
             text = _JA_UNIT_PER.sub(lambda m: _JA_PER_UNITS[m[1]], text)
@@ -384,7 +398,7 @@ def _readable(text: str, language: int) -> str:
         text = _LATIN_AND.sub(" and ", text).replace("&", "和")
     text = _UNIT.sub(lambda m: _unit(m.group(1), language), text)
     text = _MINUS.sub(" \u2212 ", text)
-    if any(c in text for c in ">\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
+    if any(c in text for c in ">＞\N{RIGHTWARDS ARROW}\N{RIGHTWARDS DOUBLE ARROW}"):
         text = _MENU_STEP.sub("\N{IDEOGRAPHIC COMMA}", text)
     text = _OPERATOR.sub(lambda m: _OPERATORS[m.group(1)][language], text)
     if any(c in text for c in _COMPARISONS):

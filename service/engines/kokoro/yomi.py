@@ -5,7 +5,8 @@ OpenJTalk says ほう (the side: こちらの方が安い); 辛い said of food 
 手続きを行って (carry out) is おこなって, not いって (go, say); 19時の間 is じのあいだ, not
 ときのま (a moment, the hour lost); 晴れのち inside a sentence was ハレレノチ; 年0.5% (a year)
 is ねん, not とし; 月末 (the month's end) げつまつ, not つきまつ; 20歳 ハタチ; 下の表 (a table)
-ヒョー, not おもて. What a shop's or an office's voice says all day."""
+ヒョー, not おもて; 長押し (press and hold) ながおし, not なげし. What a shop's or an office's
+voice says all day."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ _AS_WRITTEN = (
     (re.compile(r"晴れのち"), "はれのち"),
     (re.compile(r"(?<![0-9\u3005\u4e00-\u9fff])年(?=[0-9])"), "ねん"),  # not 今年, 去年
     (re.compile(r"月末"), "げつまつ"),
+    # 長押し (a long press) is ながおし; OpenJTalk says なげし (a lintel). In katakana, one
+    # word to OpenJTalk (in hiragana it cut な|が|おし).
+    (re.compile(r"長押し"), "ナガオシ"),
     # 表 pointed to in a document (下の表, 以下の表, この表, 表1, 表を参照) is ヒョー, a table;
     # OpenJTalk says おもて (the front). 表と裏, 表に出る stay おもて.
     (
