@@ -550,6 +550,8 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ("请按#号键确认，按*键返回", "请按井号键确认，按星号键返回"),
         # Keys by their names; an English ordinal (st was read as its letters).
         ("按Ctrl+C复制，1st专辑", "按Control加C复制，第一专辑"),
+        # An item's count: the sign was dropped (可乐二).
+        ("可乐×2，汉堡×1", "可乐乘二，汉堡乘一"),
         # Stars as a rating (dropped unread).
         ("评分4.8★，好评★★★★☆，差评☆☆☆", "评分四点八星，好评四星，差评零星"),
         # A 2 between capitals is "to" (B二B).

@@ -117,6 +117,9 @@ _ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
 # G2P drops it). Not "1万+用户" (一万多: numbers.py), which a word follows, nor a sign before a
 # percentage ("增长+15%").
 _ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
+# An item's count after its name ("可乐×2", "大床房×1", "经验×2"): 乘, as a receipt or a game is
+# read; the G2P dropped the sign (可乐二).
+_ZH_COUNT_TIMES = re.compile(r"(?<=[\u4e00-\u9fff])\s?×\s?(?=\d)")
 # A square root (√16), which the G2Ps drop (powers: written.POWER).
 _ROOT = re.compile(r"√\s?(?=[\d(（A-Za-z])")
 # Two releases of a product with a slash after its name ("Windows 10/11", "iPhone 14/15"): 10
@@ -407,6 +410,8 @@ def _readable(text: str, language: int) -> str:
         text = _ARROW.sub(lambda m: _ARROWS[m.group(0)][language], text)
     if language == 0 and "+" in text:
         text = _ZH_PLUS.sub("加", text)
+    if language == 0 and "×" in text:
+        text = _ZH_COUNT_TIMES.sub("乘", text)
     elif language == 1 and "+" in text:
         # Any plus left is not arithmetic ("980円+税", "送料無料+ポイント"): プラス, where
         # OpenJTalk would say たす. One before a phone number stays for numbers.py, which reads
