@@ -411,6 +411,9 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
             "Status: N A. quantity: 2. average wait: 3 minutes. Minimum order 25 dollars, "
             "maximum 2."
         )),
+        ("Beijing is GMT+8, New York UTC-5 or UTC\u221205:00.", (
+            "Beijing is GMT plus 8, New York UTC minus 5 or UTC minus 5."
+        )),
         ("Error 404 on port 8080, a 503 error on port 443.", (
             "Error 4 oh 4 on port 80 80, a 5 oh 3 error on port 4 4 3."
         )),

@@ -374,6 +374,8 @@ _SECONDS = re.compile(
     r"(?!['\N{RIGHT SINGLE QUOTATION MARK}])"
 )
 _SECONDS_SPAN = re.compile(r"(?<![\w.,$€£])(\d+)s\s?[-\N{EN DASH}]\s?(\d+)s\b")
+# A time zone's offset ("UTC-5", "GMT+8"): espeak dropped the minus.
+_OFFSET = re.compile(r"\b(UTC|GMT)\s?([+\-\u2212])\s?0?(\d{1,2})(?::00)?\b(?![:.]\d)")
 # An HTTP status with a zero between ("Error 404", "a 503 error"): "four oh four", as said.
 _STATUS = re.compile(
     r"(?i)\b((?:error|http|status)\s)([1-5])0([1-9])\b(?![.,]\d)"
@@ -735,10 +737,12 @@ def _state_zip(match: re.Match[str]) -> str:
 
 
 def _after_decades(text: str) -> str:
-    """Seconds (5s), an HTTP status (404) and a port (8080), once decades are words."""
+    """Seconds (5s), an HTTP status (404), a time zone's offset (UTC-5) and a port (8080),
+    once decades are words."""
     if "s" in text:
         text = _SECONDS.sub(_seconds, _SECONDS_SPAN.sub(r"\1 to \2 seconds", text))
     text = _STATUS.sub(lambda m: f"{m[1] or ''}{m[2] or m[4]} oh {m[3] or m[5]}", text)
+    text = _OFFSET.sub(lambda m: f"{m[1]} {'plus' if m[2] == '+' else 'minus'} {m[3]}", text)
     return _PORT.sub(lambda m: m[1] + (_in_pairs if len(m[2]) == 4 else _spaced)(m[2]), text)
 
 
