@@ -247,9 +247,7 @@ _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d+)\s?h\s?(\d{1,2})\s?m(?:in)?\b")
 _EMERGENCY = re.compile(r"(?i)\b((?:call|dial|text|phone)\s)(911|999|112)\b")
 # "v2.0", "Ver. 2", "Vol. 3", "No. 1": espeak says "vee two", "ver", "vol" and "no" and a
 # sentence's end. (A small "no." before a figure may end an answer: "no. 5 of them".)
-_NUMBERED = re.compile(
-    r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol|No(?=s?\.\s?\d)|Nos)\.\s?(?=\d)"
-)
+_NUMBERED = re.compile(r"\b(?:[Vv]er\.\s?|[Vv](?=\d+\.\d))(?=\d)|\b([Vv]ol|Nos|No)\.\s?(?=\d)")
 _NUMBERED_WORDS = {"Vol": "volume ", "vol": "volume ", "No": "number ", "Nos": "numbers "}
 # "close" as a verb ("please close the app"), which espeak says as the adjective (an s):
 # before a word that starts its object, after a word that leads to a verb or at a sentence's
@@ -373,6 +371,7 @@ _SECONDS = re.compile(
     r"(?<![\w.,$€£'\N{RIGHT SINGLE QUOTATION MARK}])(\d+(?:\.\d+)?)s\b"
     r"(?!['\N{RIGHT SINGLE QUOTATION MARK}])"
 )
+# ... and two of them joined ("30s-60s"): one span of seconds.
 _SECONDS_SPAN = re.compile(r"(?<![\w.,$€£])(\d+)s\s?[-\N{EN DASH}]\s?(\d+)s\b")
 # A time zone's offset ("UTC-5", "GMT+8"): espeak dropped the minus.
 _OFFSET = re.compile(r"\b(UTC|GMT)\s?([+\-\u2212])\s?0?(\d{1,2})(?::00)?\b(?![:.]\d)")
