@@ -356,6 +356,9 @@ def test_stars_deadlines_and_flights_are_said(text: str, written: str) -> None:
         ("Temp 37.5C, a high of 72F, seat 12F.", (
             "Temp 37.5 degrees Celsius, a high of 72 degrees Fahrenheit, seat 12F."
         )),
+        ("Bake at 350F; -10F tonight.", (
+            "Bake at 350 degrees Fahrenheit; -10 degrees Fahrenheit tonight."
+        )),
         ("Use 8+ characters; 1.2M+ downloads; ages 18+.", (
             "Use 8 or more characters; 1.2 million or more downloads; ages 18+."
         )),

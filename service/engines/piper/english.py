@@ -145,12 +145,13 @@ _UNIT = re.compile(
 # A plus after a count of things: "8+ characters", "2+ items", "10k+ users" (8 or more; espeak
 # said "eight plus").
 _OR_MORE = re.compile(r"(?<![\w.+])(\d[\d,]*(?:\.\d+)?(?: thousand| million)?)\+(?=\s[a-z]+s\b)")
-# A temperature with no degree sign: a decimal ("37.5C", "98.6F"), or a whole one after a word
-# that says it is one ("Temp 38C", "a high of 72F"); espeak said the letter. A seat or a floor
-# ("12F") is neither.
+# A temperature with no degree sign: a decimal ("37.5C", "98.6F") or one below zero ("-10F"),
+# or a whole one after a word that says it is one ("Temp 38C", "a high of 72F", "bake at
+# 350F"); espeak said the letter. A seat or a floor ("12F") is neither.
 _BARE_DEGREES = re.compile(
-    r"(?<![\w.])(-?\d{1,3}\.\d)([CF])\b"
-    r"|\b((?i:temp|temperature|fever|high|low|heat)(?:\s(?:of|is|was|at|to))?\s)(-?\d{1,3})([CF])\b"
+    r"(?<![\w.])(-?\d{1,3}\.\d|-\d{1,3})([CF])\b"
+    r"|\b((?i:temp|temperature|fever|high|low|heat|bake|roast|preheat|oven|thermostat)"
+    r"(?:\s(?:of|is|was|at|to))?\s)(-?\d{1,3})([CF])\b"
 )
 # Comparisons and a tilde between numbers or letters (x > 3, 10%~20%): espeak drops them.
 _SIGNS = {
