@@ -477,3 +477,12 @@ def test_an_english_voice_speaks_the_written_out_text(voice: PiperVoice) -> None
     assert model.phonemize("Call 555-123-4567 at 9:00.") == model.phonemize(
         "Call 5 5 5, 1 2 3, 4 5 6 7 at 9 o'clock."
     )
+
+
+def test_an_ellipsis_or_a_dash_between_words_keeps_its_pause(voice: PiperVoice) -> None:
+    """Bug: espeak-ng dropped an ellipsis or an unspaced dash and ran the words on each side
+    together: "Hmm... I see" was one word ("hummeye"), "check… okay" "checkokay"."""
+    model = voice.model
+    for written in ("Hmm... I see.", "Hmm…I see.", "Hmm—I see.", "Hmm -- I see."):
+        assert model.phonemize(written) == model.phonemize("Hmm, I see."), written
+    assert model.phonemize("Hmm... I see.") != model.phonemize("Hmm I see.")

@@ -4,6 +4,7 @@ staged flow and vocoder (what a voice, its calibration and its segments all run)
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,10 @@ from .stages import Margins, Sentence, load_stages
 from .words import phoneme_words
 
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
+# An ellipsis or a dash between words ("Hmm... I see", "Sure—let me check", "Well -- it
+# depends"): espeak-ng drops it, with its pause, and runs the words together ("Hmm... I see"
+# was said "hummeye see"). A comma keeps the pause.
+_PAUSE = re.compile(r"(?<=\w)\s*(?:\.{3,}|\N{HORIZONTAL ELLIPSIS}+|\N{EM DASH}+|\s--)\s*(?=\w)")
 
 
 def _without_stars(text: str) -> str:
@@ -137,7 +142,7 @@ class PiperModel:
         # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
         # other control characters carry nothing to speak.
         text = text.translate(_CONTROL_TO_SPACE)
-        text = self._written_out(text)
+        text = _PAUSE.sub(", ", self._written_out(text))
         with espeak.LOCK:
             return [s for s in self._phonemizer.phonemize(text) if s]
 
