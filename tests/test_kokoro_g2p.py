@@ -986,6 +986,8 @@ def test_chinese_brands_in_latin_letters_are_said_by_their_chinese_names(
         # A long press, not a lintel (なげし); a menu's steps, not ダイナリ; two releases.
         ("10秒間長押しして、設定＞Wi-Fi＞詳細", "10秒間ナガオシして、設定、Wi-Fi、詳細"),
         ("Windows 10/11に対応", "Windows 10と11に対応"),
+        # An ellipsis between words: its pause (the romanizer dropped it, えっと少々 ran on).
+        ("えっと…少々、そうですね...では", "えっと、少々、そうですね、では"),
     ],
 )
 def test_japanese_words_are_read_in_the_sense_meant(

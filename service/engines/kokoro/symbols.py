@@ -117,6 +117,8 @@ _ARROW = re.compile("[\N{UPWARDS ARROW}\N{DOWNWARDS ARROW}]")
 # G2P drops it). Not "1万+用户" (一万多: numbers.py), which a word follows, nor a sign before a
 # percentage ("增长+15%").
 _ZH_PLUS = re.compile(r"(?<=[\u4e00-\u9fff])\s?\+\s?(?=\d)(?!\d+(?:\.\d+)?\s?[%％])")
+# An ellipsis between words in Japanese ("えっと…少々", "そうですね...では").
+_JA_ELLIPSIS = re.compile(r"(?<=\w)\s*(?:\.{3,}|\N{HORIZONTAL ELLIPSIS}+)\s*(?=\w)")
 # An item's count after its name ("可乐×2", "大床房×1", "经验×2"): 乘, as a receipt or a game is
 # read; the G2P dropped the sign (可乐二).
 _ZH_COUNT_TIMES = re.compile(r"(?<=[\u4e00-\u9fff])\s?×\s?(?=\d)")
@@ -431,5 +433,6 @@ def chinese(text: str) -> str:
 
 
 def japanese(text: str) -> str:
-    """`text` with what the Japanese G2P leaves out written as words it reads."""
-    return _readable(text, 1)
+    """`text` with what the Japanese G2P leaves out written as words it reads, and an
+    ellipsis between words as 、 (the romanizer dropped it and its pause: えっと…少々 ran on)."""
+    return _JA_ELLIPSIS.sub("、", _readable(text, 1))
