@@ -676,6 +676,8 @@ _JA_UNITS = {
 }  # fmt: skip
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
+    # seconds before Japanese words ("30s待って": OpenJTalk said セカンド), not a model (5s)
+    r"|(?<![A-Za-z] \d)(?<![A-Za-z] \d\d)(?<=\d)(s)(?=[\u3040-\u30ff\u4e00-\u9fff])"
 )
 # Degrees after a number: NFKC makes ℃ "°C", of which OpenJTalk reads the C alone.
 _JA_DEGREES = re.compile(r"(?<=\d)\s?(?:℃|°C|°)")
@@ -834,7 +836,7 @@ def japanese(text: str) -> str:
     # Digits right after a letter one by one too: OpenJTalk says SF1234567890 as one number.
     text = _AFTER_LETTERS.sub(lambda m: _ja_digits(m.group(0)), text)
     text = _JA_STATUS.sub(lambda m: _ja_digits(m[0]), _JA_NAMED_MODEL.sub(_ja_named_model, text))
-    text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)], text)
+    text = _JA_UNIT.sub(lambda m: _JA_UNITS[m.group(1)] if m.group(1) else "秒", text)
     text = _FLOOR.sub(lambda m: _floor(m, ("地下" if m[1] else "") + m[2] + "階"), text)
     text = _PRESSURE.sub(r"\1\2の\3", text)
     text = _SLASHED.sub(lambda m: _pair(m, lambda a, b: f"{a} {b}"), text)
