@@ -414,6 +414,9 @@ def test_codes_extensions_and_short_times_are_said(text: str, written: str) -> N
             "Status: N A. quantity: 2. average wait: 3 minutes. Minimum order 25 dollars, "
             "maximum 2."
         )),
+        ("WhatsApp +44 7911 123456, text STOP to 55555, dial *67.", (
+            "WhatsApp plus 4 4, 7 9 1 1, 1 2 3 4 5 6, text STOP to 5 5 5 5 5, dial star 6 7."
+        )),
         ("Beijing is GMT+8, New York UTC-5 or UTC\u221205:00.", (
             "Beijing is GMT plus 8, New York UTC minus 5 or UTC minus 5."
         )),
@@ -445,6 +448,7 @@ def test_numbers_after_no_card_endings_and_date_patterns_are_said(text: str, wri
         "The answer is no. 5 of them said yes.",
         "The season ending 2024 was long.",
         "The iPhone 5s; I rolled 5s and 6s.",
+        "It grew +15 20 30.",
         "He scored 12 points in 2024.",
         "Pi is 3.14 and it is 50% off.",
         "Room 302 is on floor 3.",

@@ -230,8 +230,16 @@ _FEET = re.compile(r"(?<![\w'])(\d)'\s?(\d{1,2})(?:\"|''|\N{DOUBLE PRIME})")
 _BARE_PHONE = re.compile(
     r"(?<![\w.,$€£¥₹#/:+-])(\+?1)?([2-9]\d\d)(\d{3})(\d{4})(?<!0000)(?![\w%]|[.,:/-]\d)"
 )
-# Any other number in international form ("+447911123456"): the plus and its digits.
+# Any other number in international form ("+447911123456"): the plus and its digits; written
+# in groups ("+44 7911 123456"), the groups (espeak: forty-four, seven thousand…).
 _INTERNATIONAL = re.compile(r"(?<![\w+])\+(\d{8,15})(?![\w%]|[.,]\d)")
+_INTERNATIONAL_GROUPS = re.compile(
+    r"(?<![\w+])\+(?=(?:\d[ -]?){8})(\d{1,3})((?:[ -]\d{1,6}){2,5})(?![\w%-]|[.,]\d)"
+)
+# A text message's short code ("Text STOP to 55555", "text 55555"): its digits.
+_SHORT_CODE = re.compile(r"(?i)\b(text(?:\s+[A-Z]+)?\s+to\s|text\s)(\d{4,6})\b(?![.,]\d)")
+# A phone's star code ("dial *67", "*69"): star and its digits (espeak: asterisk sixty-seven).
+_STAR_CODE = re.compile(r"(?i)\b((?:dial|press|enter)\s)\*(\d{2,3})\b")
 # A run of digits too long to be an amount anyone says ("4111111111111111", a tracking number):
 # its digits in fours, where espeak would say trillions or run out of names. A run of 12 to 15
 # ending in four zeros (100000000000) is left as the amount it may be.
@@ -1039,7 +1047,13 @@ def _digit_runs(text: str) -> str:
         ),
         text,
     )
+    if "+" in text:
+        text = _INTERNATIONAL_GROUPS.sub(
+            lambda m: "plus " + ", ".join(map(_spaced, [m[1], *re.split(r"[ -]", m[2][1:])])), text
+        )
     text = _INTERNATIONAL.sub(lambda m: "plus " + _in_groups(m[1], 3), text)
+    text = _SHORT_CODE.sub(lambda m: m[1] + _spaced(m[2]), text)
+    text = _STAR_CODE.sub(lambda m: f"{m[1]}star {_spaced(m[2])}", text)
     return _LONG_DIGITS.sub(lambda m: _in_groups(m[0], 4), text)
 
 
