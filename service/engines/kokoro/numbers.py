@@ -76,6 +76,12 @@ _COUNTRY_CODE = re.compile(
     r"(?:(?<=[(（])|(?<=区号)|(?<=区号[:：])|(?<=国番号)|(?<=国番号[:：は]))"
     r"(?:\+|加|プラス)(\d{1,3})(?![\d.])"
 )
+# A number in international form written in groups ("+44 7911 123456", eight digits or more):
+# the plus and each group digit by digit, with a pause between (加四四，七九幺幺…), not amounts.
+_INTERNATIONAL_GROUPS = re.compile(
+    r"(?<![0-9A-Za-z+])(?:\+|加|プラス)(?=(?:\d[ -]?){8})(\d{1,3})((?:[ -]\d{1,6}){2,5})"
+    r"(?![0-9A-Za-z%-]|[.,]\d)"
+)
 
 # Digits that name something rather than count it are read one by one, as a listener hears a
 # phone number or a code read out ("验证码385912" is 三八五九幺二, not 三十八万...; "尾号0371"
@@ -537,6 +543,16 @@ def _dotted(match: re.Match[str]) -> str:
     )
 
 
+def _international_groups(text: str, language: int = 0) -> str:
+    """+44 7911 123456 in Mandarin (`language` 0) or Japanese (1)."""
+    plus, pause, digits = (("加", "，", _digits), ("プラス", "の", _ja_digits))[language]
+
+    def said(match: re.Match[str]) -> str:
+        return plus + pause.join(map(digits, [match[1], *re.split(r"[ -]", match[2][1:])]))
+
+    return _INTERNATIONAL_GROUPS.sub(said, text)
+
+
 def _slashes_and_fractions(text: str) -> str:
     """A fraction in one character (2½), one of a count (第2/5页), a month and a day with a
     slash, and a span of fractions (1/3-1/2), before the other rules read the slashes."""
@@ -591,7 +607,7 @@ def chinese(text: str) -> str:
     text = _FAHRENHEIT.sub(lambda m: f"华氏{'零下' + m[1][1:] if m[1][0] == '-' else m[1]}度", text)
     text = _DEGREE_SIGN.sub("度", _PER_MILLE.sub(r"千分之\1", text))
     if "+" in text or "加" in text:
-        text = _COUNTRY_CODE.sub(lambda m: "加" + _digits(m[1]), text)
+        text = _COUNTRY_CODE.sub(lambda m: "加" + _digits(m[1]), _international_groups(text))
     text = _BRACKETED_AREA.sub(lambda m: f"{_digits(m[1])}，{_digits(m[2].replace(' ', ''))}", text)
     text = _AFTER_CODE_WORD.sub(_code, text)
     text = _LISTED_CODE.sub(lambda m: m[1] + _digits(m[2]), text)
@@ -829,6 +845,7 @@ def japanese(text: str) -> str:
     text = RATIO.sub(lambda m: f"{m.group(1)}対{m.group(2)}", text)
     text = _JA_SCORE.sub(lambda m: "対".join(g for g in m.groups() if g), text)
     if "+" in text or "プラス" in text:
+        text = _international_groups(text, 1)
         text = _COUNTRY_CODE.sub(lambda m: "プラス" + _ja_digits(m[1]), text)
     text = _DOTTED.sub(_ja_dotted, PHONE.sub(_ja_phone, text))
     text = _JA_CODE.sub(_ja_code, _JA_ADDRESS.sub(r"\1の\2の\3", text))
