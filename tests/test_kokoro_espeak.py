@@ -333,6 +333,8 @@ def test_codes_are_read_digit_by_digit(language: str, written: str, spoken_as: s
     ("es", "Abierto 24/7, y/o.", "Abierto 24/7, y/o."),
     # One of a count after its word, not a fraction (*uno barra tres*).
     ("es", "Paso 1/3, página 2/5.", "Paso 1 de 3, página 2 de 5."),
+    # A number in international form in groups (cuarenta y cuatro, siete mil…).
+    ("es", "Llame al +44 7911 123456.", "Llame al más 4 4, 7 9 1 1, 1 2 3 4 5 6."),
     ("fr", "Étape 1/3.", "Étape 1 sur 3."),
     ("it", "Passo 1/3, passaggio 2/4.", "Passo 1 di 3, passaggio 2 di 4."),
     ("pt", "Passo 1/3.", "Passo 1 de 3."),
