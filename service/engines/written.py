@@ -18,6 +18,13 @@ PHONE = re.compile(
 )
 # Fewer digits are an amount or a span, not a phone number.
 _PHONE_DIGITS = 7
+# A number in international form written in groups that PHONE leaves ("+44 7911 123456": a
+# group of six), eight digits or more; its plus perhaps already a word (加, プラス). Every voice
+# read the groups as amounts (forty-four, seven thousand…; 四十四).
+INTERNATIONAL_GROUPS = re.compile(
+    r"(?<![0-9A-Za-z+])(?:\+|加|プラス)(?=(?:\d[ -]?){8})(\d{1,3}(?:[ -]\d{1,6}){2,5})"
+    r"(?![0-9A-Za-z%-]|[.,]\d)"
+)
 # An e-mail or a web address with a top-level domain every reader knows (bob@qq.com, www.qq.com,
 # abc-123.cn/help), read with its signs by name and its digits one by one; its scheme
 # (https://), which no one reads out, is group 1.
@@ -102,6 +109,11 @@ def spoken_timestamps(text: str, at: str, signs: tuple[str, str], between: str =
 
 # A colon between two numbers; a time (two-digit minutes) is read before it.
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
+
+
+def international_groups(match: re.Match[str]) -> list[str]:
+    """The country code and the groups of what INTERNATIONAL_GROUPS found."""
+    return re.split(r"[ -]", match.group(1))
 
 
 def phone_groups(match: re.Match[str]) -> list[str] | None:

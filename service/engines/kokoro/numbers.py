@@ -31,7 +31,7 @@ from misaki.zh_normalization.num import (
 from misaki.zh_normalization.phonecode import RE_MOBILE_PHONE, phone2str, replace_mobile
 from misaki.zh_normalization.quantifier import RE_TEMPERATURE, replace_temperature
 
-from ..written import PHONE, RATIO, phone_groups
+from ..written import INTERNATIONAL_GROUPS, PHONE, RATIO, international_groups, phone_groups
 from .dates import month_days
 from .katakana import letter_names
 
@@ -75,12 +75,6 @@ _BRACKETED_AREA = re.compile(r"[(（](0\d{2,3})[)）]\s?(\d{3,4}\s?\d{4})(?!\d)"
 _COUNTRY_CODE = re.compile(
     r"(?:(?<=[(（])|(?<=区号)|(?<=区号[:：])|(?<=国番号)|(?<=国番号[:：は]))"
     r"(?:\+|加|プラス)(\d{1,3})(?![\d.])"
-)
-# A number in international form written in groups ("+44 7911 123456", eight digits or more):
-# the plus and each group digit by digit, with a pause between (加四四，七九幺幺…), not amounts.
-_INTERNATIONAL_GROUPS = re.compile(
-    r"(?<![0-9A-Za-z+])(?:\+|加|プラス)(?=(?:\d[ -]?){8})(\d{1,3})((?:[ -]\d{1,6}){2,5})"
-    r"(?![0-9A-Za-z%-]|[.,]\d)"
 )
 
 # Digits that name something rather than count it are read one by one, as a listener hears a
@@ -544,13 +538,12 @@ def _dotted(match: re.Match[str]) -> str:
 
 
 def _international_groups(text: str, language: int = 0) -> str:
-    """+44 7911 123456 in Mandarin (`language` 0) or Japanese (1)."""
+    """+44 7911 123456 in Mandarin (`language` 0: 加四四 and a pause between groups) or
+    Japanese (1: プラスヨンヨンの…)."""
     plus, pause, digits = (("加", "，", _digits), ("プラス", "の", _ja_digits))[language]
-
-    def said(match: re.Match[str]) -> str:
-        return plus + pause.join(map(digits, [match[1], *re.split(r"[ -]", match[2][1:])]))
-
-    return _INTERNATIONAL_GROUPS.sub(said, text)
+    return INTERNATIONAL_GROUPS.sub(
+        lambda m: plus + pause.join(map(digits, international_groups(m))), text
+    )
 
 
 def _slashes_and_fractions(text: str) -> str:

@@ -14,6 +14,7 @@ import unicodedata
 
 from ..written import (
     ADDRESS,
+    INTERNATIONAL_GROUPS,
     KEY_WORDS,
     PHONE,
     POWER,
@@ -23,6 +24,7 @@ from ..written import (
     SUPERSCRIPTS,
     address_of,
     date_span,
+    international_groups,
     ordinal_suffix,
     phone_groups,
     power_of,
@@ -230,12 +232,9 @@ _FEET = re.compile(r"(?<![\w'])(\d)'\s?(\d{1,2})(?:\"|''|\N{DOUBLE PRIME})")
 _BARE_PHONE = re.compile(
     r"(?<![\w.,$€£¥₹#/:+-])(\+?1)?([2-9]\d\d)(\d{3})(\d{4})(?<!0000)(?![\w%]|[.,:/-]\d)"
 )
-# Any other number in international form ("+447911123456"): the plus and its digits; written
-# in groups ("+44 7911 123456"), the groups (espeak: forty-four, seven thousand…).
+# Any other number in international form ("+447911123456"): the plus and its digits (in
+# groups: written.INTERNATIONAL_GROUPS).
 _INTERNATIONAL = re.compile(r"(?<![\w+])\+(\d{8,15})(?![\w%]|[.,]\d)")
-_INTERNATIONAL_GROUPS = re.compile(
-    r"(?<![\w+])\+(?=(?:\d[ -]?){8})(\d{1,3})((?:[ -]\d{1,6}){2,5})(?![\w%-]|[.,]\d)"
-)
 # A text message's short code ("Text STOP to 55555", "text 55555"): its digits.
 _SHORT_CODE = re.compile(r"(?i)\b(text(?:\s+[A-Z]+)?\s+to\s|text\s)(\d{4,6})\b(?![.,]\d)")
 # A phone's star code ("dial *67", "*69"): star and its digits (espeak: asterisk sixty-seven).
@@ -1048,8 +1047,8 @@ def _digit_runs(text: str) -> str:
         text,
     )
     if "+" in text:
-        text = _INTERNATIONAL_GROUPS.sub(
-            lambda m: "plus " + ", ".join(map(_spaced, [m[1], *re.split(r"[ -]", m[2][1:])])), text
+        text = INTERNATIONAL_GROUPS.sub(
+            lambda m: "plus " + ", ".join(map(_spaced, international_groups(m))), text
         )
     text = _INTERNATIONAL.sub(lambda m: "plus " + _in_groups(m[1], 3), text)
     text = _SHORT_CODE.sub(lambda m: m[1] + _spaced(m[2]), text)

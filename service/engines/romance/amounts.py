@@ -16,7 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..written import PHONE, POWER, phone_groups, power_of
+from ..written import (
+    INTERNATIONAL_GROUPS,
+    PHONE,
+    POWER,
+    international_groups,
+    phone_groups,
+    power_of,
+)
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,6 @@ class _Language:
 # its number, as France says them. Only where it cannot be an amount: a country or area code
 # set apart, a group starting with 0, a hyphen, or French pairs.
 _PLUS = {"es": "más", "fr": "plus", "it": "più", "pt": "mais"}
-# A number in international form written in groups ("+44 7911 123456", eight digits or more):
-# the plus and each group digit by digit (espeak-ng: *cuarenta y cuatro, siete mil…*).
-_INTERNATIONAL_GROUPS = re.compile(
-    r"(?<![\w+])\+(?=(?:\d[ -]?){8})(\d{1,3})((?:[ -]\d{1,6}){2,5})(?![\w%-]|[.,]\d)"
-)
 # Brazil's numbers, their area code in brackets perhaps: (11) 98765-4321, 4004-0001.
 _BR_PHONE = re.compile(r"(?<![\w.+-])(?:\((\d{2})\)\s?)?(\d{4,5})-(\d{4})(?![\w-]|\.\d)")
 
@@ -297,11 +299,8 @@ def spoken(text: str, language: str) -> str:
         text = _BR_PHONE.sub(lambda m: ", ".join(" ".join(g) for g in m.groups() if g), text)
     text = PHONE.sub(lambda m: _phone(m, language), text)
     if "+" in text:
-        text = _INTERNATIONAL_GROUPS.sub(
-            lambda m: (
-                f"{_PLUS[language]} "
-                + ", ".join(" ".join(g) for g in [m[1], *re.split(r"[ -]", m[2][1:])])
-            ),
+        text = INTERNATIONAL_GROUPS.sub(
+            lambda m: f"{_PLUS[language]} " + ", ".join(map(" ".join, international_groups(m))),
             text,
         )
     text = _UNIT.sub(lambda m: _unit(m, rules), text)
