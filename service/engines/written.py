@@ -111,6 +111,17 @@ def spoken_timestamps(text: str, at: str, signs: tuple[str, str], between: str =
 RATIO = re.compile(r"(?<![0-9:])(\d+):(\d+)(?![0-9:])")
 
 
+# Four letters with three consonants in a row (icbc, xyzw, abcd): a part of an address no voice
+# can say as a word, spelled. For a case-insensitive pattern.
+UNSAYABLE_FOUR = r"(?=[a-z]?[b-df-hj-np-tv-xz]{3})[a-z]{4}"
+
+
+def one_of_a_count(words: str) -> re.Pattern[str]:
+    """ "Step 1/3" after one of `words` (an alternation), one of a count and not a fraction:
+    group 1 the word and its number, group 2 the count."""
+    return re.compile(rf"(?i)\b((?:{words})\s\d{{1,3}})/(\d{{1,3}})\b(?![/\d])")
+
+
 def international_groups(match: re.Match[str]) -> list[str]:
     """The country code and the groups of what INTERNATIONAL_GROUPS found."""
     return re.split(r"[ -]", match.group(1))

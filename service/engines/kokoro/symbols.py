@@ -15,6 +15,7 @@ from ..written import (
     PHONE,
     POWER,
     SUPERSCRIPTS,
+    UNSAYABLE_FOUR,
     address_of,
     ordinal_suffix,
     phone_groups,
@@ -61,7 +62,7 @@ _BRANDS = {
     "kubernetes": ("", "クバネティス"), "canva": ("", "キャンバ"),
     "app store": ("", "アップストア"),  # not katakana.py's app アプリ
     # Brands a Chinese listener knows by their Chinese names, which a Mandarin voice reading
-    # the English word garbles (Whisper heard Nike as 拿地, Samsung as 三孙, Tesla as 奠死),
+    # the English word garbles (its Nike sounds like 拿地, its Tesla like 奠死),
     # and those e2k gets wrong in Japanese (Porsche ポースシュ, Audi オーディ):
     "samsung": ("三星", ""), "sony": ("索尼", ""), "microsoft": ("微软", ""),
     "google": ("谷歌", ""), "amazon": ("亚马逊", ""), "starbucks": ("星巴克", ""),
@@ -150,7 +151,7 @@ _ADDRESS_SIGNS = {
 # are not a syllable (bob, com and net are), four with three consonants in a row.
 _SPELLED_PART = re.compile(
     r"(?i)(?<![a-z])(?:[a-z]{2}|(?![b-df-hj-np-tv-z][aeiou][b-df-hj-np-tv-z])[a-z]{3}"
-    r"|(?=[a-z]{0,1}[b-df-hj-np-tv-xz]{3})[a-z]{4})(?![a-z])"
+    rf"|{UNSAYABLE_FOUR})(?![a-z])"
 )
 # OHM SIGN and MICRO SIGN are their Greek letters (NFKC), as writers mix them.
 _SIGNS = str.maketrans(

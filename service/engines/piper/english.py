@@ -22,9 +22,11 @@ from ..written import (
     REGNAL,
     ROMAN_AFTER_NAME,
     SUPERSCRIPTS,
+    UNSAYABLE_FOUR,
     address_of,
     date_span,
     international_groups,
+    one_of_a_count,
     ordinal_suffix,
     phone_groups,
     power_of,
@@ -307,8 +309,7 @@ _ADDRESS_WORDS = {"-": " dash ", "_": " underscore "}
 # A part of an address espeak reads as a word no one says (icbc "ikbk", xyz "zize"): three
 # letters with no vowel (www aside, which it spells), four with three consonants in a row.
 _UNSAID_PART = re.compile(
-    r"(?i)(?<![a-z])(?:(?!www)[b-df-hj-np-tv-z]{3}|(?=[a-z]?[b-df-hj-np-tv-xz]{3})[a-z]{4})"
-    r"(?![a-z])"
+    rf"(?i)(?<![a-z])(?:(?!www)[b-df-hj-np-tv-z]{{3}}|{UNSAYABLE_FOUR})(?![a-z])"
 )
 # An underscore inside a handle or a user name ("@jane_doe99", "admin_01"), which espeak
 # leaves out: the one who types it needs it. A phone number spelled with letters
@@ -353,9 +354,9 @@ _HOURS_SPAN = re.compile(
 # "9a-5p": a span of hours with the meridiem's letter alone (espeak: "nine A five P").
 _LETTER_HOURS = re.compile(r"(?<![\w.:])(\d{1,2})([ap])\s?[-\N{EN DASH}]\s?(\d{1,2})([ap])\b")
 # "Step 1/3", "Page 2/5": one of a count, not a fraction (one third, two fifths).
-_OF_TOTAL = re.compile(
-    r"(?i)\b(step|page|question|part|item|slide|lesson|chapter|episode|round|level|stage|task"
-    r"|photo|image|track|day|week)\s(\d{1,3})/(\d{1,3})\b(?![/\d])"
+_OF_TOTAL = one_of_a_count(
+    "step|page|question|part|item|slide|lesson|chapter|episode|round|level|stage|task|photo"
+    "|image|track|day|week"
 )
 # "p. 12", "pp. 45-67": page and pages (espeak: "P P." and a sentence's end).
 _PAGES = re.compile(r"(?<![\w.])(pp?)\.\s?(?=\d)")
@@ -365,11 +366,10 @@ _EST = re.compile(r"\b([Ee])st\.\s(?:(?=[a-z])|(?=(?:1[6-9]|20)\d\d\b)())")
 # A decade: espeak says "1990s" as "nineteen hundred ninety z". "the 1800s", "the 2010s";
 # two digits only after an apostrophe or a word that makes them one ("the '90s", "in her
 # 20s", "the late 80s"): "a timeout of 30s" is seconds.
+_DECADE_WORDS = r"\b(?:the|her|his|their|my|your|our|mid|early|late|low|high|upper|lower) "
 _DECADE = re.compile(
     r"(?<![\w.,])(1\d|20)([1-9]0|00)s\b"
-    r"|(['\N{RIGHT SINGLE QUOTATION MARK}]"
-    r"|\b(?:the|her|his|their|my|your|our|mid|early|late|low|high|upper|lower) "
-    r"|\bmid-)([1-9]0|00)s\b",
+    rf"|(['\N{{RIGHT SINGLE QUOTATION MARK}}]|{_DECADE_WORDS}|\bmid-)([1-9]0|00)s\b",
     re.IGNORECASE,
 )
 # What is left of a number with an s after it is seconds ("wait 5s", "a timeout of 30s":
@@ -394,9 +394,7 @@ _PORT = re.compile(r"(?i)\b(port\s)(\d{3,5})\b(?![.,]\d)")
 # A span of two decades ("highs in the 60s-70s", "Temps: 60s-70s"): espeak said "sixty z,
 # seventy z". After a word that makes them decades, as one alone needs (30s-60s is seconds).
 _DECADE_SPAN = re.compile(
-    r"(?:(?<=\bthe )|(?<=: )|(?<=\b(?:low|mid) )|(?<=\bhigh )|(?<=\b(?:upper|lower) )"
-    r"|(?<=\bmid-))"
-    r"([1-9]0)s\s?[-\N{EN DASH}]\s?([1-9]0)s\b"
+    rf"({_DECADE_WORDS}|: |\bmid-)([1-9]0)s\s?[-\N{{EN DASH}}]\s?([1-9]0)s\b", re.IGNORECASE
 )
 _TENS = {
     "1": "ten", "2": "twenty", "3": "thirty", "4": "forty", "5": "fifty", "6": "sixty",
@@ -765,8 +763,8 @@ def _seconds(match: re.Match[str]) -> str:
 
 
 def _decade_span(match: re.Match[str]) -> str:
-    first, last = (_TENS[tens[0]][:-1] + "ies" for tens in match.groups())
-    return f"{first} to {last}"
+    first, last = (_TENS[tens[0]][:-1] + "ies" for tens in match.group(2, 3))
+    return f"{match[1]}{first} to {last}"
 
 
 def _decade(match: re.Match[str]) -> str:
@@ -1095,7 +1093,7 @@ def _weekdays(text: str) -> str:
 def _counts_and_pages(text: str) -> str:
     """One of a count (Step 1/3), N/A, p. and pp., Est. and a date's pattern (MM/DD/YYYY)."""
     if "/" in text:
-        text = _NOT_APPLICABLE.sub("N A", _OF_TOTAL.sub(r"\1 \2 of \3", text))
+        text = _NOT_APPLICABLE.sub("N A", _OF_TOTAL.sub(r"\1 of \2", text))
     if "p." in text:
         text = _PAGES.sub(lambda m: "pages " if m[1] == "pp" else "page ", text)
     if "st." in text:

@@ -21,6 +21,7 @@ from ..written import (
     PHONE,
     POWER,
     international_groups,
+    one_of_a_count,
     phone_groups,
     power_of,
 )
@@ -192,7 +193,7 @@ _MINUS = re.compile(r"(?<![\w.,)\]])[-\u2212](?=\d)")
 # One of a count after the word it counts ("Paso 1/3", "Étape 2/5"): "1 de 3", not a fraction
 # or *uno barra tres*.
 _OF_TOTAL = {
-    language: re.compile(rf"(?i)\b((?:{words})\s\d{{1,3}})/(\d{{1,3}})\b(?![/\d])")
+    language: one_of_a_count(words)
     for language, words in {
         "es": "paso|página|pregunta|parte|capítulo|episodio|nivel|etapa|día",
         "fr": "étape|page|question|partie|chapitre|épisode|niveau|jour",
