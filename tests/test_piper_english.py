@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from voxlite.service.engines import espeak
 from voxlite.service.engines.piper import PiperVoice
 from voxlite.service.engines.piper.english import english
 
@@ -490,3 +491,52 @@ def test_an_ellipsis_or_a_dash_between_words_keeps_its_pause(voice: PiperVoice) 
     for written in ("Hmm... I see.", "Hmm…I see.", "Hmm—I see.", "Hmm -- I see."):
         assert model.phonemize(written) == model.phonemize("Hmm, I see."), written
     assert model.phonemize("Hmm... I see.") != model.phonemize("Hmm I see.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Born in the U.S.A., e.g. at 9 a.m., i.e. early.",
+        "See www.example.com, v1.2.3.4.5.6.7.8.9 or 192.168.1.1.",
+        "Donaudampfschifffahrtsgesellschaftskapitän",  # 42 letters: a word, left whole
+        "中文" * 100,  # scripts written without spaces are never cut
+        "สวัสดีครับ" * 20,
+        "a.b.c.d.e.f.g.h",  # eight dotted letters: an abbreviation
+    ],
+)
+def test_text_inside_espeaks_buffers_is_left_alone(text: str) -> None:
+    assert espeak.bounded(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "spaced"),
+    [
+        ("a.b.c.d.e.f.g.h.i.", "a b c d e f g h i."),
+        ("x. y . z.q.r.s.t.u.v.", "x  y   z q r s t u v."),
+        (
+            "…s' .…s' .…s' .…s' .…s' .…s' .…s' .…s' .…s' .",
+            "…s'  …s'  …s'  …s'  …s'  …s'  …s'  …s'  …s' .",
+        ),
+        ("ア ..-" * 9, "ア   -" * 8 + "ア ..-"),
+        ("\u0301 ." * 9, "\u0301  " * 8 + "\u0301 ."),
+    ],
+)
+def test_a_long_run_of_dotted_letters_is_spaced_for_espeak(text: str, spaced: str) -> None:
+    """espeak-ng 1.52 gathers dotted single letters (punctuation and marks around them count
+    as spaces) into an 80-byte buffer unchecked: a long run overran it and killed the server."""
+    assert espeak.bounded(text) == spaced
+
+
+def test_a_long_word_is_cut_for_espeak() -> None:
+    """A word stacking suffixes overran espeak-ng 1.52's 200 bytes of phonemes ("s's's'...")."""
+    pieces = espeak.bounded("s'" * 100).split(" ")
+    assert "".join(pieces) == "s'" * 100
+    assert max(len(p) for p in pieces) == espeak.LONGEST_WORD
+
+
+def test_espeak_reads_what_overran_it(voice: PiperVoice) -> None:
+    """In this process: a guard that let these through would crash the test run."""
+    model = voice.model
+    assert model.phonemize("a.b.c.d.e.f.g.h.i.j.") == model.phonemize("a b c d e f g h i j.")
+    for text in (".".join("abcdefghijklmnopqrstuvwxyz" * 4), "U.S." * 50, "s'" * 100):
+        assert model.phonemize(text), text

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxlite.client import AudioChunk, Client, Summary, Unavailable
 from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
@@ -27,8 +27,11 @@ from .helpers import (
     ServerProcess,
     ServerThread,
     add_voice,
+    audio_bytes,
     base_config,
     decode_ogg,
+    pcm_seconds,
+    speech_fraction,
 )
 
 pytestmark = pytest.mark.slow
@@ -123,6 +126,40 @@ def test_grpcurl_shows_a_clear_error(process: ServerProcess) -> None:
     assert result.returncode != 0
     assert "Code: NotFound" in result.stderr
     assert "voice 'nobody' not found: choose one of en_US-joe-medium" in result.stderr
+
+
+# Text that overran espeak-ng 1.52's fixed buffers and took the whole server down with a
+# segfault (service.engines.espeak.bounded): a run of dotted single letters, and a word
+# stacking suffixes. Each with the least share of it heard as speech: the letters are said
+# clearly, "s's's'..." as espeak-ng reads it, a soft "es-iz-iz-iz" of which about 0.13 is
+# above the threshold.
+ESPEAK_OVERRUNS = [
+    (".".join("abcdefghijklmnopqrstuvwxyz" * 4), 0.5),
+    ("U.S." * 50, 0.5),
+    ("s'" * 100, 0.05),
+]
+
+
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_text_that_overran_espeak_is_spoken_and_the_server_lives_on(
+    process: ServerProcess, timestamps: bool
+) -> None:
+    stub = tts_pb2_grpc.TextToSpeechServiceStub(process.channel)
+    for text, least_speech in ESPEAK_OVERRUNS:
+        config = pb.SynthesisConfig(
+            audio=pb.AudioConfig(encoding=pb.AUDIO_ENCODING_PCM_S16LE),
+            enable_word_timestamps=timestamps,
+        )
+        responses = list(
+            stub.Synthesize(pb.SynthesizeRequest(text=text, config=config), timeout=300)
+        )
+        pcm = audio_bytes(responses)
+        # Spoken through: many seconds, not a word and silence.
+        assert pcm_seconds(pcm, 24000) > 5, text
+        assert speech_fraction(pcm, 24000) > least_speech, text
+    assert process.proc.poll() is None
+    health = health_pb2_grpc.HealthStub(process.channel).Check(health_pb2.HealthCheckRequest())
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
 
 
 def test_reflection_can_be_switched_off(cache_dir: Path, tmp_path: Path) -> None:

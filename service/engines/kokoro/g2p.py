@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Protocol
 
 from ...errors import InvalidRequest
 from .. import romance
+from ..espeak import bounded
 from . import readings, symbols, yomi
 from .as_written import as_written
 from .english import Lexicon
@@ -319,7 +320,7 @@ class EspeakG2P:
 
     def __call__(self, text: str) -> list[Word]:
         original = text
-        text = romance.spoken(_spoken(text), self._language)
+        text = bounded(romance.spoken(_spoken(text), self._language))
         with _ESPEAK_LOCK:
             phonemes, _ = self._g2p(text)
             # A nasal vowel written as one character (ĩ) is not in Kokoro's vocabulary, which

@@ -142,7 +142,7 @@ class PiperModel:
         # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
         # other control characters carry nothing to speak.
         text = text.translate(_CONTROL_TO_SPACE)
-        text = _PAUSE.sub(", ", self._written_out(text))
+        text = espeak.bounded(_PAUSE.sub(", ", self._written_out(text)))
         with espeak.LOCK:
             return [s for s in self._phonemizer.phonemize(text) if s]
 
