@@ -81,6 +81,28 @@ def test_client_killed_mid_stream_frees_its_work(server: ServerThread) -> None:
         client.wait(timeout=10)
 
 
+def test_a_fault_of_the_server_ends_its_call_as_internal_and_the_next_is_served(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in the server (an exception injected into the voice's text pass, as a KeyError
+    in the Japanese romanizer was) ends its call with INTERNAL and words that say whose fault
+    it is, not grpc's UNKNOWN "Unexpected <class 'KeyError'>"; the voice serves the next."""
+    model = server.server.registry.get("en_US-joe-medium").model  # type: ignore[attr-defined]
+
+    def broken(text: str) -> list[list[str]]:
+        raise KeyError(text)
+
+    stub = tts_pb2_grpc.TextToSpeechServiceStub(grpc.insecure_channel(server.address))
+    with monkeypatch.context() as patch:
+        patch.setattr(model, "phonemize", broken)
+        with pytest.raises(grpc.RpcError) as failed:
+            list(stub.Synthesize(pb.SynthesizeRequest(text="A fault, injected."), timeout=60))
+    assert failed.value.code() == grpc.StatusCode.INTERNAL
+    assert "(KeyError), a fault of its own: its log has the details" in failed.value.details()
+    replies = list(stub.Synthesize(pb.SynthesizeRequest(text="Served again."), timeout=60))
+    assert kinds(replies)[-1] == "summary"
+
+
 def test_dropped_connection_frees_its_work(server: ServerThread) -> None:
     wait_until(lambda: idle(server))
     channel = server.channel()

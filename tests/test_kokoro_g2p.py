@@ -1368,3 +1368,26 @@ def test_japanese_phrases_are_the_texts_own() -> None:
     nor their readings)."""
     words = JapaneseG2P()("東京に行きます。明日は晴れです。")
     assert names(words) == ["東京に", "行きます", "明日は", "晴れです"]
+
+
+@pytest.mark.parametrize(
+    ("text", "read_as"),
+    [
+        ("すごーぃね。", "すごーいね。"),  # after a long vowel mark: a KeyError, the call lost
+        ("すごーィね。", "すごーいね。"),
+        ("コンャ", "コンヤ"),  # after ン: the same
+        ("Aァ", "Aア"),  # a Latin letter, read in katakana, ends in ー
+        ("ぁ", "あ"),  # alone
+    ],
+)
+def test_a_small_kana_that_joins_no_kana_is_read_as_its_vowel(
+    japanese: JapaneseG2P, text: str, read_as: str
+) -> None:
+    """The same sounds (OpenJTalk may cut the phrases elsewhere)."""
+    assert said(japanese, text).replace(" ", "") == said(japanese, read_as).replace(" ", "")
+
+
+def test_small_kana_still_join_the_kana_before_them(japanese: JapaneseG2P) -> None:
+    assert said(japanese, "きょう") == "kʲoː"
+    assert said(japanese, "ファイル") == "ɸaiɾɯ"
+    assert said(japanese, "ヴァイオリン") == "vaioɾʲiɴ"

@@ -311,6 +311,17 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
                 await asyncio.wait([call.reader], timeout=HALF_CLOSE_WAIT)
         except VoxliteError as exc:
             await abort(context, exc)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:
+            # A fault of the server's, not of the request: INTERNAL with the traceback in the
+            # log, where grpc would send UNKNOWN with the exception's own words.
+            _LOG.exception("a call failed in the server")
+            await context.abort(
+                grpc.StatusCode.INTERNAL,
+                f"the server failed on this call ({type(exc).__name__}), a fault of its own: "
+                "its log has the details (report them with the text sent, please)",
+            )
         finally:
             call.watchdog.stop()
             if call.reader is not None:

