@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 
 class VoxliteError(Exception):
     """Base of all errors the server reports to callers. The message says what to fix."""
@@ -38,3 +40,18 @@ class ModelError(VoxliteError):
         super().__init__(f"{path}: {reason}")
         self.path = str(path)
         self.reason = reason
+
+
+class ServerFault(VoxliteError):
+    """A fault of the server's own, not of the request (INTERNAL, HTTP 500): a bug. Names the
+    exception; the log has its traceback."""
+
+
+def fault(exc: Exception) -> ServerFault:
+    """`exc`, which no code of the server expected, logged with its traceback, as its caller is
+    told of it (not grpc's UNKNOWN "Unexpected <class ...>", nor aiohttp's bare 500)."""
+    logging.getLogger("voxlite").error("a call failed in the server", exc_info=exc)
+    return ServerFault(
+        f"the server failed on this call ({type(exc).__name__}), a fault of its own: its log "
+        "has the details (report them with the text sent, please)"
+    )

@@ -397,6 +397,26 @@ def test_input_the_voice_says_nothing_of_is_a_400(http_server: ServerThread, sdk
     assert error_of(refused)["param"] == "input"  # it was null
 
 
+def test_a_fault_of_the_server_is_a_500_in_the_error_shape(
+    http_server: ServerThread, sdk: Sdk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug (an exception injected into the voice's text pass) is OpenAI's server_error with
+    words that say whose fault it is, not aiohttp's bare 500; the next request is served."""
+    model = http_server.server.registry.get("en_US-joe-medium").model  # type: ignore[attr-defined]
+
+    def broken(text: str) -> list[list[str]]:
+        raise KeyError(text)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(model, "phonemize", broken)
+        with pytest.raises(openai.InternalServerError) as failed:
+            sdk(http_server).audio.speech.create(model="tts-1", voice="alloy", input="A fault.")
+    error = error_of(failed)
+    assert (error["type"], error["code"]) == ("server_error", "internal_error")
+    assert "(KeyError), a fault of its own: its log has the details" in error["message"]
+    assert speak(sdk(http_server), "Served again.")[0]
+
+
 def test_a_body_that_is_not_json_is_a_400(http_server: ServerThread) -> None:
     status, body, _ = raw_post(http_server, b"input=hello")
     assert status == 400

@@ -23,7 +23,7 @@ from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller, Slot
 from ..engines.engine import language_matches
 from ..engines.registry import VoiceRegistry
-from ..errors import IdleTimeout, InvalidRequest, Overloaded, Unavailable, VoxliteError
+from ..errors import IdleTimeout, InvalidRequest, Overloaded, Unavailable, VoxliteError, fault
 from . import calls, convert
 from .status import abort
 
@@ -314,14 +314,7 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:
-            # A fault of the server's, not of the request: INTERNAL with the traceback in the
-            # log, where grpc would send UNKNOWN with the exception's own words.
-            _LOG.exception("a call failed in the server")
-            await context.abort(
-                grpc.StatusCode.INTERNAL,
-                f"the server failed on this call ({type(exc).__name__}), a fault of its own: "
-                "its log has the details (report them with the text sent, please)",
-            )
+            await abort(context, fault(exc))
         finally:
             call.watchdog.stop()
             if call.reader is not None:

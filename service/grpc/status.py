@@ -15,6 +15,7 @@ _STATUS: dict[type[VoxliteError], grpc.StatusCode] = {
     errors.Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
     errors.IdleTimeout: grpc.StatusCode.DEADLINE_EXCEEDED,
+    errors.ServerFault: grpc.StatusCode.INTERNAL,
 }
 
 

@@ -33,9 +33,11 @@ from ..errors import (
     IdleTimeout,
     InvalidRequest,
     Overloaded,
+    ServerFault,
     Unavailable,
     VoiceNotFound,
     VoxliteError,
+    fault,
 )
 from ..ops.logs import ACCESS_LOG, request_id, served, serving
 from ..settings.config import ServerConfig
@@ -66,6 +68,7 @@ _ERRORS: dict[type[VoxliteError], tuple[int, str, str]] = {
     AtCapacity: (429, "rate_limit_error", "at_capacity"),
     Unavailable: (503, "server_error", "unavailable"),
     IdleTimeout: (408, "timeout_error", "idle_timeout"),
+    ServerFault: (500, "server_error", "internal_error"),
 }
 """Domain errors as HTTP statuses and OpenAI's error type and code: the one place."""
 
@@ -410,15 +413,16 @@ class SpeechHTTP:
             await done.write_eof()
             log.status = 200
             return done
-        except VoxliteError as exc:
+        except Exception as exc:
+            error = exc if isinstance(exc, VoxliteError) else fault(exc)
             if response is None:  # before any audio: the input's ("says nothing for")
-                if isinstance(exc, InvalidRequest):
-                    raise http_error(exc, "input") from None
-                raise
-            if speech.events and await _end_with_error(response, exc):
-                log.status, log.cut = http_error(exc).status, str(exc)
+                if isinstance(error, InvalidRequest):
+                    raise http_error(error, "input") from None
+                raise error from None
+            if speech.events and await _end_with_error(response, error):
+                log.status, log.cut = http_error(error).status, str(error)
                 return response
-            return _cut(request, response, exc, log)
+            return _cut(request, response, error, log)
         except asyncio.CancelledError:
             if watchdog.error is None:
                 raise
