@@ -493,6 +493,23 @@ def test_an_ellipsis_or_a_dash_between_words_keeps_its_pause(voice: PiperVoice) 
     assert model.phonemize("Hmm... I see.") != model.phonemize("Hmm I see.")
 
 
+def test_two_dots_after_a_word_are_a_pause_not_a_dot(voice: PiperVoice) -> None:
+    """Bug: espeak-ng 1.52 said a stray "dot" at the start of a text with two dots after a word
+    ("Hi.. how are you?", and "Hi.." alone, as the server cuts a text there). Two dots between
+    words are a pause like three; at the end, a full stop."""
+    model = voice.model
+    dot = "".join(model.phonemize("dot")[0]).strip(".")
+    for written, spoken in [
+        ("Hi.. how are you?", "Hi, how are you?"),
+        ("Hi..", "Hi."),
+        ("Wait.. ", "Wait. "),
+        ("Thanks.. see you soon..", "Thanks, see you soon."),
+    ]:
+        said = model.phonemize(written)
+        assert said == model.phonemize(spoken), written
+        assert dot not in "".join("".join(s) for s in said), written
+
+
 @pytest.mark.parametrize(
     "text",
     [

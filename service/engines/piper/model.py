@@ -25,8 +25,13 @@ from .words import phoneme_words
 _CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\t\n\r"}
 # An ellipsis or a dash between words ("Hmm... I see", "Sure—let me check", "Well -- it
 # depends"): espeak-ng drops it, with its pause, and runs the words together ("Hmm... I see"
-# was said "hummeye see"). A comma keeps the pause.
-_PAUSE = re.compile(r"(?<=\w)\s*(?:\.{3,}|\N{HORIZONTAL ELLIPSIS}+|\N{EM DASH}+|\s--)\s*(?=\w)")
+# was said "hummeye see"). A comma keeps the pause. Two dots after a word are an ellipsis
+# too ("Hi.. how are you"), and espeak-ng 1.52 said a stray "dot" before the text for them.
+_PAUSE = re.compile(
+    r"(?<=\w)\s*(?:\.{3,}|(?<=[^\W\d_])\.\.|\N{HORIZONTAL ELLIPSIS}+|\N{EM DASH}+|\s--)\s*(?=\w)"
+)
+# The same two dots ending the text: a full stop.
+_TWO_DOTS_AT_END = re.compile(r"(?<=[^\W\d_])\.\.(?=\s*$)")
 
 
 def _without_stars(text: str) -> str:
@@ -142,7 +147,8 @@ class PiperModel:
         # espeak-ng takes a C string: a NUL would end the text there (Python refuses it), and
         # other control characters carry nothing to speak.
         text = text.translate(_CONTROL_TO_SPACE)
-        text = espeak.bounded(_PAUSE.sub(", ", self._written_out(text)))
+        text = _TWO_DOTS_AT_END.sub(".", _PAUSE.sub(", ", self._written_out(text)))
+        text = espeak.bounded(text)
         with espeak.LOCK:
             return [s for s in self._phonemizer.phonemize(text) if s]
 
