@@ -80,6 +80,30 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
+        # Bug: every voice said them sign by sign ("colon D", "less than three", 小于三).
+        ("Thanks :) see you", "Thanks  see you"),
+        ("Thanks:-) see you", "Thanks see you"),
+        ("Great :D, haha xD ;)", "Great , haha  "),
+        ("Love it <3", "Love it "),
+        ("好的:) 谢谢^^", "好的 谢谢"),
+        ("ありがとう:D", "ありがとう:D"),  # a face with a letter stands apart from the words
+        # Bug: "thanks~" was "thanks tilde"; a range keeps its sign.
+        ("Okay~ thanks~!", "Okay thanks!"),
+        ("好的~", "好的"),
+        ("ありがとう〜", "ありがとう"),
+        ("See you 5~6pm, 10時〜12時, 東京〜大阪, ~5 minutes.", None),
+        # Not faces: a comparison, a ratio, a time, a formula, a colon before a letter.
+        ("Delivery in <3 days, if x <3.", None),
+        ("Ratio 1:3 at 10:30, f(x)=(y+1), Team A:D, Note: D, options:(a) or (b).", None),
+    ],
+)
+def test_emoticons_and_a_tilde_of_tone_are_taken_out(text: str, said: str | None) -> None:
+    assert spoken(text) == (text if said is None else said)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
         ("Rated 4.8★ by users, 5 ⭐ service.", "Rated 4.8★ by users, 5 ⭐ service."),
         ("Reviews: ★★★★☆ and ⭐️⭐️⭐️⭐️⭐️", "Reviews: ★★★★☆ and ⭐⭐⭐⭐⭐"),
         # decoration: a star alone, a long row
@@ -125,7 +149,7 @@ def test_control_characters_and_invisible_marks_are_not_read_or_echoed(
     assert [w.word for s in stamps for w in s.words] == ["Hello", "there"]
 
 
-@pytest.mark.parametrize("text", ["^", "^^"])
+@pytest.mark.parametrize("text", ["^", "^ ^ ^"])
 def test_a_text_the_voice_says_nothing_of_is_refused(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str
 ) -> None:
@@ -213,7 +237,14 @@ def test_a_rating_in_stars_sounds_as_its_words_do(
     assert_same_speech(_noiseless(stub, "Rated 4.8★, ★★★★☆."), words)
 
 
-@pytest.mark.parametrize("text", ["<speak></speak>", "👍😊"])
+def test_emoticons_sound_as_the_words_alone(stub: tts_pb2_grpc.TextToSpeechServiceStub) -> None:
+    """Bug: the English voice said "great colon D see you okay tilde love it less than three"."""
+    plain = _noiseless(stub, "Great, see you. Okay. Love it")
+    assert plain
+    assert_same_speech(_noiseless(stub, "Great :D, see you :). Okay~. Love it <3"), plain)
+
+
+@pytest.mark.parametrize("text", ["<speak></speak>", "👍😊", ":) <3", "^^"])
 def test_only_tags_or_emoji_is_nothing_to_speak(
     stub: tts_pb2_grpc.TextToSpeechServiceStub, text: str
 ) -> None:

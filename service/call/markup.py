@@ -39,6 +39,19 @@ _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b50\u2b55\u2b1b\u2b1c\u2b06\u2b07\u2b05\u27a1"
     "\ufe0f\u200d\u20e3\U000e0020-\U000e007f]+"
 )
+# A chat's emoticons, which every voice said sign by sign ("colon D", "less than three", 小于三,
+# ショーナリサン): nothing, as an emoji. A face stands apart from the words, or, one closed by
+# a bracket or of carets, right after a word ("thanks:)", "yay^^"); a heart ends the text ("love
+# it <3": "<3 days" and "if x <3." are comparisons).
+_EMOTICON = re.compile(
+    r"(?<!\S)(?:[:;=]-?[DPp]|[xX]D+|<3+(?=[\s!]*$))(?!\w)"
+    r"|(?:(?<!\S)|(?<=[^\W\d_]))(?:[:;=]'?-?[()]+|\^_?\^)(?!\w)"
+)
+# A tilde or wave dash after a word and before no word or figure: a chat's playful tone
+# ("thanks~", "好的~", "ありがとう〜"), which English said as "tilde". Between words or
+# figures it is a range ("5~6", "東京〜大阪"), said as one.
+_TILDES = "~\uff5e\u301c"  # the tilde, its full-width form and the wave dash
+_TONE_TILDE = re.compile(rf"(?<=[^\W\d_])[{_TILDES}]+(?![\w{_TILDES}])")
 # Stars that are a rating stay for the voice to say: one after a figure ("4.8★", "5 ⭐"), or a
 # row of two to five ("★★★★☆", "⭐⭐⭐⭐⭐", emoji selectors aside); a longer row or a star alone
 # is decoration.
@@ -90,7 +103,8 @@ def spoken(text: str) -> str:
     leaves a space, as <br> does between words), emoji (not the stars of a rating) and a web
     address's https://, with character references as their characters, and with letters and
     digits of other forms (full-width, styled, circled, another script's digits) as the plain
-    ones, without control characters and invisible marks; anything else as it is."""
+    ones, without control characters and invisible marks, emoticons (":)", "<3") and a tilde of
+    tone ("thanks~"); anything else as it is."""
     text = _CONTROL.sub(" ", text)
     if "<" in text:
         text = _TAG.sub(lambda m: "" if m.group(0).startswith("</") else " ", text)
@@ -100,6 +114,7 @@ def spoken(text: str) -> str:
         text = _FORMS.sub(_plain, _INVISIBLE.sub("", _EMOJI.sub(_emoji, text)))
     if "://" in text:
         text = _SCHEME.sub("", text)
+    text = _TONE_TILDE.sub("", _EMOTICON.sub("", text))
     if not any(c in text for c in "*`#]~|"):
         return text
     if "|" in text and _ROW_START.search(text):
