@@ -314,6 +314,8 @@ class TextToSpeechServicer(tts_pb2_grpc.TextToSpeechServiceServicer):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:
+            if context.done():  # the client gone or the call ended: nothing to tell anyone
+                raise
             await abort(context, fault(exc))
         finally:
             call.watchdog.stop()

@@ -413,6 +413,8 @@ class SpeechHTTP:
             await done.write_eof()
             log.status = 200
             return done
+        except (OSError, HttpError, web.HTTPException):
+            raise  # the client gone, or an answer already made
         except Exception as exc:
             error = exc if isinstance(exc, VoxliteError) else fault(exc)
             if response is None:  # before any audio: the input's ("says nothing for")
