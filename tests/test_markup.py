@@ -84,9 +84,11 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
         ("Thanks :) see you", "Thanks  see you"),
         ("Thanks:-) see you", "Thanks see you"),
         ("Great :D, haha xD ;)", "Great , haha  "),
-        ("Love it <3", "Love it "),
+        ("Love it <3 <3!", "Love it  !"),
         ("好的:) 谢谢^^", "好的 谢谢"),
-        ("ありがとう:D", "ありがとう:D"),  # a face with a letter stands apart from the words
+        # Chinese and Japanese put no space before a face: "爱你<3" was 爱你小于三, "xD" 哲.
+        ("爱你<3 哈哈xD", "爱你 哈哈"),
+        ("ありがとう:D", "ありがとう"),
         # Bug: "thanks~" was "thanks tilde"; a range keeps its sign.
         ("Okay~ thanks~!", "Okay thanks!"),
         ("好的~", "好的"),
@@ -95,6 +97,7 @@ def test_emoji_are_taken_out(text: str, said: str) -> None:
         # Not faces: a comparison, a ratio, a time, a formula, a colon before a letter.
         ("Delivery in <3 days, if x <3.", None),
         ("Ratio 1:3 at 10:30, f(x)=(y+1), Team A:D, Note: D, options:(a) or (b).", None),
+        ("温度<3度, <3, 型号A:D。", None),
     ],
 )
 def test_emoticons_and_a_tilde_of_tone_are_taken_out(text: str, said: str | None) -> None:

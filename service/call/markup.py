@@ -40,11 +40,16 @@ _EMOJI = re.compile(
     "\ufe0f\u200d\u20e3\U000e0020-\U000e007f]+"
 )
 # A chat's emoticons, which every voice said sign by sign ("colon D", "less than three", 小于三,
-# ショーナリサン): nothing, as an emoji. A face stands apart from the words, or, one closed by
-# a bracket or of carets, right after a word ("thanks:)", "yay^^"); a heart ends the text ("love
-# it <3": "<3 days" and "if x <3." are comparisons).
+# ショーナリサン): nothing, as an emoji. A face stands apart from the words (after a space, or
+# after Chinese or Japanese, written without spaces: "哈哈xD"), or, one closed by a bracket or
+# of carets, right after a word ("thanks:)", "yay^^"); a heart ends the text ("love it <3"),
+# or, after Chinese or Japanese, a phrase ("爱你<3 哈哈"): "<3 days", "if x <3." and "<3度" are
+# comparisons.
+_CJK = r"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef"
+_APART = rf"(?<![^\s{_CJK}])"
 _EMOTICON = re.compile(
-    r"(?<!\S)(?:[:;=]-?[DPp]|[xX]D+|<3+(?=[\s!]*$))(?!\w)"
+    rf"{_APART}(?:[:;=]-?[DPp]|[xX]D+|<3+(?=(?:[\s!\uff01]|<3)*$))(?!\w)"
+    rf"|(?<=[{_CJK}])<3+(?=[\s!\uff01]|$)"
     r"|(?:(?<!\S)|(?<=[^\W\d_]))(?:[:;=]'?-?[()]+|\^_?\^)(?!\w)"
 )
 # A tilde or wave dash after a word and before no word or figure: a chat's playful tone
