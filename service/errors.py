@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+_LOG = logging.getLogger(__name__)
+
 
 class VoxliteError(Exception):
     """Base of all errors the server reports to callers. The message says what to fix."""
@@ -50,7 +52,7 @@ class ServerFault(VoxliteError):
 def fault(exc: Exception) -> ServerFault:
     """`exc`, which no code of the server expected, logged with its traceback, as its caller is
     told of it (not grpc's UNKNOWN "Unexpected <class ...>", nor aiohttp's bare 500)."""
-    logging.getLogger("voxlite").error("a call failed in the server", exc_info=exc)
+    _LOG.error("a call failed in the server", exc_info=exc)
     return ServerFault(
         f"the server failed on this call ({type(exc).__name__}), a fault of its own: its log "
         "has the details (report them with the text sent, please)"

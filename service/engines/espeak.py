@@ -12,10 +12,10 @@ LOCK = threading.Lock()
 
 # espeak-ng 1.52, both copies here (piper-tts's and espeakng-loader's), copies parts of a word
 # into fixed stack buffers unchecked, and a request's text could overrun them and kill the
-# server: a run of dotted single letters ("b.b.b", gathered as one abbreviation into 80 bytes:
-# 98 letters overran piper-tts's copy) and a word stacking suffixes ("s's's'", 200 bytes of
-# phonemes: 70 overran espeakng-loader's, 80 piper-tts's). Upstream bounds both after 1.52
-# (espeak-ng PRs 2428 and 2495). bounded() keeps text well inside them (tests/test_process.py).
+# server: a run of dotted single letters ("b.b.b", gathered as one abbreviation into 80 bytes)
+# and a word stacking suffixes ("s's's'", into 200 bytes of phonemes). Upstream bounds both
+# after 1.52 (espeak-ng PRs 2428 and 2495). bounded() keeps text well inside them (the lengths
+# that overran each copy: docs/reliability.md; tests/test_process.py).
 DOTTED_RUN = 8
 """Most dotted single letters read as one abbreviation (U.S.A., e.g.); the rest are spaced."""
 LONGEST_WORD = 64
