@@ -14,11 +14,12 @@ import re
 import signal
 import socket
 import ssl
+import struct
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ import openai
 import pytest
 import soundfile
 from grpc_health.v1 import health_pb2
+from voxlite.service.call.events import Event
+from voxlite.service.call.session import Session
+from voxlite.service.http import openai_api
 from voxlite.service.server import VoxliteServer
 
 from .helpers import (
@@ -415,6 +419,66 @@ def test_a_fault_of_the_server_is_a_500_in_the_error_shape(
     assert (error["type"], error["code"]) == ("server_error", "internal_error")
     assert "(KeyError), a fault of its own: its log has the details" in error["message"]
     assert speak(sdk(http_server), "Served again.")[0]
+
+
+def test_a_client_gone_as_the_body_ends_is_a_client_that_left_not_a_fault(
+    http_server: ServerThread,
+    sdk: Sdk,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Bug: a client that reset its connection as the last audio went, before the body's end
+    was written, left aiohttp's ERROR "Error handling request" with a traceback ("Cannot write
+    to closing transport") and status 500 on the access line. It is a client that left (499)."""
+    caplog.set_level(logging.INFO, logger="voxlite.access")
+    sockets: list[socket.socket] = []
+    spoken, left = threading.Event(), threading.Event()
+
+    class Watched(openai_api._Reading):
+        def __init__(self, transport: asyncio.Transport | None) -> None:
+            assert transport is not None
+            sockets.append(transport.get_extra_info("socket"))
+            super().__init__(transport)
+
+    def reset() -> bool:
+        return sockets[-1].getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == TCP_CLOSE
+
+    events = Session.events
+
+    async def then_the_client_leaves(session: Session) -> AsyncGenerator[Event, None]:
+        async with contextlib.aclosing(events(session)) as each:
+            async for event in each:
+                yield event
+        spoken.set()
+        # The server's loop is held (no await) until its kernel has the client's reset: the
+        # body's last write meets it, and the body's end comes after, as a fast client's
+        # reset can fall between them.
+        assert left.wait(60)
+        wait_until(reset)
+
+    monkeypatch.setattr(openai_api, "_Reading", Watched)
+    monkeypatch.setattr(Session, "events", then_the_client_leaves)
+    body = json.dumps({"input": "Leaving now.", "response_format": "mp3"}).encode()
+    with socket.create_connection(("127.0.0.1", http_server.server.http_port), 60) as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.sendall(
+            b"POST /v1/audio/speech HTTP/1.1\r\nHost: voxlite\r\nX-Request-Id: leaves-1\r\n"
+            b"Content-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        assert spoken.wait(60)
+    left.set()  # closed with SO_LINGER 0: a reset
+    wait_until(lambda: any("request_id=leaves-1 " in r.getMessage() for r in caplog.records))
+    [line] = [r for r in caplog.records if "request_id=leaves-1 " in r.getMessage()]
+    assert line.__dict__["fields"]["status"] == 499
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    monkeypatch.undo()
+    assert speak(sdk(http_server), "Served again.")[0]
+
+
+TCP_CLOSE = 7
+"""Linux's tcpi_state of a connection its peer has reset."""
 
 
 def test_a_body_that_is_not_json_is_a_400(http_server: ServerThread) -> None:

@@ -371,7 +371,7 @@ class SpeechHTTP:
         response: web.StreamResponse | None = None
         watchdog = Watchdog(self._config.idle_timeout_seconds or None)
 
-        async def send(data: bytes) -> web.StreamResponse:
+        async def send(data: bytes, end: bool = False) -> web.StreamResponse:
             nonlocal response
             if response is None:
                 response = web.StreamResponse(
@@ -383,12 +383,15 @@ class SpeechHTTP:
                     # proxy_pass speaks 1.0 unless told proxy_http_version 1.1).
                     response.enable_chunked_encoding()
                 await response.prepare(request)
-            if data:
-                try:
+            try:
+                if data:
                     await response.write(data)
-                except ConnectionResetError:
-                    # The client left between two writes: as when aiohttp cancels the handler.
-                    raise asyncio.CancelledError from None
+                if end:
+                    await response.write_eof()
+            except ConnectionResetError:
+                # The client left between two writes (or before the end): as when aiohttp
+                # cancels the handler, not an error of aiohttp's with a traceback and a 500.
+                raise asyncio.CancelledError from None
             return response
 
         try:
@@ -409,8 +412,7 @@ class SpeechHTTP:
                         if data := body.encode(event.data):
                             await send(data)
                     watchdog.touch()
-            done = await send(body.finish())
-            await done.write_eof()
+            done = await send(body.finish(), end=True)
             log.status = 200
             return done
         except (OSError, HttpError, web.HTTPException):
