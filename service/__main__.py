@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import resource
 import signal
 import sys
 from collections.abc import Sequence
@@ -110,6 +111,23 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(mallopt(m_arena_max, arenas))
 
 
+DESCRIPTORS = 1 << 20
+"""Open files to ask for when the hard limit is unlimited (Linux refuses more than
+fs.nr_open, whose default this is)."""
+
+
+def raise_descriptor_limit() -> tuple[int, int]:
+    """Raise the soft limit on open files to the hard one, as Go's runtime does: a soft limit
+    of 1024 (systemd's and many shells' default) is a thousand idle connections to either port,
+    after which neither can accept a caller. Returns the soft limit before and after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = DESCRIPTORS if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):  # refused: keep what we were given
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    return soft, resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def quiet_grpc_core(log_level: str) -> None:
     """gRPC's C core writes lines of its own to stderr (a failed bind, each failed TLS
     handshake) whatever --log-level says; voxlite reports those failures itself. The core
@@ -120,6 +138,7 @@ def quiet_grpc_core(log_level: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
+    raise_descriptor_limit()
     config = config_from_args(argv)
     quiet_grpc_core(config.log_level)
     logs.configure(config.log_level, config.log_format)

@@ -348,6 +348,10 @@ def _grpc_server(config: ServerConfig, metrics: Metrics) -> grpc.aio.Server:
             # voice agent's stream lasts the whole conversation; cutting it after a grace
             # period cut it mid-sentence (bench/soak.py).
             *([("grpc.max_connection_age_ms", age_ms)] if age_ms else []),
+            # A connection that has not finished its TLS and HTTP/2 handshake this soon is
+            # closed (gRPC's default: 120 s): silent connections cannot pile up to the
+            # process's limit on open files (docs/reliability.md#slow-and-silent-connections).
+            ("grpc.server_handshake_timeout_ms", round(config.read_timeout_seconds * 1000)),
             # Keepalive pings on quiet streams and idle connections (PING_INTERVAL_MS).
             ("grpc.http2.min_ping_interval_without_data_ms", PING_INTERVAL_MS),
             ("grpc.keepalive_permit_without_calls", 1),

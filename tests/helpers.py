@@ -274,7 +274,7 @@ class ServerProcess:
     """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING.
 
     `env`: variables added to the test's environment; `credentials`: the channel's, for a
-    server that speaks TLS."""
+    server that speaks TLS; `preexec`: run in the child before the server starts (limits)."""
 
     def __init__(
         self,
@@ -283,6 +283,7 @@ class ServerProcess:
         *args: str,
         env: dict[str, str] | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        preexec: Callable[[], None] | None = None,
     ) -> None:
         # Piper voices only, unless `args` name --engines (the later flag wins).
         command = [
@@ -290,7 +291,11 @@ class ServerProcess:
             "--cache-dir", str(cache_dir), "--engines", "piper", *args,
         ]  # fmt: skip
         self.proc = subprocess.Popen(
-            command, stderr=subprocess.PIPE, text=True, env=environment(**(env or {}))
+            command,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(**(env or {})),
+            preexec_fn=preexec,
         )
         self.log: list[str] = []
         port = None

@@ -4,6 +4,9 @@ port's connections; and the readiness endpoint balancers check, with the drain d
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import resource
 import socket
 import threading
 import time
@@ -16,6 +19,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from voxlite.service.__main__ import DESCRIPTORS
 from voxlite.service.grpc import reflection
 from voxlite.service.grpc.health import MAX_WATCHES
 from voxlite.service.ops import http
@@ -24,7 +28,7 @@ from voxlite.tts.v1 import tts_pb2 as pb
 
 from bench._servers import free_port
 
-from .helpers import Duplex, ServerThread, base_config, wait_until
+from .helpers import Duplex, ServerProcess, ServerThread, base_config, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -200,3 +204,121 @@ def test_a_quiet_stream_outlives_keepalive_pings(limited: ServerThread) -> None:
         stream.until("flush_done")
         stream.close()
         stream.rest()
+
+
+READ_TIMEOUT = 1.0
+"""--read-timeout-seconds of `hurried`: short, so that the tests wait little for the closes."""
+
+
+@pytest.fixture(scope="module")
+def hurried(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    srv = ServerThread(
+        base_config(
+            cache_dir,
+            tmp_path_factory.mktemp("voices"),
+            http_port=0,
+            read_timeout_seconds=READ_TIMEOUT,
+        )
+    )
+    yield srv
+    srv.close()
+
+
+def connect(port: int, sent: bytes = b"") -> socket.socket:
+    """A connection to 127.0.0.1:`port` that has sent `sent`; reads give up after 30 s."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall(sent)
+    return sock
+
+
+def read_to_the_end(sock: socket.socket) -> bytes:
+    """All `sock` receives until the server closes it (raises TimeoutError if it never does)."""
+    received = b""
+    with contextlib.suppress(ConnectionResetError):
+        while data := sock.recv(65536):
+            received += data
+    return received
+
+
+HALF_A_HEAD = b"POST /v1/audio/speech HTTP/1.1\r\nHost: voxlite\r\n"
+
+
+def test_http_connections_with_no_whole_request_are_closed_after_the_read_timeout(
+    hurried: ServerThread,
+) -> None:
+    """Bug: the HTTP API waited for a request's head for ever. 1,100 connections that sent
+    half a head used up a soft limit of 1024 open files, and then neither port accepted a
+    caller (gRPC's "connection attempt timed out"). Now a connection that sends no whole
+    request within --read-timeout-seconds is closed: silent, half a head, or kept alive
+    after its answer."""
+    port = hurried.server.http_port
+    silent = [connect(port) for _ in range(4)]
+    halves = [connect(port, HALF_A_HEAD) for _ in range(4)]
+    kept = connect(port, b"GET /v1/models HTTP/1.1\r\nHost: voxlite\r\n\r\n")
+    try:
+        for sock in silent + halves:
+            assert read_to_the_end(sock) == b""
+        answer = read_to_the_end(kept)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        assert b"tts-1" in answer
+    finally:
+        for sock in [*silent, *halves, kept]:
+            sock.close()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/audio/speech",
+        json.dumps({"input": "Still served."}).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 200
+        assert response.read()
+
+
+def test_a_body_slower_than_the_read_timeout_is_a_408_in_the_error_shape(
+    hurried: ServerThread,
+) -> None:
+    """A head that promises a body and sends part of it held its connection for ever."""
+    head = HALF_A_HEAD + b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    with connect(hurried.server.http_port, head + b'{"input": "Hel') as sock:
+        answer = read_to_the_end(sock)
+    status, _, rest = answer.partition(b"\r\n")
+    assert status.startswith(b"HTTP/1.1 408 "), answer
+    error = json.loads(rest.partition(b"\r\n\r\n")[2])["error"]
+    assert error["code"] == "timeout"
+    assert "did not arrive within 1 s (--read-timeout-seconds)" in error["message"]
+
+
+def test_grpc_connections_must_finish_their_handshake_within_the_read_timeout(
+    hurried: ServerThread,
+) -> None:
+    """gRPC's default kept a connection that sent nothing, or half of HTTP/2's preface, for
+    120 s: a thousand such held a thousand files."""
+    port = int(hurried.address.rsplit(":", 1)[1])
+    socks = [connect(port), connect(port, b"PRI * HTTP/2.0\r\n")]
+    try:
+        for sock in socks:
+            read_to_the_end(sock)  # returns once the server has closed it
+    finally:
+        for sock in socks:
+            sock.close()
+    with hurried.channel() as channel:
+        assert hurried.health(channel) == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_the_server_raises_its_soft_limit_on_open_files(cache_dir: Path, tmp_path: Path) -> None:
+    """A soft limit of 1024 open files (systemd's default, and many shells') is a thousand
+    idle connections; the server takes the hard limit, as Go's runtime does."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    expected = DESCRIPTORS if hard == resource.RLIM_INFINITY else hard
+    assert expected > 256
+
+    def lowered() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+
+    server = ServerProcess(cache_dir, tmp_path, preexec=lowered)
+    try:
+        limits = Path(f"/proc/{server.proc.pid}/limits").read_text().splitlines()
+        [line] = [line for line in limits if line.startswith("Max open files")]
+        assert int(line.split()[3]) == expected  # the soft limit's column
+    finally:
+        server.close()

@@ -43,6 +43,7 @@ from ..ops.logs import ACCESS_LOG, request_id, served, serving
 from ..settings.config import ServerConfig
 from .openai_audio import EVENTS_TYPE, EventsBody, Format, event
 from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
+from .slow_clients import SlowClients, read_body
 
 _LOG = logging.getLogger(__name__)
 MAX_BODY = 1024 * 1024
@@ -206,7 +207,11 @@ class SpeechHTTP:
         self._page = page.read_bytes()
         if not any(isinstance(f, _AnsweredBodies) for f in _AIOHTTP_SERVER.filters):
             _AIOHTTP_SERVER.addFilter(_AnsweredBodies())
-        app = web.Application(middlewares=[_request_ids, _errors], client_max_size=MAX_BODY)
+        self._slow = SlowClients(config.read_timeout_seconds)
+        self._sweeper: asyncio.Task[None] | None = None
+        app = web.Application(
+            middlewares=[self._slow.middleware, _request_ids, _errors], client_max_size=MAX_BODY
+        )
         app.router.add_get("/", self._index)
         app.router.add_post("/v1/audio/speech", self._speech)
         app.router.add_get("/v1/models", self._models)
@@ -249,10 +254,17 @@ class SpeechHTTP:
                 f"cannot serve the HTTP API on {config.host}:{config.http_port}: {exc.strerror} "
                 "(check --host and --http-port)"
             ) from None
+        server = self._runner.server
+        assert server is not None  # set up above
+        self._sweeper = asyncio.ensure_future(self._slow.run(lambda: server.connections))
         return int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         """Close the port; answers still being written get SHUTDOWN_TIMEOUT seconds."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
         await self._runner.cleanup()
 
     # -- handlers --------------------------------------------------------------------------
@@ -470,8 +482,9 @@ class SpeechHTTP:
         return tenant(metadata)
 
     async def _json(self, request: web.Request) -> object:
+        timeout = self._config.read_timeout_seconds
         try:
-            raw = await request.read()
+            raw = await read_body(request, timeout)
         except web.RequestPayloadError as exc:  # a Content-Encoding the body is not in
             why = " ".join(str(getattr(exc.__cause__, "message", exc)).split())
             raise BadField(
@@ -479,6 +492,14 @@ class SpeechHTTP:
                 f"the body cannot be read ({why}): send it as its Content-Encoding says, "
                 "or without that header",
             ) from None
+        if raw is None:
+            raise HttpError(
+                408,
+                f"the body did not arrive within {timeout:g} s (--read-timeout-seconds): send "
+                "the whole body with the request",
+                code="timeout",
+                headers={"Connection": "close"},
+            )
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -77,6 +77,12 @@ class ServerConfig:
     idle_timeout_seconds: float = 300.0
     """A stream that receives no request and sends nothing for this long is ended with
     DEADLINE_EXCEEDED (a forgotten stream, or a client that stopped reading); 0 disables."""
+    read_timeout_seconds: float = 30.0
+    """A client has this long to send a whole request: an HTTP connection that has not sent a
+    request's head since it opened or since its last answer is closed, a body slower than this
+    is refused with 408, and a gRPC connection must finish its handshake (TLS, HTTP/2's
+    preface) this soon. Slow or silent connections then cannot hold the process's file
+    descriptors until none is left for real callers."""
     grace_seconds: float = 10.0
     """On SIGTERM/SIGINT, how long running streams may take to finish."""
     drain_delay_seconds: float = 0.0

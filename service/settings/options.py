@@ -332,6 +332,12 @@ OPTIONS: tuple[Option, ...] = (
         "end streams idle this long (default 300, 0: never)",
     ),
     Option(
+        "read-timeout-seconds",
+        _positive_seconds(600),
+        "close a connection that sends no whole request this long after it opens or after "
+        "its last answer (HTTP), or that has not finished its handshake (gRPC) (default 30)",
+    ),
+    Option(
         "cache-dir",
         _cache_dir,
         "split-graph cache folder; 'none' disables "
