@@ -206,8 +206,9 @@ def test_a_quiet_stream_outlives_keepalive_pings(limited: ServerThread) -> None:
         stream.rest()
 
 
-READ_TIMEOUT = 1.0
-"""--read-timeout-seconds of `hurried`: short, so that the tests wait little for the closes."""
+READ_TIMEOUT = 2.0
+"""--read-timeout-seconds of `hurried`: short, so that the tests wait little for the closes, and
+long beside the milliseconds a request takes to reach its handler on a loaded machine."""
 
 
 @pytest.fixture(scope="module")
@@ -285,7 +286,7 @@ def test_a_body_slower_than_the_read_timeout_is_a_408_in_the_error_shape(
     assert status.startswith(b"HTTP/1.1 408 "), answer
     error = json.loads(rest.partition(b"\r\n\r\n")[2])["error"]
     assert error["code"] == "timeout"
-    assert "did not arrive within 1 s (--read-timeout-seconds)" in error["message"]
+    assert "did not arrive within 2 s (--read-timeout-seconds)" in error["message"]
 
 
 def test_grpc_connections_must_finish_their_handshake_within_the_read_timeout(
