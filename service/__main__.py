@@ -116,16 +116,15 @@ DESCRIPTORS = 1 << 20
 fs.nr_open, whose default this is)."""
 
 
-def raise_descriptor_limit() -> tuple[int, int]:
+def raise_descriptor_limit() -> None:
     """Raise the soft limit on open files to the hard one, as Go's runtime does: a soft limit
     of 1024 (systemd's and many shells' default) is a thousand idle connections to either port,
-    after which neither can accept a caller. Returns the soft limit before and after."""
+    after which neither can accept a caller."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = DESCRIPTORS if hard == resource.RLIM_INFINITY else hard
     if soft != resource.RLIM_INFINITY and soft < wanted:
         with contextlib.suppress(ValueError, OSError):  # refused: keep what we were given
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    return soft, resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def quiet_grpc_core(log_level: str) -> None:

@@ -30,8 +30,6 @@ class SlowClients:
         """Requests of a connection now in a handler."""
         self._since: dict[RequestHandler, float] = {}
         """When each connection was first seen, or its last request left its handler."""
-        self.closed = 0
-        """Connections closed for their slowness since start."""
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -53,7 +51,6 @@ class SlowClients:
             since = seen[connection] = self._since.get(connection, now)
             if connection not in self._busy and now - since > self._timeout:
                 connection.force_close()
-                self.closed += 1
         self._since = seen
 
     async def run(self, connections: Callable[[], Iterable[RequestHandler]]) -> None:
