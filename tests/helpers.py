@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -274,7 +274,8 @@ class ServerProcess:
     """`voxlite-server` in a subprocess, on a free port; ready once health says SERVING.
 
     `env`: variables added to the test's environment; `credentials`: the channel's, for a
-    server that speaks TLS; `preexec`: run in the child before the server starts (limits)."""
+    server that speaks TLS; `launcher`: a command that execs the server's command line after
+    it (a fork's preexec_fn is unsafe in a process with gRPC's threads)."""
 
     def __init__(
         self,
@@ -283,19 +284,19 @@ class ServerProcess:
         *args: str,
         env: dict[str, str] | None = None,
         credentials: grpc.ChannelCredentials | None = None,
-        preexec: Callable[[], None] | None = None,
+        launcher: Sequence[str] = (),
     ) -> None:
         # Piper voices only, unless `args` name --engines (the later flag wins).
         command = [
-            SERVER, "--host", "127.0.0.1", "--port", "0", "--voices-dir", str(voices_dir),
-            "--cache-dir", str(cache_dir), "--engines", "piper", *args,
+            *launcher, SERVER, "--host", "127.0.0.1", "--port", "0",
+            "--voices-dir", str(voices_dir), "--cache-dir", str(cache_dir), "--engines", "piper",
+            *args,
         ]  # fmt: skip
         self.proc = subprocess.Popen(
             command,
             stderr=subprocess.PIPE,
             text=True,
             env=environment(**(env or {})),
-            preexec_fn=preexec,
         )
         self.log: list[str] = []
         port = None

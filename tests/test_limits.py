@@ -8,6 +8,7 @@ import contextlib
 import json
 import resource
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -309,17 +310,21 @@ def test_grpc_connections_must_finish_their_handshake_within_the_read_timeout(
 def test_the_server_raises_its_soft_limit_on_open_files(cache_dir: Path, tmp_path: Path) -> None:
     """A soft limit of 1024 open files (systemd's default, and many shells') is a thousand
     idle connections; the server takes the hard limit, as Go's runtime does."""
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     expected = DESCRIPTORS if hard == resource.RLIM_INFINITY else hard
     assert expected > 256
-
-    def lowered() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
-
-    server = ServerProcess(cache_dir, tmp_path, preexec=lowered)
+    server = ServerProcess(cache_dir, tmp_path, launcher=(sys.executable, "-c", LOW_LIMIT))
     try:
         limits = Path(f"/proc/{server.proc.pid}/limits").read_text().splitlines()
         [line] = [line for line in limits if line.startswith("Max open files")]
         assert int(line.split()[3]) == expected  # the soft limit's column
     finally:
         server.close()
+
+
+LOW_LIMIT = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+"""Runs the command after it with a soft limit of 256 open files."""
