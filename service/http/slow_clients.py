@@ -2,8 +2,8 @@
 
 aiohttp waits for a request's head for ever: a client that connects and sends nothing, or half
 a head (slowloris), holds its connection, and a file descriptor, for as long as it likes. A
-thousand of them used up a soft limit of 1024 open files, after which neither port accepted a
-caller (docs/reliability.md#slow-and-silent-connections)."""
+thousand of them use up a soft limit of 1024 open files, and then neither port accepts a caller
+(docs/reliability.md#slow-and-silent-connections)."""
 
 from __future__ import annotations
 
