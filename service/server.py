@@ -18,6 +18,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from .call.opening import SessionOpener
+from .call.tokens import ServerTokens
 from .capacity.admission import Admission
 from .capacity.scheduler import Scheduler
 from .engines import runtime
@@ -34,6 +35,8 @@ from .jobs import Workers
 from .ops import logs
 from .ops.metrics import Metrics
 from .settings.config import ServerConfig
+from .settings.options import Invalid
+from .tls import TlsFiles, UnusableFiles
 
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,7 +85,9 @@ class VoxliteServer:
         self.admission = _admission(config, self.scheduler, self.metrics)
         self.health = BoundedHealthServicer()
         self.metrics_port = 0
-        self.grpc = _grpc_server(config, self.metrics)
+        self.tokens = _tokens(config)
+        """The bearer tokens both edges check (None: no token asked for)."""
+        self.grpc = _grpc_server(config, self.metrics, self.tokens)
         self.opener = SessionOpener(
             self.registry,
             self.scheduler,
@@ -101,10 +106,14 @@ class VoxliteServer:
             tenants=bool(config.auth_tokens),
         )
         add_to_server(self.servicer, self.grpc)
+        self.tls: TlsFiles | None = None
+        """--tls-cert and the rest, followed as they change; read at start."""
         self.http: SpeechHTTP | None = None
         """The OpenAI-compatible HTTP API (--http-port), on this loop, through the opener."""
         if config.http_port is not None:
-            self.http = SpeechHTTP(config, self.opener, self.registry, self.admission)
+            self.http = SpeechHTTP(
+                config, self.opener, self.registry, self.admission, tokens=self.tokens
+            )
         self.http_port = 0
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         self.reflection: reflection.DocumentedReflectionServicer | None = None
@@ -130,7 +139,14 @@ class VoxliteServer:
         for name in _HEALTH_SERVICES:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         address = f"{self.config.host}:{self.config.port}"
-        credentials = server_credentials(self.config)
+        if self.config.tls_cert is not None and self.config.tls_key is not None:
+            try:
+                self.tls = TlsFiles(
+                    self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca
+                )
+            except UnusableFiles as exc:
+                raise OSError(str(exc)) from None
+        credentials = None if self.tls is None else server_credentials(self.tls)
         try:
             if credentials is None:
                 self.port = self.grpc.add_insecure_port(address)
@@ -144,7 +160,7 @@ class VoxliteServer:
         if self.config.metrics_port:
             self.metrics_port = self._serve_metrics()
         if self.http is not None:
-            self.http_port = await self.http.start()
+            self.http_port = await self.http.start(self.tls)
         await self.grpc.start()
         self._loader = asyncio.ensure_future(self._load())
         return self.port
@@ -320,14 +336,25 @@ def _admission(config: ServerConfig, scheduler: Workers, metrics: Metrics) -> Ad
     return admission
 
 
-def _grpc_server(config: ServerConfig, metrics: Metrics) -> grpc.aio.Server:
+def _tokens(config: ServerConfig) -> ServerTokens | None:
+    """The tokens of the config, following its --auth-tokens-file; OSError when the file no
+    longer holds any (changed since the config read it)."""
+    if not config.auth_tokens:
+        return None
+    try:
+        return ServerTokens(config.auth_tokens, config.auth_tokens_file)
+    except Invalid as exc:
+        raise OSError(f"--auth-tokens-file: {exc}") from None
+
+
+def _grpc_server(
+    config: ServerConfig, metrics: Metrics, tokens: ServerTokens | None
+) -> grpc.aio.Server:
     """The gRPC server, with its interceptors and transport limits; no service added yet."""
     # The observer first: it also counts and logs the calls TokenAuth refuses.
     interceptors: list[grpc.aio.ServerInterceptor] = [CallObserver(metrics)]
-    if config.auth_tokens:
-        interceptors.append(
-            TokenAuth(config.auth_tokens, protect_reflection=config.reflection_auth)
-        )
+    if tokens is not None:
+        interceptors.append(TokenAuth(tokens, protect_reflection=config.reflection_auth))
     age_ms = round(config.max_connection_age_seconds * 1000)
     return grpc.aio.server(
         interceptors=interceptors,

@@ -407,8 +407,8 @@ def test_a_voice_whose_sample_rate_is_not_a_rate_is_reported_and_not_found(
         srv.close()
 
 
-# Options that config_from_args turns into other fields: the onnxruntime settings, the tokens.
-FOLDED = {"ort_threads", "wide_threads", "auth_tokens_file"}
+# Options that config_from_args turns into other fields: the onnxruntime settings.
+FOLDED = {"ort_threads", "wide_threads"}
 
 
 def test_every_option_is_a_field_of_the_server_config() -> None:

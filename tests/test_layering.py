@@ -11,10 +11,13 @@ PACKAGE = "voxlite.service"
 LAYERS = ("grpc", "http", "call", "capacity", "audio", "engines", "settings", "ops")
 """The layer packages of service/, each a folder."""
 
-ROOT = ("__init__.py", "__main__.py", "server.py", "families.py", "errors.py", "jobs.py")
+ROOT = (
+    "__init__.py", "__main__.py", "server.py", "families.py", "errors.py", "jobs.py", "tls.py"
+)  # fmt: skip
 """The modules directly in service/: the entry point and the composition root (server.py wires
 the layers, families.py the engine families), and what every layer shares (domain errors, the
-job contract between engines and the scheduler)."""
+job contract between engines and the scheduler, the TLS files both edges and the settings
+read)."""
 
 MAX_ROOT_MODULES = 8
 

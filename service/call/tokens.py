@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
-from ..settings.options import B64TOKEN, is_b64token
+from ..settings.options import B64TOKEN, Invalid, file_tokens, is_b64token
+from ..tls import RECHECK_SECONDS, file_signature
+
+_LOG = logging.getLogger(__name__)
 
 _CREDENTIALS = re.compile(rf"Bearer +({B64TOKEN.pattern})", re.ASCII | re.IGNORECASE)
 """RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token. ABNF's quoted strings are
@@ -73,3 +79,65 @@ def tenant(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
 
 def _digest(token: bytes) -> bytes:
     return hashlib.sha256(token).digest()
+
+
+_NONE = object()
+
+
+class ServerTokens:
+    """The tokens calls may name: those given at start, with --auth-tokens-file's read again
+    when the file changes (looked at once a second at most, as calls come), so that a token is
+    added or withdrawn with no restart. A change that leaves the file unreadable or without a
+    valid token is said once at WARNING and the tokens in force stay: never "no auth". Used
+    from the server's event loop only (both edges check tokens there)."""
+
+    def __init__(
+        self,
+        tokens: Iterable[str],
+        file: Path | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Raises Invalid when `file` holds no usable token now, ValueError when `tokens` are
+        none or not bearer tokens."""
+        tokens = tuple(tokens)
+        self.current = Tokens(tokens)
+        self._file = file
+        self._clock = clock
+        self._checked = clock()
+        self._signature = file_signature(file)
+        self._refused: object = _NONE
+        """The file as last found unusable (warned once, not read again until it changes)."""
+        # Those not from the file stay whatever it holds (a token in both follows the file).
+        from_file = file_tokens(file) if file is not None else ()
+        self._fixed = tuple(t for t in tokens if t not in from_file)
+
+    def problem(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
+        """Why the call's metadata is not authorized, or None when it is."""
+        return self.latest().problem(metadata)
+
+    def latest(self) -> Tokens:
+        """The tokens in force: the file looked at if RECHECK_SECONDS have passed since the last
+        look, and read again when it changed."""
+        now = self._clock()
+        if self._file is None or now - self._checked < RECHECK_SECONDS:
+            return self.current
+        self._checked = now
+        signature = file_signature(self._file)
+        if signature in (self._signature, self._refused):
+            return self.current
+        try:
+            found = file_tokens(self._file)
+        except Invalid as exc:
+            self._refused = signature
+            _LOG.warning("--auth-tokens-file changed: %s; the tokens in force stay", exc)
+            return self.current
+        self._signature, self._refused = signature, _NONE
+        self.current = Tokens((*self._fixed, *found))
+        _LOG.info(
+            "--auth-tokens-file %s changed: %d token%s from it in force now",
+            self._file,
+            len(found),
+            "" if len(found) == 1 else "s",
+        )
+        return self.current

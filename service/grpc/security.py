@@ -1,4 +1,4 @@
-"""TLS credentials and bearer-token checks for the server."""
+"""TLS credentials and bearer-token checks for the server's gRPC port."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Any, NoReturn
 
 import grpc
 
-from ..call.tokens import Tokens
+from ..call.tokens import ServerTokens
 from ..settings.config import ServerConfig
+from ..tls import Credentials, TlsFiles
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]
 """What an aio interceptor calls for the handler of a method (grpc's signature)."""
@@ -20,16 +21,26 @@ REFLECTION_PREFIXES = (
 )
 
 
-def server_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
-    """TLS (and mutual TLS with `tls_client_ca`) from the config's PEM files; None: plaintext."""
-    if config.tls_cert is None or config.tls_key is None:
-        return None
-    ca = config.tls_client_ca.read_bytes() if config.tls_client_ca else None
-    return grpc.ssl_server_credentials(
-        [(config.tls_key.read_bytes(), config.tls_cert.read_bytes())],
-        root_certificates=ca,
-        require_client_auth=ca is not None,
+def server_credentials(files: TlsFiles) -> grpc.ServerCredentials:
+    """TLS (mutual TLS with --tls-client-ca) that asks `files` at each handshake whether they
+    changed: gRPC keeps its reading until handed a newer one."""
+    given = files.current.version
+
+    def fetch() -> grpc.ServerCertificateConfiguration | None:
+        nonlocal given
+        latest = files.latest()
+        if latest.version == given:
+            return None
+        given = latest.version
+        return _configuration(latest)
+
+    return grpc.dynamic_ssl_server_credentials(
+        _configuration(files.current), fetch, require_client_authentication=files.client_auth
     )
+
+
+def _configuration(read: Credentials) -> grpc.ServerCertificateConfiguration:
+    return grpc.ssl_server_certificate_configuration([(read.key, read.cert)], read.client_ca)
 
 
 class TokenAuth(grpc.aio.ServerInterceptor):
@@ -39,8 +50,10 @@ class TokenAuth(grpc.aio.ServerInterceptor):
     `protect_reflection`. Others get UNAUTHENTICATED with what to send.
     """
 
-    def __init__(self, tokens: Iterable[str], *, protect_reflection: bool = False) -> None:
-        self._tokens = Tokens(tokens)
+    def __init__(
+        self, tokens: ServerTokens | Iterable[str], *, protect_reflection: bool = False
+    ) -> None:
+        self._tokens = tokens if isinstance(tokens, ServerTokens) else ServerTokens(tokens)
         self._open = (
             (HEALTH_PREFIX,) if protect_reflection else (HEALTH_PREFIX, *REFLECTION_PREFIXES)
         )

@@ -10,7 +10,6 @@ import importlib.resources
 import json
 import logging
 import socket
-import ssl
 import struct
 import time
 from collections.abc import Awaitable, Callable
@@ -23,7 +22,7 @@ from ..call.events import AudioEvent, FormatEvent
 from ..call.opening import SessionOpener, opening_text, segments_of
 from ..call.session import Session
 from ..call.textlang import text_language
-from ..call.tokens import Tokens, bearer_token, tenant
+from ..call.tokens import ServerTokens, bearer_token, tenant
 from ..call.watchdog import Watchdog
 from ..capacity.admission import Admission, Caller
 from ..engines.engine import language_matches
@@ -41,6 +40,7 @@ from ..errors import (
 )
 from ..ops.logs import ACCESS_LOG, request_id, served, serving
 from ..settings.config import ServerConfig
+from ..tls import TlsFiles, http_context
 from .openai_audio import EVENTS_TYPE, EventsBody, Format, event
 from .openai_request import MODELS, OPENAI_VOICES, BadField, Speech, read_speech
 from .slow_clients import SlowClients, read_body
@@ -197,12 +197,14 @@ class SpeechHTTP:
         opener: SessionOpener,
         registry: VoiceRegistry,
         admission: Admission,
+        *,
+        tokens: ServerTokens | None = None,
     ) -> None:
         self._config = config
         self._opener = opener
         self._registry = registry
         self._admission = admission
-        self._auth = Tokens(config.auth_tokens) if config.auth_tokens else None
+        self._auth = tokens
         page = importlib.resources.files("voxlite.service.http").joinpath("openai_page.html")
         self._page = page.read_bytes()
         if not any(isinstance(f, _AnsweredBodies) for f in _AIOHTTP_SERVER.filters):
@@ -225,9 +227,11 @@ class SpeechHTTP:
             app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
         )
 
-    async def start(self) -> int:
-        """Listen on the config's host and http_port; returns the port. Raises OSError."""
+    async def start(self, tls: TlsFiles | None = None) -> int:
+        """Listen on the config's host and http_port (TLS from `tls`, the files gRPC's port
+        presents); returns the port. Raises OSError."""
         config = self._config
+        context = None if tls is None else http_context(tls)
         await self._runner.setup()
         host = config.host.removeprefix("[").removesuffix("]")
         site: web.BaseSite
@@ -237,10 +241,10 @@ class SpeechHTTP:
                 # that a client resolving localhost to 127.0.0.1 finds it too (asyncio's own
                 # sockets for "::" are IPv6 only).
                 site = web.SockSite(self._runner, _dual_stack(config.http_port or 0),
-                                    ssl_context=_tls(config))  # fmt: skip
+                                    ssl_context=context)  # fmt: skip
             else:
                 site = web.TCPSite(self._runner, host, config.http_port or 0,
-                                   ssl_context=_tls(config), reuse_port=False)  # fmt: skip
+                                   ssl_context=context, reuse_port=False)  # fmt: skip
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
@@ -653,18 +657,6 @@ def _dual_stack(port: int) -> socket.socket:
         sock.close()
         raise
     return sock
-
-
-def _tls(config: ServerConfig) -> ssl.SSLContext | None:
-    """gRPC's TLS settings for the HTTP port: the same certificate, key and client CA."""
-    if config.tls_cert is None or config.tls_key is None:
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(config.tls_cert, config.tls_key)
-    if config.tls_client_ca is not None:
-        context.load_verify_locations(config.tls_client_ca)
-        context.verify_mode = ssl.CERT_REQUIRED
-    return context
 
 
 @dataclass

@@ -11,13 +11,13 @@ from typing import NoReturn
 
 from ..engines.piper import EMBEDDED_VOICE
 from ..engines.runtime import OrtSettings
+from ..tls import TlsFiles, UnusableFiles
 from .options import (
-    B64TOKEN_CHARSET,
     ENV_PREFIX,
     NOT_SERVER_VARIABLES,
     OPTIONS,
     Invalid,
-    is_b64token,
+    file_tokens,
 )
 
 
@@ -109,8 +109,12 @@ class ServerConfig:
     tls_client_ca: Path | None = None
     """PEM CA bundle: clients must present a certificate signed by it (mutual TLS)."""
     auth_tokens: tuple[str, ...] = field(default=(), repr=False)
-    """Bearer tokens accepted in the `authorization` metadata; empty: no token is asked for.
-    Health always answers without one (probes); reflection too unless `reflection_auth`."""
+    """Bearer tokens accepted in the `authorization` metadata at start (VOXLITE_AUTH_TOKENS's
+    and `auth_tokens_file`'s); empty: no token is asked for. Health always answers without one
+    (probes); reflection too unless `reflection_auth`."""
+    auth_tokens_file: Path | None = None
+    """The file some of `auth_tokens` came from, one per line: read again when it changes, its
+    tokens then replace those it held (call/tokens.py: ServerTokens)."""
     reflection_auth: bool = False
     """Reflection asks for a token like the TTS service (when tokens are configured)."""
     metrics_port: int = 0
@@ -242,24 +246,21 @@ def _check_security(
         parser.error("--tls-cert and --tls-key go together: give both, or neither for plaintext")
     if "tls_client_ca" in values and "tls_cert" not in values:
         parser.error("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key")
+    cert, private, ca = (values.get(k) for k in ("tls_cert", "tls_key", "tls_client_ca"))
+    if isinstance(cert, Path) and isinstance(private, Path):
+        try:  # as the ports will read them: the key is the certificate's, and not encrypted
+            TlsFiles(cert, private, ca if isinstance(ca, Path) else None)
+        except UnusableFiles as exc:
+            parser.error(str(exc))
     from_env = values.pop("auth_tokens", ())
     assert isinstance(from_env, tuple)
     tokens = list(from_env)
-    file = values.pop("auth_tokens_file", None)
+    file = values.get("auth_tokens_file")
     if isinstance(file, Path):
-        where = given["auth_tokens_file"]
         try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            parser.error(f"{where}: cannot read {file}: {exc}")
-        read = [(n, line.strip()) for n, line in enumerate(lines, 1)]
-        found = [(n, t) for n, t in read if t and not t.startswith("#")]
-        for n, token in found:
-            if not is_b64token(token):
-                parser.error(f"{where}: line {n} of {file} is not one token: {B64TOKEN_CHARSET}")
-        if not found:
-            parser.error(f"{where}: {file} holds no token (one per line)")
-        tokens += [t for _, t in found]
+            tokens += file_tokens(file)
+        except Invalid as exc:
+            parser.error(f"{given['auth_tokens_file']}: {exc}")
     if tokens:
         values["auth_tokens"] = tuple(dict.fromkeys(tokens))
     elif values.get("reflection_auth"):

@@ -191,6 +191,24 @@ def is_b64token(token: str) -> bool:
     return B64TOKEN.fullmatch(token) is not None
 
 
+def file_tokens(path: Path) -> tuple[str, ...]:
+    """The tokens of an --auth-tokens-file: one per line, blank lines and `#` comments skipped.
+    Raises Invalid, never echoing a token, when it cannot be read, holds none, or a line is not
+    one token: at start and when the file changes, never "no auth"."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Invalid(f"cannot read {path}: {exc}") from None
+    found = [(n, line.strip()) for n, line in enumerate(lines, 1)]
+    found = [(n, token) for n, token in found if token and not token.startswith("#")]
+    for n, token in found:
+        if not is_b64token(token):
+            raise Invalid(f"line {n} of {path} is not one token: {B64TOKEN_CHARSET}")
+    if not found:
+        raise Invalid(f"{path} holds no token (one per line)")
+    return tuple(dict.fromkeys(token for _, token in found))
+
+
 def _tokens(text: str) -> tuple[str, ...]:
     """VOXLITE_AUTH_TOKENS: tokens separated by commas. Set but holding no token (",", " , ",
     "": what a template with an unset variable writes), it is an error, never "no auth"."""
