@@ -153,10 +153,10 @@ class VoxliteServer:
             else:
                 self.port = self.grpc.add_secure_port(address, credentials)
         except RuntimeError:  # grpc says only that it failed to bind
-            reason = _why_not_listening(self.config.host, self.config.port, credentials)
+            reason = _why_not_listening(self.config.host, self.config.port)
             raise OSError(reason) from None
         if self.port == 0:
-            raise OSError(_why_not_listening(self.config.host, self.config.port, credentials))
+            raise OSError(_why_not_listening(self.config.host, self.config.port))
         if self.config.metrics_port:
             self.metrics_port = self._serve_metrics()
         if self.http is not None:
@@ -386,7 +386,7 @@ def _grpc_server(
     )
 
 
-def _why_not_listening(host: str, port: int, tls: object) -> str:
+def _why_not_listening(host: str, port: int) -> str:
     """What to tell the user when gRPC cannot listen: it gives no reason, the OS does."""
     address = f"{host}:{port}"
     bare = host.strip("[]")
@@ -401,11 +401,6 @@ def _why_not_listening(host: str, port: int, tls: object) -> str:
                 "that server, or choose another port with --port (or VOXLITE_PORT)"
             )
         return f"cannot listen on {address}: {exc.strerror} (check --host and --port)"
-    if tls is not None:
-        return (
-            f"cannot listen on {address} with TLS: is --tls-key the key of --tls-cert? "
-            "(GRPC_VERBOSITY=debug shows gRPC's reason)"
-        )
     return f"cannot listen on {address} (GRPC_VERBOSITY=debug shows gRPC's reason)"
 
 
