@@ -379,7 +379,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "tls-cert",
         _path,
-        "PEM certificate chain: serve TLS only",
+        "PEM certificate chain: serve TLS only (files renewed while serving are taken "
+        "for new connections)",
         metavar="FILE",
         strict=True,
     ),
@@ -394,8 +395,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "auth-tokens-file",
         _path,
-        "bearer tokens, one per line (# comments); also the comma-separated "
-        f"{ENV_PREFIX}AUTH_TOKENS; health never needs one",
+        "bearer tokens, one per line (# comments), read again when it changes; also the "
+        f"comma-separated {ENV_PREFIX}AUTH_TOKENS; health never needs one",
         metavar="FILE",
         strict=True,
     ),
