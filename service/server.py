@@ -11,8 +11,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -23,7 +22,7 @@ from .capacity.admission import Admission
 from .capacity.scheduler import Scheduler
 from .engines import runtime
 from .engines.cache import PhraseCache
-from .engines.registry import VoiceRegistry
+from .engines.registry import LoadThreads, VoiceRegistry
 from .families import families
 from .grpc import reflection
 from .grpc.api import SERVICE_NAME, TextToSpeechServicer, add_to_server
@@ -127,11 +126,11 @@ class VoxliteServer:
         self.serving = False
         """What gRPC health reports for "" is SERVING (read by /readyz, from another thread)."""
         self._loader: asyncio.Task[None] | None = None
-        self._loading: asyncio.Future[None] | None = None
+        self._loading: asyncio.Future[Any] | None = None
         """The thread's load in progress, if any: stop() waits for it (one voice at most)."""
-        self._background = ThreadPoolExecutor(
-            1, thread_name_prefix="voxlite-background", initializer=lower_priority
-        )
+        self._first = LoadThreads("voxlite-load")
+        """Where the voices load before SERVING."""
+        self._background = LoadThreads("voxlite-background", initializer=lower_priority)
         """Where voices load once SERVING (and rescans run): below the workers' priority."""
 
     async def start(self) -> int:
@@ -181,15 +180,16 @@ class VoxliteServer:
                 "--metrics-port)"
             ) from None
 
-    async def _in_loader(self, load: Callable[[], None], *, background: bool = False) -> None:
-        """Run a registry load on a thread (`background`: the low-priority one); stop() waits
-        for it to finish its voice."""
-        executor = self._background if background else None
-        self._loading = asyncio.get_running_loop().run_in_executor(executor, load)
+    async def _in_loader(self, load: Callable[[], T], *, background: bool = False) -> T:
+        """Run a registry load on a thread (`background`: at low priority); stop() waits for it
+        to finish its voice, up to the grace."""
+        executor = self._background if background else self._first
+        loading = asyncio.get_running_loop().run_in_executor(executor, load)
+        self._loading = loading
         try:
-            await asyncio.shield(self._loading)
+            return await asyncio.shield(loading)
         finally:
-            if self._loading.done():
+            if loading.done() and self._loading is loading:
                 self._loading = None
 
     async def _load(self) -> None:
@@ -224,8 +224,7 @@ class VoxliteServer:
             if not self._reload_wanted:
                 return []  # a rescan that started after this was asked for covered it
             self._reload_wanted = False
-            loop = asyncio.get_running_loop()
-            loaded = await loop.run_in_executor(self._background, self.registry.reload)
+            loaded = await self._in_loader(self.registry.reload, background=True)
         _LOG.info("voices reloaded: %s", ", ".join(loaded) or "nothing new")
         return loaded
 
@@ -277,13 +276,22 @@ class VoxliteServer:
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
         if self._loading is not None:
-            # The voice being loaded when the drain began: the thread cannot be interrupted,
-            # and the process would wait for it at exit anyway.
-            with contextlib.suppress(Exception):
-                await self._loading
+            # The voice being loaded when the drain began: its thread cannot be interrupted.
+            # A voice loads in seconds; one whose read has not returned within the grace (a
+            # hung network mount) is left to end with the process (its thread is a daemon).
+            try:
+                await asyncio.wait_for(asyncio.shield(self._loading), timeout=grace)
+            except asyncio.TimeoutError:
+                _LOG.warning(
+                    "a voice load still running after %.0f s (--grace-seconds): stopping "
+                    "without waiting for it (%s)",
+                    grace,
+                    ", ".join(self.registry.loading()) or "a rescan",
+                )
+            except Exception:  # its failure was logged where it happened
+                pass
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.shutdown)
         await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
-        self._background.shutdown(wait=False)
 
 
 def lower_priority() -> None:

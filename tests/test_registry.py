@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 import sys
@@ -188,3 +190,85 @@ def test_the_voices_loaded_before_serving_are_listed_as_loading_meanwhile(
     registry.load()
     assert listed == [[EMBEDDED_VOICE]]
     assert registry.loading() == []
+
+
+def test_a_voice_file_that_is_not_a_regular_file_fails_at_once(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """Bug: a named pipe called NAME.onnx (or NAME.onnx.json) in the voices folder blocked its
+    load for ever: the voices after it listed as loading for good, SIGHUP's rescans waiting
+    behind it, and SIGTERM's drain never ending. A pipe, a device or a folder now fails as a
+    voice file, naming it, and the others load."""
+    model, config = embedded_voice_files()
+    os.mkfifo(tmp_path / "en_GB-pipe-medium.onnx")
+    shutil.copyfile(config, tmp_path / "en_GB-pipe-medium.onnx.json")
+    (tmp_path / "en_GB-piped-medium.onnx").symlink_to(model)
+    os.mkfifo(tmp_path / "en_GB-piped-medium.onnx.json")
+    (tmp_path / "en_GB-folder-medium.onnx").mkdir()
+    shutil.copyfile(config, tmp_path / "en_GB-folder-medium.onnx.json")
+    (tmp_path / "en_GB-zero-medium.onnx").symlink_to("/dev/zero")
+    shutil.copyfile(config, tmp_path / "en_GB-zero-medium.onnx.json")
+    (tmp_path / "en_GB-good-medium.onnx").symlink_to(model)
+    shutil.copyfile(config, tmp_path / "en_GB-good-medium.onnx.json")
+    registry = registry_of(tmp_path, cache_dir)
+
+    def load_all() -> None:
+        registry.load()
+        registry.load_rest()
+
+    done = threading.Thread(target=load_all, daemon=True)
+    done.start()
+    done.join(timeout=120)
+    assert not done.is_alive(), "a load blocked on a voice file"
+    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE, "en_GB-good-medium"]
+    reasons = {Path(f.path).name: f.reason for f in registry.failures}
+    not_regular = "is not a regular file (a named pipe, device or socket)"
+    assert not_regular in reasons["en_GB-pipe-medium.onnx"]
+    assert not_regular in reasons["en_GB-piped-medium.onnx.json"]
+    assert not_regular in reasons["en_GB-zero-medium.onnx"]
+    assert reasons["en_GB-folder-medium.onnx"] == "is a folder, not a voice file"
+    assert registry.loading() == []
+    os.mkfifo(tmp_path / "en_GB-later-medium.onnx")  # and on a rescan
+    shutil.copyfile(config, tmp_path / "en_GB-later-medium.onnx.json")
+    assert registry.reload() == []
+    assert "en_GB-later-medium.onnx" in {Path(f.path).name for f in registry.failures}
+
+
+def test_the_drain_waits_for_a_stuck_load_no_longer_than_the_grace(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    """Bug: the drain waited for the voice being loaded however long its read took (a file on a
+    hung network mount), so SIGTERM never ended the process, and a second SIGTERM ended in a
+    CancelledError traceback, still waiting. It now waits up to the grace, says so, and the
+    load's thread, a daemon, does not hold the process at exit."""
+    model, config = embedded_voice_files()
+    (tmp_path / "en_GB-stuck-medium.onnx").symlink_to(model)
+    shutil.copyfile(config, tmp_path / "en_GB-stuck-medium.onnx.json")
+    family = _GatedFamily(cache_dir, gate_after=1)  # the default loads; the folder voice hangs
+    monkeypatch.setattr(server_module, "families", lambda config: [family])
+    srv = ServerThread(base_config(cache_dir, tmp_path), hold_rest=True)
+    stuck: list[threading.Thread] = []
+    try:
+        srv.loop.call_soon_threadsafe(srv.server._reload_lock.release)  # not waiting for it
+        assert family.waiting.wait(timeout=60)
+        stuck.extend(t for t in threading.enumerate() if t.name.startswith("voxlite-background"))
+
+        async def signalled_twice() -> None:
+            first = asyncio.ensure_future(srv.server.stop(30))
+            done, _ = await asyncio.wait([first], timeout=1)
+            assert not done  # the first SIGTERM's drain waits for the load, up to 30 s
+            first.cancel()  # the second SIGTERM: what serve() does
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+            await srv.server.stop(0)
+
+        with caplog.at_level("WARNING", logger="voxlite.service.server"):
+            srv.call(signalled_twice())
+        assert "a voice load still running after 0 s" in caplog.text
+        assert "en_GB-stuck-medium" in caplog.text
+        assert [t.daemon for t in stuck] == [True]  # the process can exit with it still reading
+    finally:
+        family.go.set()
+        for thread in stuck:  # its voice loads: nothing of onnxruntime's runs at the tests' exit
+            thread.join(timeout=60)
+        srv.close()

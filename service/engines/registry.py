@@ -3,16 +3,47 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import ModelError, Unavailable, VoiceNotFound
 from .engine import Family, Voice, VoiceSource, language_matches
 
 _LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class LoadThreads(Executor):
+    """Runs each call on a daemon thread of its own. Loads read files, and a read that never
+    returns (a voice file on a hung network mount) must not keep the process alive after its
+    drain, as a ThreadPoolExecutor's worker would: Python joins those at exit. Loads are few
+    (at start, after SERVING, on SIGHUP), so a thread each costs nothing."""
+
+    def __init__(self, name: str, initializer: Callable[[], None] | None = None) -> None:
+        self._name = name
+        self._initializer = initializer
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+
+        def run() -> None:
+            if self._initializer is not None:
+                self._initializer()
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # handed to the caller, as an executor does
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name=self._name, daemon=True).start()
+        return future
 
 
 @dataclass(frozen=True)
@@ -41,6 +72,24 @@ def _signature(source: VoiceSource) -> tuple[int, ...] | None:
     except OSError:
         return None
     return tuple(n for s in stats for n in (s.st_size, s.st_mtime_ns))
+
+
+def _check_files(source: VoiceSource) -> None:
+    """Raises ModelError for a voice file that is not a regular file: a named pipe or a device
+    would block the load, or never end it, when read; a folder cannot be a model."""
+    for path in source.files:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue  # missing or unreadable: the family's own read says so
+        if stat.S_ISDIR(mode):
+            raise ModelError(path, "is a folder, not a voice file")
+        if not stat.S_ISREG(mode):
+            raise ModelError(
+                path,
+                "is not a regular file (a named pipe, device or socket): put the voice's file "
+                "itself there, or a link to it",
+            )
 
 
 class VoiceRegistry:
@@ -190,9 +239,10 @@ class VoiceRegistry:
             return results
 
         if len(by_family) > 1:
-            with ThreadPoolExecutor(len(by_family), thread_name_prefix="voxlite-load") as pool:
-                # Both threads run to their end before a required voice's failure re-raises.
-                futures = [pool.submit(load_family, ns) for ns in by_family.values()]
+            threads = LoadThreads("voxlite-load")
+            futures = [threads.submit(load_family, ns) for ns in by_family.values()]
+            # Both threads run to their end before a required voice's failure re-raises.
+            wait(futures)
             done = [future.result() for future in futures]
         else:
             done = [load_family(ns) for ns in by_family.values()]
@@ -216,6 +266,7 @@ class VoiceRegistry:
         """One voice, or why it did not load; a `required` voice's failure raises."""
         signature = _signature(source)  # before reading: a file changed meanwhile reloads
         try:
+            _check_files(source)
             voice = self._families[source.family].load(source)
         except Exception as exc:
             # One broken voice file must not stop the others; the default one must load.
