@@ -4,9 +4,11 @@ and no signal. Connections already open keep the certificate they shook hands wi
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import ssl
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -112,8 +114,8 @@ class TlsFiles:
         cert, key, client_ca = self._paths
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         try:
-            cert_pem, key_pem = cert.read_bytes(), key.read_bytes()
-            ca_pem = client_ca.read_bytes() if client_ca else None
+            cert_pem, key_pem = read_regular(cert), read_regular(key)
+            ca_pem = read_regular(client_ca) if client_ca else None
         except OSError as exc:
             raise UnusableFiles(f"cannot read {exc.filename}: {exc.strerror}") from None
         try:
@@ -149,6 +151,14 @@ class _Encrypted(Exception):
 def _no_password() -> NoReturn:
     # Never OpenSSL's prompt on the terminal: the server has no one to type it.
     raise _Encrypted
+
+
+def read_regular(path: Path) -> bytes:
+    """The file's bytes; OSError for one that is not a regular file: a named pipe or a device
+    would block the read, which runs in a handshake or on the event loop."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file (a named pipe, device or folder)", path)
+    return path.read_bytes()
 
 
 def file_signature(path: Path | None) -> tuple[int, int, int, int] | None:

@@ -223,6 +223,12 @@ def test_files_written_one_by_one_are_taken_once_they_form_a_pair(
     clock.later()
     assert files.latest() is taken
     assert f"--tls-key {key} holds no PEM private key" in caplog.records[-1].getMessage()
+    key.unlink()
+    os.mkfifo(key)  # a read would block the handshake
+    clock.later()
+    assert files.latest() is taken
+    assert f"cannot read {key}: not a regular file" in caplog.records[-1].getMessage()
+    key.unlink()
     shutil.copyfile(renewal.key, key)
     clock.later()
     assert files.latest().version == 3
@@ -270,6 +276,11 @@ def test_unusable_tls_files_stop_the_start_with_what_to_fix(
     broken.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
     assert f"--tls-cert {broken} holds no PEM certificate" in config_error(
         capsys, "--tls-cert", str(broken), "--tls-key", key
+    )
+    pipe = tmp_path / "pipe.crt"
+    os.mkfifo(pipe)  # reading it would block the start
+    assert f"--tls-cert: not a regular file: {pipe}" in config_error(
+        capsys, "--tls-cert", str(pipe), "--tls-key", key
     )
     assert f"--tls-client-ca {broken} holds no PEM certificate" in config_error(
         capsys, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", str(broken)
@@ -331,6 +342,12 @@ def test_a_token_added_to_or_withdrawn_from_the_file_needs_no_restart(
         srv.close()
 
 
+def replace(path: Path, text: str) -> None:
+    """`path` becomes a regular file holding `text`, whatever it was."""
+    path.unlink()
+    path.write_text(text)
+
+
 def test_a_tokens_file_left_without_a_token_keeps_those_in_force(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -345,7 +362,8 @@ def test_a_tokens_file_left_without_a_token_keeps_those_in_force(
     for change, said in (
         (lambda: tokens.write_text("# none yet\n"), "holds no token"),
         (lambda: tokens.unlink(), "cannot read"),
-        (lambda: tokens.write_text("second-token\nnot one token\n"), "line 2 of"),
+        (lambda: os.mkfifo(tokens), "not a regular file"),  # a read would block the loop
+        (lambda: replace(tokens, "second-token\nnot one\n"), "line 2 of"),
     ):
         change()
         clock.later()

@@ -233,7 +233,13 @@ def _check_security(
             path = Path(str(values[key]))
             where = given[key]
             if not path.is_file():
-                what = "a folder, not a file" if path.is_dir() else "no such file"
+                what = (
+                    "a folder, not a file"
+                    if path.is_dir()
+                    else "not a regular file"
+                    if path.exists()
+                    else "no such file"
+                )
                 parser.error(f"{where}: {what}: {path}")
             marker = _PEM_MARKERS.get(key)
             try:

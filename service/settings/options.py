@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from ..tls import read_regular
+
 ENV_PREFIX = "VOXLITE_"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
@@ -196,8 +198,10 @@ def file_tokens(path: Path) -> tuple[str, ...]:
     Raises Invalid, never echoing a token, when it cannot be read, holds none, or a line is not
     one token: at start and when the file changes, never "no auth"."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_regular(path).decode("utf-8").splitlines()
+    except OSError as exc:
+        raise Invalid(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
         raise Invalid(f"cannot read {path}: {exc}") from None
     found = [(n, line.strip()) for n, line in enumerate(lines, 1)]
     found = [(n, token) for n, token in found if token and not token.startswith("#")]
