@@ -43,6 +43,11 @@ _HEALTH_SERVICES = ("", SERVICE_NAME)
 STATUS_GRACE = 5.0
 """Seconds the streams ended at the close of the drain have for their status (behind the audio
 already queued for them) to reach a client still reading."""
+LOAD_WAIT_SECONDS = 30.0
+"""How long the drain waits at least for the voice load in progress, whatever the grace (a
+second SIGTERM's is 0): a voice loads in a few seconds, and a process that exits while a load
+runs in onnxruntime aborts ("terminate called", exit 134). Past it, the load is taken to be a
+read that never returns (a hung network mount), left to end with the process."""
 BACKGROUND_NICE = 19
 """The CPU priority (Linux nice) of the thread that loads voices once the server is SERVING,
 and rescans: the lowest, so that a replica loading the rest of its voices speaks to its first
@@ -277,15 +282,13 @@ class VoxliteServer:
             self._loader.cancel()
         if self._loading is not None:
             # The voice being loaded when the drain began: its thread cannot be interrupted.
-            # A voice loads in seconds; one whose read has not returned within the grace (a
-            # hung network mount) is left to end with the process (its thread is a daemon).
+            wait = max(grace, LOAD_WAIT_SECONDS)
             try:
-                await asyncio.wait_for(asyncio.shield(self._loading), timeout=grace)
+                await asyncio.wait_for(asyncio.shield(self._loading), timeout=wait)
             except asyncio.TimeoutError:
                 _LOG.warning(
-                    "a voice load still running after %.0f s (--grace-seconds): stopping "
-                    "without waiting for it (%s)",
-                    grace,
+                    "a voice load still running after %g s: stopping without waiting for it (%s)",
+                    wait,
                     ", ".join(self.registry.loading()) or "a rescan",
                 )
             except Exception:  # its failure was logged where it happened

@@ -32,6 +32,7 @@ from .helpers import (
     decode_ogg,
     pcm_seconds,
     speech_fraction,
+    wait_until,
 )
 
 pytestmark = pytest.mark.slow
@@ -402,6 +403,30 @@ def test_sigterm_while_voices_load_stops_the_loading(cache_dir: Path, tmp_path: 
         assert "stopped" in log
         after = log[log.index("stopped") :]
         assert not re.search(r"voice \S+ loaded", after), after
+    finally:
+        srv.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_second_sigterm_while_voices_load_exits_without_a_traceback_or_an_abort(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: a second SIGTERM while the voices after SERVING loaded ended in a CancelledError
+    traceback and exit 1 (the drain awaited the load's own future, which cancelling the first
+    drain had cancelled); exiting without waiting for the load instead aborted the process
+    ("terminate called", exit 134: onnxruntime still ran in the loading thread). The drain
+    waits for the voice in progress, then exits 128 + the signal's number."""
+    # Kokoro's voices after SERVING: their loads are what aborted (Piper's did not).
+    srv = ServerProcess(cache_dir, tmp_path, "--engines", "piper,kokoro")
+    try:
+        srv.proc.send_signal(signal.SIGTERM)
+        wait_until(lambda: any("draining" in line for line in srv.log))
+        srv.proc.send_signal(signal.SIGTERM)
+        assert srv.wait(timeout=600) == 128 + signal.SIGTERM
+        log = "".join(srv.log)
+        assert "SIGTERM again" in log
+        assert "Traceback" not in log
+        assert "terminate called" not in log
     finally:
         srv.close()
 
