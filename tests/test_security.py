@@ -465,7 +465,8 @@ def test_server_security_flags_are_validated(
 
 def test_tokens_come_from_the_file_and_the_environment(pki: Pki, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
-    tokens.write_text(f"# team a\n{TOKEN}\n\n  {OTHER_TOKEN}  \n")
+    # As a Windows editor may save it: a byte-order mark, CRLF line ends.
+    tokens.write_bytes(f"\ufeff# team a\r\n{TOKEN}\r\n\r\n  {OTHER_TOKEN}  \r\n".encode())
     config = config_from_args(
         ["--auth-tokens-file", str(tokens), "--tls-cert", str(pki.server.cert)],
         {"VOXLITE_AUTH_TOKENS": "env-one, env-two,", "VOXLITE_TLS_KEY": str(pki.server.key)},

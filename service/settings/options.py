@@ -198,7 +198,8 @@ def file_tokens(path: Path) -> tuple[str, ...]:
     Raises Invalid, never echoing a token, when it cannot be read, holds none, or a line is not
     one token: at start and when the file changes, never "no auth"."""
     try:
-        lines = read_regular(path).decode("utf-8").splitlines()
+        # utf-8-sig: the byte-order mark some Windows editors write is no part of a token.
+        lines = read_regular(path).decode("utf-8-sig").splitlines()
     except OSError as exc:
         raise Invalid(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
