@@ -7,7 +7,6 @@ import contextlib
 import errno
 import logging
 import os
-import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from .grpc.security import TokenAuth, server_credentials
 from .http.openai_api import SpeechHTTP
 from .jobs import Workers
 from .ops import logs
+from .ops.listen import listening_socket
 from .ops.metrics import Metrics
 from .settings.config import ServerConfig
 from .settings.options import Invalid
@@ -400,11 +400,8 @@ def _grpc_server(
 def _why_not_listening(host: str, port: int) -> str:
     """What to tell the user when gRPC cannot listen: it gives no reason, the OS does."""
     address = f"{host}:{port}"
-    bare = host.strip("[]")
-    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((bare, port))
+        listening_socket(host, port).close()
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             return (

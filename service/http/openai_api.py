@@ -38,6 +38,7 @@ from ..errors import (
     VoxliteError,
     fault,
 )
+from ..ops.listen import EVERY_INTERFACE, bare_host, listening_socket
 from ..ops.logs import ACCESS_LOG, request_id, served, serving
 from ..settings.config import ServerConfig
 from ..tls import TlsFiles, http_context
@@ -233,15 +234,16 @@ class SpeechHTTP:
         config = self._config
         context = None if tls is None else http_context(tls)
         await self._runner.setup()
-        host = config.host.removeprefix("[").removesuffix("]")
+        host = bare_host(config.host)
         site: web.BaseSite
         try:
-            if host == "::":
-                # Every interface, as gRPC's [::] is: one socket for IPv6 and IPv4 alike, so
-                # that a client resolving localhost to 127.0.0.1 finds it too (asyncio's own
-                # sockets for "::" are IPv6 only).
-                site = web.SockSite(self._runner, _dual_stack(config.http_port or 0),
-                                    ssl_context=context)  # fmt: skip
+            if host == EVERY_INTERFACE:
+                # Every interface as gRPC's port takes it (listen.py): a client resolving
+                # localhost to 127.0.0.1 finds it too (asyncio's own sockets for "::" are IPv6
+                # only), and a kernel without IPv6 gets 0.0.0.0.
+                sock = listening_socket(host, config.http_port or 0)
+                sock.setblocking(False)
+                site = web.SockSite(self._runner, sock, ssl_context=context)
             else:
                 site = web.TCPSite(self._runner, host, config.http_port or 0,
                                    ssl_context=context, reuse_port=False)  # fmt: skip
@@ -642,21 +644,6 @@ _ACKED_END = _ACKED_AT + _ACKED.size
 
 def _model(name: str) -> dict[str, object]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "voxlite"}
-
-
-def _dual_stack(port: int) -> socket.socket:
-    """A listening socket on every interface, IPv6 and IPv4 (mapped) alike."""
-    sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        sock.bind(("::", port))
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from .listen import listening_socket
+
 _LOG = logging.getLogger(__name__)
 MAX_CONNECTIONS = 16
 """Scrapers and probes connect a few times a minute; 16 at once is far more than they need."""
@@ -74,9 +76,10 @@ class MetricsHTTPServer(ThreadingHTTPServer):
         self.registry = registry
         self.ready = ready
         self._slots = threading.BoundedSemaphore(max_connections)
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        super().__init__(address, _Handler, bind_and_activate=False)
+        self.socket.close()  # made for IPv4 alone; listen.py binds --host as gRPC does
+        self.socket = listening_socket(*address, backlog=self.request_queue_size)
+        self.server_address = self.socket.getsockname()[:2]
         self._thread: threading.Thread | None = None
 
     def process_request(self, request: Any, client_address: Any) -> None:

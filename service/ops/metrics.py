@@ -161,9 +161,7 @@ class Metrics:
     def serve(self, host: str, port: int, ready: Callable[[], bool] = lambda: True) -> int:
         """Serve /metrics, and /readyz from `ready()`, on host:port (host as --host: "[::]" is
         every interface); returns the port. Raises OSError when it cannot listen."""
-        server = MetricsHTTPServer(
-            (host.removeprefix("[").removesuffix("]"), port), self.registry, ready
-        )
+        server = MetricsHTTPServer((host, port), self.registry, ready)
         server.start()
         self._http = server
         return int(server.server_address[1])
