@@ -21,6 +21,7 @@ from ._channel import (
     merge_metadata,
     resolve_target,
     security,
+    target_tls,
 )
 from ._errors import VoxliteError, ended_by_server
 from ._events import HealthStatus, StreamEvent, Summary
@@ -105,6 +106,10 @@ class BaseClient:
         private_key: bytes | None = None,
         token: str | None = None,
     ) -> None:
+        tls_given = credentials is not None or any(
+            x is not None for x in (root_certificates, certificate_chain, private_key)
+        )
+        target, tls = target_tls(target, tls, tls_given=tls_given)
         resolved, round_robin = resolve_target(target)
         credentials, token_metadata = security(
             credentials=credentials,

@@ -22,6 +22,58 @@ Target: TypeAlias = str | Sequence[str]
 ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 
 
+_SCHEMES = {"http": False, "grpc": False, "https": True, "grpcs": True}
+"""URL schemes a target may be written with, and whether each means TLS."""
+_SCHEME_PORTS = {"http": 80, "https": 443}
+
+
+def url_target(target: Target) -> tuple[Target, bool | None]:
+    """`target` with its URLs' schemes taken off, and whether they ask for TLS (None: no
+    scheme given). A server's address is often copied as a URL ("http://tts:50051",
+    "https://tts.example.com"); gRPC reads the scheme as part of a host name and can only say
+    "Misformatted domain name". http:// and grpc:// mean plaintext, https:// and grpcs:// TLS;
+    http:// and https:// without a port mean 80 and 443. A path is refused: gRPC has none."""
+    parts = target.split(",") if isinstance(target, str) else list(target)
+    found: dict[bool, str] = {}
+    plain = []
+    for part in (p.strip() for p in parts):
+        scheme, sep, rest = part.partition("://")
+        if not sep or scheme.lower() not in _SCHEMES:  # host:port, dns:///, unix://...
+            plain.append(part)
+            continue
+        address, _, path = rest.partition("/")
+        if path:
+            raise ValueError(
+                f"{part!r} has a path (/{path}): a gRPC server is reached at host:port alone "
+                "(a server's gRPC port, not its HTTP API's URL)"
+            )
+        if address.endswith("]") or ":" not in address:  # no port
+            if scheme.lower() not in _SCHEME_PORTS:
+                raise ValueError(f"{part!r} names no port: give {scheme}://host:port")
+            address = f"{address}:{_SCHEME_PORTS[scheme.lower()]}"
+        found[_SCHEMES[scheme.lower()]] = part
+        plain.append(address)
+    if len(found) > 1:
+        raise ValueError(
+            f"{found[False]!r} asks for plaintext and {found[True]!r} for TLS: one server, one way"
+        )
+    tls = next(iter(found), None)
+    return (",".join(plain) if isinstance(target, str) else plain), tls
+
+
+def target_tls(target: Target, tls: bool, *, tls_given: bool) -> tuple[Target, bool]:
+    """`target` without URL schemes, and `tls` as its scheme says: https:// turns TLS on; an
+    http:// target with TLS asked for (`tls`, or `tls_given`: credentials or certificates) is
+    refused, as one of the two is a mistake."""
+    target, url_tls = url_target(target)
+    if url_tls is False and (tls or tls_given):
+        raise ValueError(
+            "the target's http:// (or grpc://) says plaintext, but TLS options were given: "
+            "write https://, or leave the scheme out"
+        )
+    return target, tls or (url_tls is True and not tls_given)
+
+
 def resolve_target(target: Target) -> tuple[str, bool]:
     """The gRPC target string, and whether it should be balanced round robin. A target is:
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import grpc
 
 from ._async import AsyncClient, AsyncStreamSession
-from ._channel import Metadata, Target, resolve_target, security
+from ._channel import Metadata, Target, resolve_target, security, target_tls
 from ._events import Encoding, SynthesisEvent
 from ._options import VoiceOptions
 
@@ -26,10 +26,11 @@ class Connection:
     def __post_init__(self) -> None:
         # Checked now, so that a wrong option fails where the plugin is made, not at its
         # first call deep inside the framework.
-        resolve_target(self.server)
+        server, tls = target_tls(self.server, self.tls, tls_given=self.credentials is not None)
+        resolve_target(server)
         security(
             credentials=self.credentials,
-            tls=self.tls,
+            tls=tls,
             root_certificates=None,
             certificate_chain=None,
             private_key=None,

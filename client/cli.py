@@ -45,8 +45,8 @@ def _common(*, defaults: bool) -> argparse.ArgumentParser:
     common.add_argument(
         "--server",
         default=default(os.environ.get("VOXLITE_SERVER") or DEFAULT_SERVER),
-        help="host:port, dns:///name:port, or several host:port separated by commas (round "
-        f"robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
+        help="host:port (http://host:port too; https:// for TLS), dns:///name:port, or several "
+        f"host:port separated by commas (round robin); default $VOXLITE_SERVER or {DEFAULT_SERVER}",
     )
     common.add_argument(
         "--timeout", type=_seconds, default=default(None), help="give up after this many seconds"
@@ -194,6 +194,9 @@ _IN_FLAGS = (
 
 _NOT_LISTENING = ("failed to connect", "connection refused", "dns resolution failed")
 """gRPC's words (lower case) for a server that is not there, as opposed to one that answered."""
+_NOT_GRPC = "failed parsing http/2"
+"""gRPC's words for a server that answered in something else than HTTP/2: a web server, or
+voxlite's --http-port."""
 _NO_HANDSHAKE = ("socket closed", "handshake", "ssl")
 """gRPC's words for a server that answered and then closed the connection: TLS on one side
 only, or a client certificate missing or refused."""
@@ -231,6 +234,12 @@ def _describe(exc: VoxliteError, args: argparse.Namespace, *, answered: bool = F
                 "for a client certificate; give --tls (or --ca) for a server that speaks TLS, "
                 "--cert and --key for one that wants a client certificate, neither for one "
                 f"that does not (gRPC: {details})"
+            )
+        if _NOT_GRPC in details.lower():
+            return (
+                f"{server} answers, but not in gRPC: a web server is there (voxlite-server's "
+                "--http-port serves OpenAI's HTTP API); give the server's gRPC port (its --port, "
+                f"50051 by default) (gRPC: {details})"
             )
         if any(words in details.lower() for words in _NOT_LISTENING):
             return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.server
 import io
 import itertools
 import json
@@ -14,6 +15,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -626,6 +628,40 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
         assert f"voxlite: error: {refused_address} is unavailable: nothing answers there" in line
         assert "start voxlite-server (scripts/serve in a checkout)" in line
     assert not (tmp_path / "a.opus").exists()
+
+
+def test_a_server_written_as_a_url_is_taken_and_a_path_is_named(server: ServerThread) -> None:
+    assert voxlite("--server", f"http://{server.address}", "health").returncode == 0
+    result = voxlite("--server", f"http://{server.address}/v1", "health")
+    line = assert_one_error_line(result, code=2)  # argparse's: its usage first
+    assert "--server: 'http://127.0.0.1:" in line
+    assert "has a path (/v1): a gRPC server is reached at host:port alone" in line
+    result = voxlite("--server", f"http://{server.address}", "--tls", "health")
+    assert "says plaintext, but TLS options were given" in assert_one_error_line(result, code=2)
+
+
+def test_a_web_server_is_not_called_absent(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Bug: --server naming a web server (voxlite's own --http-port, any HTTP/1 server) said
+    "nothing answers there; start voxlite-server"."""
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    voxlite_http = ServerThread(
+        base_config(cache_dir, tmp_path_factory.mktemp("voices"), http_port=0)
+    )
+    try:
+        for port in (web.server_address[1], voxlite_http.server.http_port):
+            address = f"127.0.0.1:{port}"
+            result = voxlite("--server", address, "speak", "Hi.", "-o", str(tmp_path / "a.opus"))
+            line = assert_one_error_line(result)
+            assert f"voxlite: error: {address} answers, but not in gRPC: a web server" in line
+            assert "give the server's gRPC port (its --port, 50051 by default)" in line
+            assert not (tmp_path / "a.opus").exists()
+    finally:
+        web.shutdown()
+        web.server_close()
+        voxlite_http.close()
 
 
 @pytest.mark.parametrize(

@@ -47,8 +47,15 @@ from voxlite.client import (
     WordTimestamp,
     _convert,
 )
-from voxlite.client._channel import ROUND_ROBIN, channel_options, resolve_target
+from voxlite.client._channel import (
+    ROUND_ROBIN,
+    channel_options,
+    resolve_target,
+    target_tls,
+    url_target,
+)
 from voxlite.client._errors import from_rpc_error
+from voxlite.client._plugin import Connection
 from voxlite.client._subtitles import WIDE_CHARS_PER_CUE
 from voxlite.tts.v1 import tts_pb2
 
@@ -838,6 +845,44 @@ def second(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     srv = ServerThread(base_config(cache_dir, voices))
     yield srv
     srv.close()
+
+
+def test_a_target_written_as_a_url_is_its_host_and_port() -> None:
+    """Bug: "http://host:50051" (a server's address copied as a URL) failed every call with
+    gRPC's "Misformatted domain name". The scheme says plaintext or TLS."""
+    assert url_target("http://tts:50051") == ("tts:50051", False)
+    assert url_target("grpc://tts:50051/") == ("tts:50051", False)
+    assert url_target("HTTPS://tts.example.com") == ("tts.example.com:443", True)
+    assert url_target("http://[::1]") == ("[::1]:80", False)
+    assert url_target("grpcs://a:1, b:2") == ("a:1,b:2", True)
+    assert url_target(["https://a:1", "https://b:2"]) == (["a:1", "b:2"], True)
+    for unchanged in ("tts:50051", "dns:///tts.internal:50051", "unix:///run/voxlite.sock"):
+        assert url_target(unchanged) == (unchanged, None)
+    assert target_tls("https://a:1", False, tls_given=False) == ("a:1", True)
+    assert target_tls("https://a:1", False, tls_given=True) == ("a:1", False)  # credentials=
+    assert target_tls("a:1", True, tls_given=False) == ("a:1", True)
+    refusals = {
+        "http://tts:8000/v1": "has a path \\(/v1\\): a gRPC server is reached at host:port",
+        "grpc://tts": "names no port: give grpc://host:port",
+        "http://a:1,https://b:2": "asks for plaintext and 'https://b:2' for TLS",
+    }
+    for target, message in refusals.items():
+        with pytest.raises(ValueError, match=message):
+            url_target(target)
+    with pytest.raises(ValueError, match="says plaintext, but TLS options were given"):
+        Client("http://tts:50051", tls=True)
+    with pytest.raises(ValueError, match="says plaintext, but TLS options were given"):
+        target_tls("http://tts:50051", False, tls_given=True)
+    with pytest.raises(ValueError, match="says plaintext, but TLS options were given"):
+        Connection(server="http://tts:50051", tls=True)  # the plugins' options
+
+
+def test_a_url_target_reaches_the_server(server: ServerThread) -> None:
+    with Client(f"http://{server.address}") as tts:
+        assert tts.health() == HealthStatus.SERVING
+        summary = list(tts.synthesize("Through a URL."))[-1]
+    assert isinstance(summary, Summary)
+    assert summary.audio_duration_ms > 0
 
 
 def test_several_addresses_are_balanced_round_robin(
