@@ -14,7 +14,8 @@ class VoxliteError(Exception):
     subclass tells the kind of failure:
 
         VoxliteError              any other status (INTERNAL, UNIMPLEMENTED, UNKNOWN, ...)
-        ├── InvalidRequest        INVALID_ARGUMENT: a field is out of range or missing
+        ├── InvalidRequest        INVALID_ARGUMENT: a field is out of range or missing (and
+        │                         RESOURCE_EXHAUSTED for a request over gRPC's size limit)
         ├── VoiceNotFound         NOT_FOUND: no voice (or speaker, or language) by that name
         ├── FailedPrecondition    FAILED_PRECONDITION: the server cannot do it in its state
         ├── Overloaded            RESOURCE_EXHAUSTED: a server or stream limit; retry later
@@ -105,6 +106,9 @@ _CUT_SHORT = "Stream removed"
 _CHANNEL_CLOSED = "Channel closed"
 """In gRPC's message for a call whose channel this client closed while it ran (close()): the
 caller's doing, not a server gone away ("Stream removed (Channel closed!)")."""
+_TOO_LARGE = "Received message larger than max"
+"""gRPC's message for a request over the server's grpc.max_receive_message_length (1 MiB), sent
+as RESOURCE_EXHAUSTED before the server reads it."""
 _CORE_INTERNAL = "Internal error from Core"
 """grpc.aio's message in place of the status when a write met the call's end (grpc/grpc#36066)."""
 
@@ -187,5 +191,14 @@ def from_rpc_error(
             f"the call was cut off before the server finished it ({details}): its server "
             "went away, e.g. a replica behind a proxy stopped; try again",
             grpc.StatusCode.UNAVAILABLE,
+        )
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and _TOO_LARGE in (details or ""):
+        # No limit of the server's at the moment: this request will never be taken, and a
+        # caller that retries Overloaded would send it for ever.
+        return InvalidRequest(
+            f"the request is over the server's limit on one message ({details}): its text is "
+            "far over the server's limit on characters: split it into several requests or use "
+            "StreamingSynthesize, sending the text in pieces",
+            code,
         )
     return _BY_CODE.get(code, VoxliteError)(details or code.name, code)

@@ -427,7 +427,8 @@ def _what_was_kept(
 def _stdin_events(
     client: Client, timeout: float | None, options: SynthesisOptions
 ) -> Iterator[StreamEvent]:
-    """Stream each line of stdin as it arrives, flushed so it never waits for the next line."""
+    """Stream each line of stdin as it arrives, flushed so it never waits for the next line;
+    a line over CHARS_AHEAD characters goes in pieces (_pieces), each flushed."""
     session = client.stream(timeout=timeout, **options)
     window = _LineWindow()
     if isinstance(sys.stdin, io.TextIOWrapper):
@@ -439,7 +440,8 @@ def _stdin_events(
         try:
             for line in iter(sys.stdin.readline, ""):
                 if line.strip():
-                    window.send(session, line)
+                    for piece in _pieces(line, _LineWindow.CHARS_AHEAD):
+                        window.send(session, piece)
                 else:
                     session.send(line)
             read_all.set()
@@ -461,6 +463,31 @@ def _stdin_events(
             "the server ended the stream before standard input ended (it is shutting down, "
             "or the stream sat idle): what came after was not spoken; run it again"
         )
+
+
+_CUTS = (
+    re.compile(
+        r"[.!?\u2026][\"')\u201d\u2019]*\s+|[\u3002\uff01\uff1f][\u300d\u300f\uff09\u201d]*"
+    ),
+    re.compile(r"[,;:]\s+|[\uff0c\u3001\uff1b\uff1a]"),
+    re.compile(r"\s+"),
+)
+"""Where a long line is cut, best first: after a sentence, a clause, a space. Each piece is
+flushed, which the listener hears as the end of a sentence: a cut at a sentence end is not
+heard, and "3.14" (no space after its point) is never cut."""
+
+
+def _pieces(line: str, size: int) -> Iterator[str]:
+    """`line` in pieces of at most `size` characters: the server refuses a text piece over its
+    limit (5000 characters by default), and a file's paragraph is often one line. Each is cut
+    at the best place of _CUTS in its second half, else at `size`."""
+    while len(line) > size:
+        head = line[:size]
+        ends = ([m.end() for m in cut.finditer(head)][-1:] for cut in _CUTS)
+        end = next((e[0] for e in ends if e and e[0] > size // 2), size)
+        yield line[:end]
+        line = line[end:]
+    yield line
 
 
 class _LineWindow:

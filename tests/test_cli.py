@@ -26,7 +26,7 @@ import pytest
 import soundfile
 from grpc_health.v1 import health_pb2
 from voxlite.client import Voice, VoiceList, VoiceLoadFailure
-from voxlite.client.cli import render_voices
+from voxlite.client.cli import _pieces, render_voices
 
 from .helpers import (
     CLI,
@@ -329,6 +329,45 @@ def test_speak_paces_a_fast_producer_under_the_servers_text_limit(
     )
     assert result.returncode == 0, result.stderr
     assert path.stat().st_size / 48000 > 6 * 2.0  # every line spoken
+
+
+def test_a_line_over_the_servers_limit_is_spoken_in_pieces(
+    server: ServerThread, tmp_path: Path
+) -> None:
+    """Bug: a line of standard input over the server's limit (5000 characters), as a text
+    file's paragraph often is, failed: "a text piece of 5626 characters is over the limit of
+    5000: send it in smaller pieces", a piece the user never chose."""
+    sentence = "The quick brown fox jumps over the lazy dog. "  # the phrase cache speaks it again
+    line = sentence * 125 + "\n"
+    assert len(line) > 5000
+    path = tmp_path / "long.raw"
+    result = subprocess.run(
+        [*CLI, "speak", "-", "-o", str(path), "--server", server.address],
+        input=line,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert path.stat().st_size / 48000 > 125 * 1.5  # every sentence spoken
+
+
+def test_long_lines_are_cut_after_a_sentence_a_clause_or_a_space() -> None:
+    text = "Pi is 3.14 and more. " * 8
+    pieces = list(_pieces(text, 50))
+    assert "".join(pieces) == text
+    assert pieces[0] == "Pi is 3.14 and more. Pi is 3.14 and more. "  # never inside 3.14
+    # A Mandarin sentence of 13 characters with a clause's comma, six times.
+    mandarin = "\u4eca\u5929\u5929\u6c14\u5f88\u597d\uff0c\u6211\u4eec\u53bb\u516c\u56ed\u3002" * 6
+    assert list(_pieces(mandarin, 30)) == [mandarin[:26], mandarin[26:52], mandarin[52:78]]
+    assert list(_pieces("one, two three four five six", 12)) == [
+        "one, two ",
+        "three four ",
+        "five six",
+    ]
+    assert [len(p) for p in _pieces("a" * 130, 50)] == [50, 50, 30]
+    assert list(_pieces("short", 50)) == ["short"]
 
 
 @pytest.mark.parametrize("name", ["words.jsonl", "words.srt", "words.vtt"])

@@ -877,6 +877,21 @@ def test_a_target_written_as_a_url_is_its_host_and_port() -> None:
         Connection(server="http://tts:50051", tls=True)  # the plugins' options
 
 
+def test_a_request_over_the_servers_message_limit_is_invalid_not_overloaded(
+    client: Client,
+) -> None:
+    """Bug: a text over 1 MiB raised Overloaded ("retry later") with gRPC's "Received message
+    larger than max": a caller that retries Overloaded sent it again for ever."""
+    with pytest.raises(InvalidRequest, match="split it into several requests") as raised:
+        list(client.synthesize("word " * 250_000))
+    assert raised.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with client.stream() as session:
+        session.send("word " * 250_000)
+        session.close()
+        with pytest.raises(InvalidRequest, match="over the server's"):
+            list(session)
+
+
 def test_a_url_target_reaches_the_server(server: ServerThread) -> None:
     with Client(f"http://{server.address}") as tts:
         assert tts.health() == HealthStatus.SERVING
