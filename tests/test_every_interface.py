@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import socket
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 from voxlite.client import Client, Summary
 from voxlite.service.server import _why_not_listening
 
-from .helpers import ServerThread, base_config, http_url
+from .helpers import ServerThread, base_config, http_url, park_after, wait_until
 
 
 def free_port() -> int:
@@ -130,3 +132,28 @@ def test_a_taken_port_is_named_on_a_kernel_without_ipv6(monkeypatch: pytest.Monk
         port = holder.getsockname()[1]
         reason = _why_not_listening("[::]", port)
     assert reason.startswith(f"port {port} is already in use on [::]"), reason
+
+
+def test_an_ipv4_client_counts_as_one_address_on_both_ports(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: on "[::]" the HTTP port saw an IPv4 client as ::ffff:127.0.0.1 and gRPC's as
+    127.0.0.1, so --max-streams-per-peer let it have its share on each port."""
+    config = base_config(cache_dir, tmp_path, host="[::]", http_port=0, max_streams_per_peer=1)
+    srv = ServerThread(config)
+    park_after(srv, math.inf)  # the cap itself: the quiet stream keeps its slot
+    try:
+        with Client(srv.address) as client, client.stream() as held:
+            held.send("Hello there.")
+            wait_until(lambda: srv.server.admission.active == 1)
+            speech = {"input": "One more.", "response_format": "pcm"}
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _status(http_url(srv, "/v1/audio/speech"), speech)
+            assert refused.value.code == 429
+            assert "this client address already has 1 streams" in refused.value.read().decode()
+            held.close()
+            assert isinstance(list(held)[-1], Summary)
+        wait_until(lambda: srv.server.admission.active == 0)
+        assert _status(http_url(srv, "/v1/audio/speech"), speech)[0] == 200
+    finally:
+        srv.close()

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import errno
 import importlib.resources
+import ipaddress
 import json
 import logging
 import socket
@@ -182,9 +183,14 @@ class _AnsweredBodies(logging.Filter):
 
 
 def _peer(remote: str | None) -> str:
-    """A client address as the gRPC peers read (per-address limits count both transports)."""
+    """A client address as the gRPC peers read (per-address limits count both transports): an
+    IPv4 client of the dual-stack socket ("::ffff:10.0.0.7") as IPv4, as gRPC names it."""
     if not remote:
         return ""
+    with contextlib.suppress(ValueError):  # not an IP address: kept as it is
+        address = ipaddress.ip_address(remote)
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            remote = str(address.ipv4_mapped)
     return f"ipv6:[{remote}]" if ":" in remote else f"ipv4:{remote}"
 
 
