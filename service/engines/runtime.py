@@ -53,7 +53,9 @@ class OrtSettings:
             # One arena for every session of the process (register_shared_arena) rather than
             # one each: it holds what the runs at once need, not each session's largest run.
             opts.add_session_config_entry("session.use_env_allocators", "1")
-        opts.log_severity_level = 3
+        # Fatal only: every error a run meets is raised, and the server logs it in its own
+        # format (--log-format); onnxruntime printed it to stderr as well, in colour.
+        opts.log_severity_level = 4
         return opts
 
     def session(
