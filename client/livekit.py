@@ -25,7 +25,7 @@ from livekit.agents.utils import is_given
 
 from ._async import AsyncClient, AsyncStreamSession
 from ._channel import Metadata, Target
-from ._errors import Cancelled, DeadlineExceeded, Unavailable, VoxliteError
+from ._errors import Cancelled, DeadlineExceeded, InvalidRequest, Unavailable, VoxliteError
 from ._events import AudioChunk, AudioFormat, FlushDone, StreamEvent, Timestamps
 from ._options import VoiceOptions
 from ._plugin import Connection, PcmCalls
@@ -56,7 +56,9 @@ def _api_error(exc: VoxliteError) -> APIError:
     if isinstance(exc, Unavailable | Cancelled):
         # Cancelled here is the server's (a restart, a proxy): our own cancels are asyncio's.
         return APIConnectionError(message)
-    status = _HTTP_STATUS.get(exc.code, 500)
+    # By kind, not code: a request over gRPC's size limit is RESOURCE_EXHAUSTED on the wire
+    # but can never succeed (InvalidRequest), where a 429 would have LiveKit send it again.
+    status = 400 if isinstance(exc, InvalidRequest) else _HTTP_STATUS.get(exc.code, 500)
     return APIStatusError(message, status_code=status, body=exc.code.name)
 
 

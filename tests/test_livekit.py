@@ -301,6 +301,11 @@ async def test_errors_map_to_livekits_types(
             await voice.synthesize("Hello.", conn_options=NO_RETRY).collect()
     assert invalid.value.status_code == 400
     assert not invalid.value.retryable
+    async with make_tts(server) as voice:  # over gRPC's 1 MiB: never taken, however often sent
+        with pytest.raises(APIStatusError) as oversized:
+            await voice.synthesize("word " * 250_000, conn_options=NO_RETRY).collect()
+    assert oversized.value.status_code == 400
+    assert not oversized.value.retryable
 
     address = lone_server.address
     lone_server.close()
