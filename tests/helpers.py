@@ -454,6 +454,12 @@ def _alternative_name(host: str) -> x509.GeneralName:
         return x509.DNSName(host)
 
 
+_KEY_USAGES = (
+    "digital_signature", "content_commitment", "key_encipherment", "data_encipherment",
+    "key_agreement", "key_cert_sign", "crl_sign", "encipher_only", "decipher_only",
+)  # fmt: skip
+
+
 def issue(
     folder: Path,
     name: str,
@@ -478,7 +484,17 @@ def issue(
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        # The key identifiers a CA puts in: Python 3.13's TLS (VERIFY_X509_STRICT) refuses a
+        # chain without them ("Missing Authority Key Identifier").
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(signer_key.public_key()),
+            critical=False,
+        )
     )
+    if ca:
+        usage = dict.fromkeys(_KEY_USAGES, False) | {"key_cert_sign": True, "crl_sign": True}
+        builder = builder.add_extension(x509.KeyUsage(**usage), critical=True)
     if server:
         builder = builder.add_extension(
             x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]),
