@@ -256,7 +256,7 @@ def silences(
     hop = SAMPLE_RATE // 100
     frames = audio[: audio.size // hop * hop].reshape(-1, hop)
     level = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1)) + 1e-12
-    loud = level > level.max() * 10 ** (floor_db / 20)
+    loud = level > float(np.max(level)) * 10 ** (floor_db / 20)
     sound = np.flatnonzero(loud)
     found, start = [], None
     for k in range(int(sound[0]), int(sound[-1]) + 1):
