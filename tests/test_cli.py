@@ -310,6 +310,16 @@ def small_limit(
     srv.close()
 
 
+def speak_stdin(
+    srv: ServerThread, text: str, path: Path, *, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`voxlite speak - -o path` with `text` on its standard input, all at once."""
+    command = [*CLI, "speak", "-", "-o", str(path), "--server", srv.address]
+    return subprocess.run(
+        command, input=text, capture_output=True, text=True, env=environment(), timeout=timeout
+    )
+
+
 def test_speak_paces_a_fast_producer_under_the_servers_text_limit(
     small_limit: ServerThread, tmp_path: Path
 ) -> None:
@@ -319,14 +329,7 @@ def test_speak_paces_a_fast_producer_under_the_servers_text_limit(
     )
     assert len(lines) > 300
     path = tmp_path / "paced.raw"
-    result = subprocess.run(
-        [*CLI, "speak", "-", "-o", str(path), "--server", small_limit.address],
-        input=lines,
-        capture_output=True,
-        text=True,
-        env=environment(),
-        timeout=120,
-    )
+    result = speak_stdin(small_limit, lines, path, timeout=120)
     assert result.returncode == 0, result.stderr
     assert path.stat().st_size / 48000 > 6 * 2.0  # every line spoken
 
@@ -341,14 +344,7 @@ def test_a_line_over_the_servers_limit_is_spoken_in_pieces(
     line = sentence * 125 + "\n"
     assert len(line) > 5000
     path = tmp_path / "long.raw"
-    result = subprocess.run(
-        [*CLI, "speak", "-", "-o", str(path), "--server", server.address],
-        input=line,
-        capture_output=True,
-        text=True,
-        env=environment(),
-        timeout=300,
-    )
+    result = speak_stdin(server, line, path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert path.stat().st_size / 48000 > 125 * 1.5  # every sentence spoken
 
