@@ -70,7 +70,8 @@ COPY client/ client/
 # Mandarin and Japanese, as scripts/setup installs them: the kokoro extra, then pyopenjtalk-plus
 # (Japanese readings) and sudachipy without their dependencies: pyopenjtalk-plus bundles its
 # dictionary but declares sudachidict-core (77 MB, for an optional reading model Kokoro does not
-# use), and sudachipy is only imported, never used.
+# use), and sudachipy is only imported, never used. On a base with Python 3.13, misaki too
+# (it declares Python < 3.13, for an English extra voxlite does not use).
 # Then: pip and setuptools are not needed to run, nor are the dependencies' own test suites.
 # (Each stage names LANGUAGES where it is first used: the steps above it are the same layers
 # for both images.)
@@ -81,7 +82,12 @@ RUN --mount=type=secret,id=pip-cert,required=false \
  && /opt/voxlite/bin/pip install --no-cache-dir ".$extras" \
  && if [ "$LANGUAGES" != en ]; then \
       /opt/voxlite/bin/pip install --no-cache-dir --no-deps \
-        pyopenjtalk-plus==0.4.1.post10 sudachipy==0.7.0; \
+        pyopenjtalk-plus==0.4.1.post10 sudachipy==0.7.0 \
+      && if ! /opt/voxlite/bin/python -c 'import sys; sys.exit(sys.version_info >= (3, 13))'; then \
+        /opt/voxlite/bin/pip install --no-cache-dir --no-deps --ignore-requires-python \
+          misaki==0.9.4 \
+        && /opt/voxlite/bin/pip install --no-cache-dir addict regex; \
+      fi; \
     fi \
  && /opt/voxlite/bin/pip uninstall --yes --quiet setuptools pip \
  && site=$(/opt/voxlite/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
