@@ -178,3 +178,29 @@ async def test_the_checker_catches_a_leak_after_clear(voice: Voice) -> None:
         leaked.append(replace(e, sequence=audio_so_far) if isinstance(e, AudioEvent) else e)
     with pytest.raises(AssertionError, match="not in"):
         check(leaked, sent)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("end", ["aclose", "cancel"])
+async def test_a_session_ended_at_its_format_still_closes(voice: Voice, end: str) -> None:
+    """Bug: a call that ended while its format was being sent (the client gone, or the reader
+    refusing the stream's first text at that moment) closed the events before their cleanup
+    began: the session stayed in the admission's list and its runner open, one more each
+    time. Found as a leftover session that failed the next test on a shared server."""
+    audio = resolve_audio_settings(Encoding.PCM_S16LE)
+    settings = StreamSettings(voice, voice.params(VoiceRequest()), audio, True)
+    scheduler = Scheduler(1)
+    try:
+        session = Session(settings, scheduler)
+        closed: list[str] = []
+        session.closers.append(lambda: closed.append("closed"))
+        events = session.events()
+        assert isinstance(await events.__anext__(), FormatEvent)
+        if end == "aclose":  # what contextlib.aclosing does as the handler ends
+            await events.aclose()
+        else:
+            with pytest.raises(asyncio.CancelledError):
+                await events.athrow(asyncio.CancelledError())
+        assert closed == ["closed"]
+    finally:
+        scheduler.shutdown()

@@ -398,10 +398,13 @@ class Session:
             native_rate=voice.info.native_rate,
             gain=voice.gain,
         )
-        yield out.format()
-        producer = self._producer = asyncio.ensure_future(self._produce())
+        producer: asyncio.Future[None] | None = None
         said = False  # any audio from the voice (the encoder may hold a short one until the end)
+        # The format's yield is inside: a call that ends while it is being sent (the client
+        # gone, the first text refused) must still run the closers below.
         try:
+            yield out.format()
+            producer = self._producer = asyncio.ensure_future(self._produce())
             while True:
                 item = await self._out.take(producer, lambda: self._error is not None)
                 if item is None:
@@ -430,7 +433,8 @@ class Session:
                     yield self._summary(out)
                     return
         finally:
-            producer.cancel()
+            if producer is not None:
+                producer.cancel()
             if self._quiet_check is not None:
                 self._quiet_check.cancel()
             for close in self.closers:
