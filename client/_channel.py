@@ -7,6 +7,7 @@ import json
 import socket
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
+from urllib.parse import urlsplit
 
 import grpc
 
@@ -37,22 +38,20 @@ def url_target(target: Target) -> tuple[Target, bool | None]:
     found: dict[bool, str] = {}
     plain = []
     for part in (p.strip() for p in parts):
-        scheme, sep, rest = part.partition("://")
-        if not sep or scheme.lower() not in _SCHEMES:  # host:port, dns:///, unix://...
+        url = urlsplit(part)
+        scheme = url.scheme.lower()
+        if scheme not in _SCHEMES or not url.netloc:  # host:port, dns:///, unix://...
             plain.append(part)
             continue
-        address, _, path = rest.partition("/")
-        if path:
+        if url.path.strip("/") or url.query:
             raise ValueError(
-                f"{part!r} has a path (/{path}): a gRPC server is reached at host:port alone "
-                "(a server's gRPC port, not its HTTP API's URL)"
+                f"{part!r} has a path ({url.path}): a gRPC server is reached at host:port "
+                "alone (a server's gRPC port, not its HTTP API's URL)"
             )
-        if address.endswith("]") or ":" not in address:  # no port
-            if scheme.lower() not in _SCHEME_PORTS:
-                raise ValueError(f"{part!r} names no port: give {scheme}://host:port")
-            address = f"{address}:{_SCHEME_PORTS[scheme.lower()]}"
-        found[_SCHEMES[scheme.lower()]] = part
-        plain.append(address)
+        if url.port is None and scheme not in _SCHEME_PORTS:
+            raise ValueError(f"{part!r} names no port: give {scheme}://host:port")
+        found[_SCHEMES[scheme]] = part
+        plain.append(url.netloc if url.port else f"{url.netloc}:{_SCHEME_PORTS[scheme]}")
     if len(found) > 1:
         raise ValueError(
             f"{found[False]!r} asks for plaintext and {found[True]!r} for TLS: one server, one way"

@@ -186,7 +186,7 @@ async def test_a_session_ended_at_its_format_still_closes(voice: Voice, end: str
     """Bug: a call that ended while its format was being sent (the client gone, or the reader
     refusing the stream's first text at that moment) closed the events before their cleanup
     began: the session stayed in the admission's list and its runner open, one more each
-    time. Found as a leftover session that failed the next test on a shared server."""
+    time."""
     audio = resolve_audio_settings(Encoding.PCM_S16LE)
     settings = StreamSettings(voice, voice.params(VoiceRequest()), audio, True)
     scheduler = Scheduler(1)
