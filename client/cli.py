@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from ._channel import url_target
 from ._errors import DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary
 from ._files import FORMATS, AudioFileWriter, format_for_path
@@ -200,6 +201,9 @@ voxlite's --http-port."""
 _NO_HANDSHAKE = ("socket closed", "handshake", "ssl")
 """gRPC's words for a server that answered and then closed the connection: TLS on one side
 only, or a client certificate missing or refused."""
+_PLAINTEXT_REPLY = "wrong_version_number"
+"""BoringSSL's words for a TLS handshake answered by a server that speaks none: this command
+asked for TLS (--tls, --ca, https://) and the server is plaintext."""
 
 
 _CUT = ("socket closed", "stream removed", "connection reset", "broken pipe", "end of tcp stream")
@@ -227,6 +231,16 @@ def _describe(exc: VoxliteError, args: argparse.Namespace, *, answered: bool = F
             return (
                 f"{server} closed the connection part way through the call: the server "
                 f"stopped or the network failed (gRPC: {details})"
+            )
+        if _PLAINTEXT_REPLY in details.lower():
+            fix = (
+                "write http://host:port, or host:port, for a server without TLS"
+                if url_target(server)[1]
+                else "leave out --tls and --ca for a server without TLS"
+            )
+            return (
+                f"{server} does not speak TLS (it answered the handshake in plaintext): {fix} "
+                f"(gRPC: {details})"
             )
         if any(words in details.lower() for words in _NO_HANDSHAKE):
             return (

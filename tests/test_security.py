@@ -410,6 +410,18 @@ def test_cli_says_which_tls_option_is_wrong(
     assert f"--ca: {not_pem} is not a PEM file" in line
 
 
+def test_cli_says_when_it_asked_a_plaintext_server_for_tls(server: ServerThread) -> None:
+    """Bug: --tls or an https:// address to a server without TLS said "TLS is on one side only,
+    or the server asks for a client certificate; give --tls (or --ca)", which the command had
+    given: it now says the server speaks no TLS and which part of the command asked for it."""
+    https = voxlite("health", "--server", f"https://{server.address}")
+    line = assert_one_error_line(https)
+    assert "does not speak TLS" in line
+    assert "write http://host:port, or host:port, for a server without TLS" in line
+    flagged = voxlite("health", "--server", server.address, "--tls")
+    assert "leave out --tls and --ca for a server without TLS" in assert_one_error_line(flagged)
+
+
 def test_cli_says_when_the_certificate_names_another_host(
     cache_dir: Path, pki: Pki, tmp_path: Path
 ) -> None:
