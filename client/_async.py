@@ -29,11 +29,17 @@ from ._errors import (
     delivered_status,
     ended_after_summary,
     from_rpc_error,
+    grpc_aio_own,
 )
 from ._events import HealthStatus, StreamEvent, Summary, SynthesisEvent
 from ._files import AudioFileWriter
 from ._options import FileOptions, SynthesisOptions, check
 from ._voices import VoiceList
+
+SENT_STATUS_WAIT = 5.0
+"""Seconds a failed stream's read waits for the server's status to replace grpc.aio's own
+(AsyncStreamSession._sent_status): it arrives within milliseconds; the bound only keeps a
+status that never comes from holding the caller."""
 
 
 class AsyncStreamSession(BaseStreamSession):
@@ -54,6 +60,20 @@ class AsyncStreamSession(BaseStreamSession):
         """The server's status, kept as the call ends: grpc.aio may replace it afterwards
         (delivered_status), or have put its own first, which the server's then replaces."""
         self._delivered = delivered_status(call)
+
+    async def _sent_status(self) -> tuple[grpc.StatusCode, str] | None:
+        """The status the server sent, where grpc.aio put its own first: a write that fails
+        as the server ends the call sets INTERNAL at once, and the read raises it while the
+        server's status (on its way: it is why the write failed) has yet to replace it."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + SENT_STATUS_WAIT
+        status = delivered_status(self._call)
+        while grpc_aio_own(self._delivered) and grpc_aio_own(status) and status is not None:
+            if loop.time() > give_up:
+                break
+            await asyncio.sleep(0.01)
+            status = delivered_status(self._call)
+        return status
 
     async def _request_stream(
         self, config: tts_pb2.SynthesisConfig
@@ -105,8 +125,7 @@ class AsyncStreamSession(BaseStreamSession):
                 yield event
         except grpc.RpcError as exc:
             if not ended_after_summary(exc, summary):
-                delivered = [self._delivered, delivered_status(self._call)]
-                raise from_rpc_error(exc, *delivered) from exc
+                raise from_rpc_error(exc, self._delivered, await self._sent_status()) from exc
         except asyncio.CancelledError:
             if (error := cancelled_here(self._call)) is not None:
                 raise error from None

@@ -164,6 +164,11 @@ def delivered_status(call: Any) -> tuple[grpc.StatusCode, str] | None:
         return None
 
 
+def grpc_aio_own(status: tuple[grpc.StatusCode, str] | None) -> bool:
+    """Whether `status` is grpc.aio's stand-in for the server's (grpc/grpc#36066), or none."""
+    return status is None or status == (grpc.StatusCode.INTERNAL, _CORE_INTERNAL)
+
+
 def from_rpc_error(
     error: grpc.RpcError, *delivered: tuple[grpc.StatusCode, str] | None
 ) -> VoxliteError:

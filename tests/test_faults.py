@@ -20,6 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
+from voxlite.client import AsyncClient, DeadlineExceeded, FlushDone
 from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
@@ -181,6 +182,32 @@ def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) ->
     assert "send text, or half-close the stream" in info.value.details()  # it sent none
     assert "--idle-timeout-seconds" in info.value.details()
     wait_until(lambda: idle(idle_server))
+
+
+@pytest.mark.asyncio
+async def test_an_async_stream_keeps_the_servers_status_that_comes_after_grpc_aios_own(
+    idle_server: ServerThread,
+) -> None:
+    """Bug: a write that failed before the server's status had reached the client made
+    grpc.aio set its own INTERNAL "Internal error from Core" (grpc/grpc#36066), and the read
+    raised it at once, before the server's status replaced it: a refused text read as a plain
+    VoxliteError (once in CI, under load). The race is driven here: grpc.aio's status is set
+    as its failing write sets it, and the server's (the idle timeout's) comes a second later."""
+    async with (
+        AsyncClient(idle_server.address) as aclient,
+        aclient.stream(voice="en_US-joe-medium") as session,
+    ):
+        await session.send("Hello.")
+        flushed = await session.flush()
+        events = session.__aiter__()
+        async for event in events:
+            if isinstance(event, FlushDone) and event.id == flushed:
+                break
+        session._call._cython_call.set_internal_error("send failed")  # as grpc.aio's _write
+        with pytest.raises(DeadlineExceeded) as info:
+            [event async for event in events]
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert "idle for 1 s" in info.value.details
 
 
 def test_a_server_slower_than_the_idle_timeout_does_not_close_a_stream(
