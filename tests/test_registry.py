@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -72,6 +73,37 @@ def test_registry_loads_folder_voices_and_reports_broken_ones(
     with pytest.raises(VoiceNotFound, match="choose one of en_GB-copy-medium, en_US-joe-medium"):
         registry.get("nope")
     assert registry.get("").info.name == EMBEDDED_VOICE
+
+
+def test_a_config_that_is_another_voices_is_refused_at_load(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """Bug: a model beside another voice's config (renamed, or copied over) loaded: phoneme
+    ids past its table failed the load in onnxruntime's words ("indices element out of data
+    bounds"), and four speakers on a model with one were listed and ignored, every speaker
+    speaking in the model's one voice."""
+    model, config = embedded_voice_files()
+    wrong_ids = json.loads(config.read_text())
+    wrong_ids["phoneme_id_map"]["a"] = [300]
+    four = json.loads(config.read_text())
+    four.update(num_speakers=4, speaker_id_map={"amy": 0, "ben": 1, "cat": 2, "dan": 3})
+    for name, changed in (("en_US-ids-medium", wrong_ids), ("en_US-four-medium", four)):
+        (tmp_path / f"{name}.onnx").symlink_to(model)
+        (tmp_path / f"{name}.onnx.json").write_text(json.dumps(changed))
+    registry = registry_of(tmp_path, cache_dir)
+    registry.load()
+    registry.load_rest()
+    assert [v.info.name for v in registry.voices()] == [EMBEDDED_VOICE]
+    reasons = {Path(f.path).name: f.reason for f in registry.failures}
+    another = "this config is another voice's: use the .onnx.json that came with the model"
+    ids = reasons["en_US-ids-medium.onnx.json"]
+    assert ids.startswith("phoneme_id_map has ids up to 300, but en_US-ids-medium.onnx knows ")
+    assert "ids 0 to 255" in ids
+    assert another in ids
+    speakers = reasons["en_US-four-medium.onnx.json"]
+    assert speakers.startswith("num_speakers is 4 (speaker ids up to 3), but en_US-four-medium")
+    assert "has 1 speaker(s)" in speakers
+    assert another in speakers
 
 
 def test_registry_without_its_default_voice_refuses_to_start(

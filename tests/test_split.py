@@ -70,6 +70,7 @@ def test_a_damaged_cache_entry_is_split_again_with_a_warning(
 def test_split_finds_the_flow_and_the_vocoder() -> None:
     model, _ = embedded_voice_files()
     split = split_graph(model.read_bytes(), model)
+    assert (split.phoneme_ids, split.speakers) == (256, 1)  # the tables its inputs index
     # The vocoder is cut in two after its first upsampling layer (8 head samples per frame):
     # the head holds conv_pre, the tail conv_post, and the tail reads only the head's output.
     assert split.vocoder == b""
@@ -213,6 +214,8 @@ def test_split_feeds_the_speaker_embedding_to_the_vocoder() -> None:
     model = _tiny_multispeaker_vits()
     split = split_graph(model.SerializeToString(), Path("toy.onnx"))
     assert split.vocoder_extra_inputs == ("g",)
+    assert split.speakers == 3  # the speaker embedding's rows
+    assert split.phoneme_ids == 0  # no text embedding in the toy: nothing to check ids against
     feed = {
         "input": np.array([[3, 1, 4, 1, 5]], dtype=np.int64),
         "input_lengths": np.array([5], dtype=np.int64),

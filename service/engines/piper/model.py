@@ -77,6 +77,28 @@ class PiperParams:
     speaker_id: int | None = None
 
 
+def _check_fits(info: VoiceInfo, config: Any, split: SplitGraph) -> None:
+    """ModelError where the config is another voice's (renamed, or copied beside this model):
+    phoneme ids past the model's table fail every request in onnxruntime's words, and a model
+    with one speaker would ignore the speaker each request names."""
+    where, model = info.files[-1], info.files[0].name
+    fix = "this config is another voice's: use the .onnx.json that came with the model"
+    highest = max((i for ids in config.phoneme_id_map.values() for i in ids), default=0)
+    if split.phoneme_ids and highest >= split.phoneme_ids:
+        raise ModelError(
+            where,
+            f"phoneme_id_map has ids up to {highest}, but {model} knows ids 0 to "
+            f"{split.phoneme_ids - 1}: {fix}",
+        )
+    speaker_ids = [config.num_speakers - 1, *config.speaker_id_map.values()]
+    if (config.num_speakers > 1) != (split.speakers > 1) or max(speaker_ids) >= split.speakers:
+        raise ModelError(
+            where,
+            f"num_speakers is {config.num_speakers} (speaker ids up to {max(speaker_ids)}), but "
+            f"{model} has {split.speakers} speaker(s): {fix}",
+        )
+
+
 class PiperModel:
     """A Piper graph loaded for streaming. Thread-safe: espeak-ng runs under the process's one
     espeak lock (it keeps global state), the sessions run concurrently."""
@@ -96,6 +118,7 @@ class PiperModel:
             self._config = PiperConfig.from_dict(config)
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelError(info.files[-1], f"not a Piper voice config ({exc!r})") from exc
+        _check_fits(info, self._config, split)
         # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
         self._phonemizer = PiperVoice(session=None, config=self._config)
         self._written_out = _written_out(self._config.espeak_voice)

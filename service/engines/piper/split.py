@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # node names differ between exports; initializer names come from the PyTorch module tree and do not.
 VOCODER_FIRST_WEIGHT = "dec.conv_pre.weight"
 # Bump when the split's output or the cache entry's form changes: stale entries are not reused.
-SPLIT_VERSION = 6
+SPLIT_VERSION = 7
 _NOISE_OPS = ("RandomNormalLike", "RandomNormal")
 
 
@@ -71,6 +71,11 @@ class SplitGraph:
     flow_cuts: tuple[str, ...] = ()
     """The tensor each flow stage after the first reads from the one before it (besides the
     flow's inputs, such as the mask)."""
+    phoneme_ids: int = 0
+    """Rows of the text encoder's embedding: phoneme ids run from 0 to this less one (0: the
+    embedding was not found)."""
+    speakers: int = 1
+    """Rows of the speaker embedding (1: the graph takes no speaker id)."""
 
     def names_only(self) -> SplitGraph:
         """This split without the parts' bytes (an empty flow stays a flow): what a voice
@@ -136,6 +141,14 @@ class _PiperGraph:
         self.producer = {out: node for node in self.graph.node for out in node.output}
         self.weights = {init.name for init in self.graph.initializer}
         self.outputs = [o.name for o in self.graph.output]
+
+    def rows(self, graph_input: str) -> int:
+        """Rows of the table that a graph input indexes (an embedding's Gather), 0 if none."""
+        dims = {init.name: list(init.dims) for init in self.graph.initializer}
+        for node in self.graph.node:
+            if node.op_type == "Gather" and node.input[1:2] == [graph_input]:
+                return int(dims.get(node.input[0], [0])[0])
+        return 0
 
     def _latent(self) -> str:
         conv_pre = [n for n in self.graph.node if VOCODER_FIRST_WEIGHT in n.input]
@@ -331,6 +344,8 @@ class _PiperGraph:
             durations=self.durations,
             flow_inputs=tuple(parts.flow_inputs),
             vocoder_extra_inputs=tuple(n for n in parts.vocoder_inputs if n != self.latent),
+            phoneme_ids=self.rows("input"),
+            speakers=max(1, self.rows("sid")) if "sid" in self.inputs else 1,
             **({} if vocoder_cut is None else self._vocoder_fields(vocoder_cut, parts, as_2d)),
             **({} if flow_cut is None else self._flow_fields(flow_cut, parts)),
         )

@@ -64,6 +64,8 @@ class SplitCache:
                     for i in range(len(meta["flow_cuts"]) + 1 if meta["flow_cuts"] else 0)
                 ),
                 flow_cuts=tuple(meta["flow_cuts"]),
+                phoneme_ids=int(meta["phoneme_ids"]),
+                speakers=int(meta["speakers"]),
             )
         except (KeyError, TypeError) as exc:
             _LOG.warning("split cache entry %s does not describe a split (%r)", key, exc)
@@ -87,5 +89,7 @@ class SplitCache:
             "vocoder_stride": split.vocoder_stride,
             "vocoder_cut": split.vocoder_cut,
             "flow_cuts": list(split.flow_cuts),
+            "phoneme_ids": split.phoneme_ids,
+            "speakers": split.speakers,
         }
         self._entries.write(key, meta, parts)
