@@ -23,8 +23,9 @@ from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
 
 from . import _common
-from ._servers import free_port, spawn, voxlite_argv, wait_serving
+from ._servers import free_port, spawn, voxlite_argv, wait_all_voices, wait_serving
 from .corpus import REPLIES
+from .kokoro_corpus import REPLIES_BY_LANGUAGE
 from .ttfa import token_pieces
 
 EXPECTED = {"OK", "CANCELLED", "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED"}
@@ -34,6 +35,16 @@ RESOURCE_EXHAUSTED); anything else is a failure."""
 BACKOFF = (0.5, 1.5)
 """Seconds a refused caller waits before its next call, as a client with retry backoff would."""
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_SENTENCE_END_CJK = re.compile("[\u3002\uff01\uff1f]")
+"""The full stop, exclamation and question marks of Mandarin and Japanese."""
+_CASE = {"zh": "\uff0c编号", "ja": "、番号"}
+"""What goes before a case number in a Mandarin or Japanese reply (a comma, "number")."""
+_STOPPING = {
+    "en": "Okay, stopping there.",
+    "zh": "好的\uff0c我先说到这里。",
+    "ja": "はい、ここまでにします。",
+}
+"""A short reply after a barge-in: "Okay, stopping there." in each language."""
 ENCODINGS = [pb.AUDIO_ENCODING_OGG_OPUS, pb.AUDIO_ENCODING_PCM_S16LE, pb.AUDIO_ENCODING_MULAW]
 GROWTH_MB = 25.0
 """Resident memory less the phrase cache's audio may vary this much (allocator noise) between
@@ -93,34 +104,57 @@ def proc_sample(pid: int, start: float, metrics: str = "", calls: int = 0) -> Sa
     return Sample(time.monotonic() - start, rss_kb / 1024, fds, threads, cache, calls)
 
 
+def reply(rng: random.Random, language: str) -> str:
+    """An agent's reply in `language`, most of them new (the phrase cache would serve repeats):
+    a case number added to each sentence."""
+    if language == "en":
+        text = rng.choice(REPLIES)
+        if rng.random() < 0.7:
+            text = _SENTENCE_END.sub(lambda m: f", case {rng.randrange(10**6)}{m.group()}", text)
+        return text
+    text = rng.choice(REPLIES_BY_LANGUAGE[language])
+    if rng.random() < 0.7:
+        text = _SENTENCE_END_CJK.sub(
+            lambda m: f"{_CASE[language]}{rng.randrange(10**4)}{m.group()}", text
+        )
+    return text
+
+
 def caller(
-    stub: tts_pb2_grpc.TextToSpeechServiceStub, seed: int, stop: threading.Event, tally: Tally
+    stub: tts_pb2_grpc.TextToSpeechServiceStub,
+    seed: int,
+    stop: threading.Event,
+    tally: Tally,
+    languages: Sequence[str] = ("en",),
 ) -> None:
-    """One simulated caller: mostly LLM-style streams, some barge-ins, hang-ups and mistakes."""
+    """One simulated caller: mostly LLM-style streams, some barge-ins, hang-ups and mistakes,
+    each call in one of `languages`."""
     rng = random.Random(seed)
     while not stop.is_set():
-        text = rng.choice(REPLIES)
-        if rng.random() < 0.7:  # mostly new sentences (the phrase cache would serve repeats)
-            text = _SENTENCE_END.sub(lambda m: f", case {rng.randrange(10**6)}{m.group()}", text)
+        language = rng.choice(languages)
+        text = reply(rng, language)
+        speaks = pb.SynthesisConfig(language=language)
         roll = rng.random()
         if roll < 0.55:
-            kind = "stream"
-            requests = [pb.StreamingSynthesizeRequest(config=pb.SynthesisConfig())]
+            kind = f"stream {language}"
+            requests = [pb.StreamingSynthesizeRequest(config=speaks)]
             requests += [pb.StreamingSynthesizeRequest(text=p) for p in token_pieces(text)]
             if rng.random() < 0.3:  # barge in, then a short new reply
                 requests.append(pb.StreamingSynthesizeRequest(clear=pb.Clear(id=1)))
-                requests.append(pb.StreamingSynthesizeRequest(text="Okay, stopping there."))
+                requests.append(pb.StreamingSynthesizeRequest(text=_STOPPING[language]))
             calls: Callable[[], Iterator[Any]] = functools.partial(
                 stub.StreamingSynthesize, iter(requests), timeout=60
             )
         elif roll < 0.85:
-            kind = "synthesize"
-            config = pb.SynthesisConfig(audio=pb.AudioConfig(encoding=rng.choice(ENCODINGS)))
+            kind = f"synthesize {language}"
+            config = pb.SynthesisConfig(
+                language=language, audio=pb.AudioConfig(encoding=rng.choice(ENCODINGS))
+            )
             request = pb.SynthesizeRequest(text=text, config=config)
             calls = functools.partial(stub.Synthesize, request, timeout=60)
         elif roll < 0.95:
-            kind = "hang-up"
-            request = pb.SynthesizeRequest(text=text)
+            kind = f"hang-up {language}"
+            request = pb.SynthesizeRequest(text=text, config=speaks)
             responses = stub.Synthesize(request, timeout=60)
             try:
                 next(responses)
@@ -180,7 +214,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--warmup", type=float, help="seconds before memory is judged (default: a fifth)"
     )
     p.add_argument("--check", action="store_true", help="exit 1 on an unexpected error or growth")
+    p.add_argument(
+        "--languages",
+        default="en",
+        help="languages the callers speak, each call one at random (default en: English "
+        "alone, the Piper voice; en,zh,ja loads Kokoro too)",
+    )
     args = p.parse_args(argv)
+    languages = [x.strip() for x in args.languages.split(",") if x.strip()]
+    if not languages or any(x not in _STOPPING for x in languages):
+        p.error(f"--languages: a comma-separated list of {', '.join(_STOPPING)}")
     seconds = args.seconds or (30.0 if args.quick else 300.0)
     callers = args.callers or (4 if args.quick else 12)
     warmup = args.warmup if args.warmup is not None else seconds / 5
@@ -191,20 +234,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         (workdir / "voices").mkdir()
         port, metrics_port = free_port(), free_port()
         argv = voxlite_argv(
-            port, workdir / "voices", "--max-streams", "64", "--metrics-port", str(metrics_port)
+            port,
+            workdir / "voices",
+            *("--max-streams", "64", "--metrics-port", str(metrics_port)),
+            engines="piper" if languages == ["en"] else "piper,kokoro",
         )
         server = spawn("voxlite-server", argv, workdir)
         metrics = f"http://127.0.0.1:{metrics_port}/metrics"
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 wait_serving(server, channel)
+                wait_all_voices(channel)
                 stub = tts_pb2_grpc.TextToSpeechServiceStub(channel)
                 tally = Tally()
                 start = time.monotonic()
                 samples = [proc_sample(server.proc.pid, start, metrics)]
                 stop = threading.Event()
-                threads = [threading.Thread(target=caller, args=(stub, i, stop, tally), daemon=True)
-                           for i in range(callers)]  # fmt: skip
+                threads = [
+                    threading.Thread(
+                        target=caller, args=(stub, i, stop, tally, languages), daemon=True
+                    )
+                    for i in range(callers)
+                ]
                 for t in threads:
                     t.start()
                 while not stop.is_set():
