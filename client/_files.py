@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from ..service.audio.mp3 import Mp3Encoder
 from ..service.audio.ogg import FLAG_EOS, ogg_crc32
 from ._events import AudioChunk, AudioFormat, Encoding, StreamEvent
 from ._writer import FileWriter
@@ -18,8 +19,10 @@ FORMATS: dict[str, Encoding] = {
     "raw": Encoding.PCM_S16LE,
     "ulaw": Encoding.MULAW,
     "alaw": Encoding.ALAW,
+    "mp3": Encoding.PCM_S16LE,
 }
-"""File formats by name (= extension) and the encoding each asks of the server."""
+"""File formats by name (= extension) and the encoding each asks of the server (mp3: PCM,
+encoded here, as no gRPC encoding is MP3)."""
 
 _UNKNOWN_SIZE = 0xFFFFFFFF  # RIFF size of a stream whose length is not known (pipes, stdout)
 _OGG_FLAGS_AT, _OGG_CRC_AT, _OGG_SEGMENTS_AT = 5, 22, 26  # offsets in an Ogg page header
@@ -42,7 +45,8 @@ class AudioFileWriter(FileWriter[bytes]):
     Formats: "opus"/"ogg" (Ogg Opus: the chunks are whole Ogg pages, appended as they come),
     "wav" (16-bit PCM with a RIFF header; the sizes are patched at close, or set to 0xFFFFFFFF
     when the output cannot seek, such as a pipe), "raw" (16-bit little-endian PCM), "ulaw" and
-    "alaw" (G.711, 8000 Hz, no header). A call that fails part-way still leaves a valid file
+    "alaw" (G.711, 8000 Hz, no header), "mp3" (MPEG Layer III at 64 kbit/s, encoded here from
+    the server's PCM as it arrives). A call that fails part-way still leaves a valid file
     at close where the file can seek: the WAV sizes count the audio written, and the last Ogg
     page written gets the end-of-stream flag the server had not sent yet (after close,
     `complete` is False only for an Ogg stream cut short on a pipe). Ask the server for
@@ -67,6 +71,8 @@ class AudioFileWriter(FileWriter[bytes]):
         self._held: list[bytes] = []
         self._wav: tuple[int, int] | None = None
         """A WAV file's rate and channels, for its header at the first audio."""
+        self._mp3: Mp3Encoder | None = None
+        """An MP3 file's encoder, made at the format (its rate)."""
         self._header_at: int | None = None
         # The last Ogg page written and where it starts, to mark it the last at close.
         self._last_page: bytes | None = None
@@ -81,6 +87,8 @@ class AudioFileWriter(FileWriter[bytes]):
                 )
             if self.format == "wav":
                 self._wav = (event.sample_rate_hz, event.channels)
+            if self.format == "mp3":
+                self._mp3 = Mp3Encoder(event.sample_rate_hz)
         elif isinstance(event, AudioChunk):
             if not self.opened and not event.duration_ms:
                 self._held.append(event.audio)  # Ogg's header pages: no file until audio
@@ -91,6 +99,8 @@ class AudioFileWriter(FileWriter[bytes]):
             for audio in [*self._held, event.audio]:
                 if self.encoding is Encoding.OGG_OPUS:
                     self._note_last_page(audio)
+                if self._mp3 is not None:
+                    audio = self._mp3.encode(audio)
                 self._file.write(audio)
                 self._data_bytes += len(audio)
             self._held = []
@@ -147,7 +157,10 @@ class AudioFileWriter(FileWriter[bytes]):
         self._last_page = bytes(page)
 
     def _finish(self) -> None:
-        """Patch the WAV sizes, or end the Ogg stream, when the file can seek."""
+        """Patch the WAV sizes, or end the Ogg stream, when the file can seek; write the MP3
+        encoder's last frames."""
+        if self._mp3 is not None:
+            self._file.write(self._mp3.finish())
         self._end_ogg_stream()
         if self._header_at is not None:
             end = self._file.tell()

@@ -85,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     speak.add_argument("text", metavar="TEXT", help="the text, or - to read lines from stdin")
     speak.add_argument(
-        "-o", "--output", metavar="FILE", help="audio file (.opus .ogg .wav .raw .ulaw .alaw), - "
-        "for standard output (Ogg Opus unless --format)"
+        "-o", "--output", metavar="FILE", help="audio file (.opus .ogg .wav .mp3 .raw .ulaw "
+        ".alaw), - for standard output (Ogg Opus unless --format)"
     )  # fmt: skip
     speak.add_argument("--format", choices=list(FORMATS), help="force the audio file format")
     speak.add_argument("--play", action="store_true", help="play through a local audio player")

@@ -59,7 +59,7 @@ from voxlite.client._plugin import Connection
 from voxlite.client._subtitles import WIDE_CHARS_PER_CUE
 from voxlite.tts.v1 import tts_pb2
 
-from .helpers import QUIET, ServerThread, base_config, wait_until
+from .helpers import QUIET, ServerThread, base_config, ffmpeg_pcm, wait_until
 
 PCM: dict[str, Any] = {"encoding": Encoding.PCM_S16LE, **QUIET}
 TEXT = "Good morning. The meeting starts at nine, in the small room."
@@ -605,6 +605,29 @@ def test_synthesize_to_file_is_readable_by_independent_decoders(
         assert "WARNING" not in info.stdout + info.stderr
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("rate", [24000, 16000])
+async def test_an_mp3_file_holds_the_speech_the_server_sent(
+    client: Client, server: ServerThread, tmp_path: Path, rate: int
+) -> None:
+    """An MP3 file (no gRPC encoding is MP3: the writer encodes the server's PCM), read by
+    ffmpeg: as long as the speech (LAME's own delay and padding at most 0.15 s more) and as
+    loud, at the rate asked for."""
+    pcm = np.frombuffer(audio_of(list(client.synthesize(TEXT, sample_rate_hz=rate, **PCM))), "<i2")
+    reference = pcm.astype(np.float32) / 32768
+    summary = client.synthesize_to_file(TEXT, tmp_path / "a.mp3", sample_rate_hz=rate, **QUIET)
+    data = (tmp_path / "a.mp3").read_bytes()
+    mp3 = ffmpeg_pcm(data, rate)
+    seconds = summary.audio_duration_ms / 1000
+    assert seconds <= mp3.size / rate < seconds + 0.15
+    assert np.sqrt(np.mean(mp3**2)) == pytest.approx(np.sqrt(np.mean(reference**2)), rel=0.2)
+    assert soundfile.info(str(tmp_path / "a.mp3")).samplerate == rate
+    pipe = Unseekable()  # an asyncio call, into a pipe: the same bytes
+    async with AsyncClient(server.address) as aclient:
+        await aclient.synthesize_to_file(TEXT, pipe, format="mp3", sample_rate_hz=rate, **QUIET)
+    assert pipe.getvalue() == data
+
+
 @pytest.mark.parametrize(
     ("name", "rate", "bytes_per_sample"),
     [("a.raw", 16000, 2), ("a.ulaw", 8000, 1), ("a.alaw", 8000, 1)],
@@ -708,8 +731,12 @@ def test_file_format_comes_from_the_extension(tmp_path: Path) -> None:
     for name, encoding in expected.items():
         with AudioFileWriter(tmp_path / name) as writer:
             assert writer.encoding == encoding
-    with pytest.raises(ValueError, match=r"use one of \.opus, \.ogg, \.wav"):
-        AudioFileWriter(tmp_path / "a.mp3")
+    expected |= {"g.mp3": "pcm_s16le"}  # encoded to MP3 here
+    for name, encoding in expected.items():
+        with AudioFileWriter(tmp_path / name) as writer:
+            assert writer.encoding == encoding
+    with pytest.raises(ValueError, match=r"use one of \.opus, \.ogg, \.wav.*\.mp3"):
+        AudioFileWriter(tmp_path / "a.flac")
     with pytest.raises(ValueError, match="give the format"):
         AudioFileWriter(io.BytesIO())
 

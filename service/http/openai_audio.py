@@ -7,16 +7,11 @@ import json
 import struct
 from dataclasses import dataclass
 
-import lameenc
-
+from ..audio.mp3 import Mp3Encoder
 from ..audio.settings import AudioSettings, Encoding, resolve_audio_settings
 
 RATE = 24000
 """Every format's sample rate: OpenAI defines `pcm` as 24 kHz, and Kokoro speaks at it."""
-MP3_KBPS = 64
-MP3_QUALITY = 5
-"""LAME's effort (2 best, 7 fastest): every stream's mp3 is encoded on the event loop, beside
-the model on the same cores, and 5 is LAME's own standard for speech at this bitrate."""
 STREAMING_SIZE = 0xFFFFFFFF
 """The RIFF and data sizes of a WAV whose length is unknown when its header leaves (what
 OpenAI's streamed WAV carries; decoders read to the end of the stream)."""
@@ -34,20 +29,16 @@ class BodyEncoder:
 
 
 class Mp3Body(BodyEncoder):
-    """MPEG-2 Layer III at 24 kHz mono through LAME: each chunk's whole frames at once."""
+    """MPEG-2 Layer III at 24 kHz mono: each chunk's whole frames at once."""
 
     def __init__(self) -> None:
-        self._lame = lameenc.Encoder()
-        self._lame.set_bit_rate(MP3_KBPS)
-        self._lame.set_in_sample_rate(RATE)
-        self._lame.set_channels(1)
-        self._lame.set_quality(MP3_QUALITY)
+        self._mp3 = Mp3Encoder(RATE)
 
     def encode(self, data: bytes) -> bytes:
-        return bytes(self._lame.encode(data)) if data else b""
+        return self._mp3.encode(data)
 
     def finish(self) -> bytes:
-        return bytes(self._lame.flush())
+        return self._mp3.finish()
 
 
 class WavBody(BodyEncoder):
