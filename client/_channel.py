@@ -60,6 +60,23 @@ def url_target(target: Target) -> tuple[Target, bool | None]:
     return (",".join(plain) if isinstance(target, str) else plain), tls
 
 
+_SCHEMED = ("unix:", "unix-abstract:", "vsock:", "ipv4:", "ipv6:")
+"""gRPC targets whose address is not host:port."""
+
+
+def names_no_port(target: Target) -> bool:
+    """Whether a target of one address leaves its port out ("tts", "dns:///tts", "::1"): gRPC
+    then dials 443, HTTPS's port, where a voxlite server seldom listens."""
+    address, _ = url_target(target)  # "http://tts" is "tts:80" here
+    if not isinstance(address, str) or "," in address or address.startswith(_SCHEMED):
+        return False
+    if address.startswith("dns:"):
+        address = address.rpartition("/")[2]
+    if address.startswith("["):
+        return "]:" not in address
+    return address.count(":") != 1
+
+
 def target_tls(target: Target, tls: bool, *, tls_given: bool) -> tuple[Target, bool]:
     """`target` without URL schemes, and `tls` as its scheme says: https:// turns TLS on; an
     http:// target with TLS asked for (`tls`, or `tls_given`: credentials or certificates) is

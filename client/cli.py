@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from ._channel import url_target
+from ._channel import names_no_port, url_target
 from ._errors import DeadlineExceeded, Unavailable, VoxliteError
 from ._events import AudioChunk, FlushDone, HealthStatus, StreamEvent, Summary
 from ._files import FORMATS, AudioFileWriter, format_for_path
@@ -254,6 +254,12 @@ def _describe(exc: VoxliteError, args: argparse.Namespace, *, answered: bool = F
                 f"{server} answers, but not in gRPC: a web server is there (voxlite-server's "
                 "--http-port serves OpenAI's HTTP API); give the server's gRPC port (its --port, "
                 f"50051 by default) (gRPC: {details})"
+            )
+        if any(words in details.lower() for words in _NOT_LISTENING) and names_no_port(server):
+            return (
+                f"{server} names no port, so gRPC tried 443, where nothing answers: add the "
+                f"server's port, 50051 unless its --port says otherwise ({server}:50051) "
+                f"(gRPC: {details})"
             )
         if any(words in details.lower() for words in _NOT_LISTENING):
             return (

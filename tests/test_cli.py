@@ -26,6 +26,7 @@ import pytest
 import soundfile
 from grpc_health.v1 import health_pb2
 from voxlite.client import Voice, VoiceList, VoiceLoadFailure
+from voxlite.client._channel import names_no_port
 from voxlite.client.cli import _pieces, render_voices
 
 from .helpers import (
@@ -665,6 +666,22 @@ def test_server_down_is_one_line(refused_address: str, tmp_path: Path) -> None:
         assert f"voxlite: error: {refused_address} is unavailable: nothing answers there" in line
         assert "start voxlite-server (scripts/serve in a checkout)" in line
     assert not (tmp_path / "a.opus").exists()
+
+
+def test_a_server_without_a_port_is_told_to_name_one(tmp_path: Path) -> None:
+    """Bug: --server localhost (the port left out) said "nothing answers there; start
+    voxlite-server" while a server was up on 50051: gRPC had dialled 443."""
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 443)) == 0:
+            pytest.skip("something listens on 127.0.0.1:443 here")
+    result = voxlite("health", "--server", "127.0.0.1")
+    line = assert_one_error_line(result)
+    assert "127.0.0.1 names no port, so gRPC tried 443, where nothing answers" in line
+    assert "(127.0.0.1:50051)" in line
+    assert [names_no_port(t) for t in ("tts", "dns:///tts", "::1", "[::1]")] == [True] * 4
+    named = ("tts:50051", "[::1]:50051", "dns:///tts:50051", "http://tts", "unix:/run/v.sock")
+    assert not any(names_no_port(t) for t in named)
+    assert not names_no_port("a:50051,b:50051")
 
 
 def test_a_server_written_as_a_url_is_taken_and_a_path_is_named(server: ServerThread) -> None:
