@@ -132,11 +132,12 @@ def caller(
     rng = random.Random(seed)
     while not stop.is_set():
         language = rng.choice(languages)
+        tag = f" {language}" if len(languages) > 1 else ""  # each language's calls apart
         text = reply(rng, language)
         speaks = pb.SynthesisConfig(language=language)
         roll = rng.random()
         if roll < 0.55:
-            kind = f"stream {language}"
+            kind = f"stream{tag}"
             requests = [pb.StreamingSynthesizeRequest(config=speaks)]
             requests += [pb.StreamingSynthesizeRequest(text=p) for p in token_pieces(text)]
             if rng.random() < 0.3:  # barge in, then a short new reply
@@ -146,14 +147,14 @@ def caller(
                 stub.StreamingSynthesize, iter(requests), timeout=60
             )
         elif roll < 0.85:
-            kind = f"synthesize {language}"
+            kind = f"synthesize{tag}"
             config = pb.SynthesisConfig(
                 language=language, audio=pb.AudioConfig(encoding=rng.choice(ENCODINGS))
             )
             request = pb.SynthesizeRequest(text=text, config=config)
             calls = functools.partial(stub.Synthesize, request, timeout=60)
         elif roll < 0.95:
-            kind = f"hang-up {language}"
+            kind = f"hang-up{tag}"
             request = pb.SynthesizeRequest(text=text, config=speaks)
             responses = stub.Synthesize(request, timeout=60)
             try:
