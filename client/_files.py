@@ -73,6 +73,8 @@ class AudioFileWriter(FileWriter[bytes]):
         """A WAV file's rate and channels, for its header at the first audio."""
         self._mp3: Mp3Encoder | None = None
         """An MP3 file's encoder, made at the format (its rate)."""
+        self._formatted = False
+        """Whether the call's AudioFormat came."""
         self._header_at: int | None = None
         # The last Ogg page written and where it starts, to mark it the last at close.
         self._last_page: bytes | None = None
@@ -80,6 +82,7 @@ class AudioFileWriter(FileWriter[bytes]):
 
     def write(self, event: StreamEvent) -> None:
         if isinstance(event, AudioFormat):
+            self._formatted = True
             if event.encoding != self.encoding:
                 raise ValueError(
                     f"a {self.format} file needs {self.encoding} audio, the server sends "
@@ -90,6 +93,13 @@ class AudioFileWriter(FileWriter[bytes]):
             if self.format == "mp3":
                 self._mp3 = Mp3Encoder(event.sample_rate_hz)
         elif isinstance(event, AudioChunk):
+            if self.format in ("wav", "mp3") and not self._formatted:
+                # A WAV's header and an MP3's encoder need the rate: the chunks alone would
+                # make a file that no player reads as one.
+                raise ValueError(
+                    f"a {self.format} file needs the call's AudioFormat (its sample rate) before "
+                    "its audio: pass every event of the call to write(), not only the chunks"
+                )
             if not self.opened and not event.duration_ms:
                 self._held.append(event.audio)  # Ogg's header pages: no file until audio
                 return

@@ -741,6 +741,24 @@ def test_file_format_comes_from_the_extension(tmp_path: Path) -> None:
         AudioFileWriter(io.BytesIO())
 
 
+def test_a_wav_or_mp3_writer_given_chunks_without_their_format_says_so(
+    client: Client, tmp_path: Path
+) -> None:
+    """Bug: a caller that passed only the audio chunks to write() (leaving out the AudioFormat
+    before them) got a .wav without its header: raw PCM under a name players open as WAV."""
+    events = list(client.synthesize("Hello.", **PCM))
+    chunks = [e for e in events if isinstance(e, AudioChunk)]
+    for name in ("a.wav", "a.mp3"):
+        needs = r"file needs the call's AudioFormat \(its sample rate\) before its audio"
+        with AudioFileWriter(tmp_path / name) as writer, pytest.raises(ValueError, match=needs):
+            writer.write(chunks[0])
+        assert not (tmp_path / name).exists()
+    with AudioFileWriter(tmp_path / "a.raw") as raw:  # headerless: the chunks are the file
+        for chunk in chunks:
+            raw.write(chunk)
+    assert (tmp_path / "a.raw").read_bytes() == audio_of(events)
+
+
 # -- timestamps files ---------------------------------------------------------------------------
 
 
