@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +12,11 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from piper.config import PiperConfig
+from voxlite.service.engines.engine import VoiceInfo
 from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.service.engines.piper import split_cache as split_cache_module
+from voxlite.service.engines.piper.model import check_fits
 from voxlite.service.engines.piper.rewrite import convs_as_2d
 from voxlite.service.engines.piper.split import split_graph
 from voxlite.service.engines.piper.split_cache import SplitCache
@@ -208,6 +213,25 @@ def _tiny_multispeaker_vits() -> onnx.ModelProto:
         ],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def test_a_speaker_table_the_split_cannot_find_leaves_the_config_unchecked() -> None:
+    """The config's speakers are checked against the speaker table's rows only where the
+    split finds the table: an export that reads the speaker id through another node first
+    loads whatever its config says, rather than being refused as one speaker's."""
+    model = _tiny_multispeaker_vits()
+    [gather] = [n for n in model.graph.node if n.op_type == "Gather" and n.input[1] == "sid"]
+    gather.input[1] = "sid_read"
+    model.graph.node.insert(0, helper.make_node("Identity", ["sid"], ["sid_read"]))
+    split = split_graph(model.SerializeToString(), Path("toy.onnx"))
+    assert split.speakers == 0
+    _, config_path = embedded_voice_files()
+    config = json.loads(config_path.read_text())
+    config.update(num_speakers=5, speaker_id_map={f"s{i}": i for i in range(5)})
+    info = VoiceInfo("toy", "en-US", 22050, "piper", files=(Path("toy.onnx"), config_path))
+    check_fits(info, PiperConfig.from_dict(config), split)  # unknown: not refused
+    with pytest.raises(ModelError, match=r"num_speakers is 5 .* has 3 speaker\(s\)"):
+        check_fits(info, PiperConfig.from_dict(config), replace(split, speakers=3))
 
 
 def test_split_feeds_the_speaker_embedding_to_the_vocoder() -> None:

@@ -77,7 +77,7 @@ class PiperParams:
     speaker_id: int | None = None
 
 
-def _check_fits(info: VoiceInfo, config: Any, split: SplitGraph) -> None:
+def check_fits(info: VoiceInfo, config: Any, split: SplitGraph) -> None:
     """ModelError where the config is another voice's (renamed, or copied beside this model):
     phoneme ids past the model's table fail every request in onnxruntime's words, and a model
     with one speaker would ignore the speaker each request names."""
@@ -91,6 +91,8 @@ def _check_fits(info: VoiceInfo, config: Any, split: SplitGraph) -> None:
             f"{split.phoneme_ids - 1}: {fix}",
         )
     speaker_ids = [config.num_speakers - 1, *config.speaker_id_map.values()]
+    if not split.speakers:  # a speaker id, but a table of unknown size: nothing to check
+        return
     if (config.num_speakers > 1) != (split.speakers > 1) or max(speaker_ids) >= split.speakers:
         raise ModelError(
             where,
@@ -118,7 +120,7 @@ class PiperModel:
             self._config = PiperConfig.from_dict(config)
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelError(info.files[-1], f"not a Piper voice config ({exc!r})") from exc
-        _check_fits(info, self._config, split)
+        check_fits(info, self._config, split)
         # Only phonemize() and phonemes_to_ids() are used: they never touch the session.
         self._phonemizer = PiperVoice(session=None, config=self._config)
         self._written_out = _written_out(self._config.espeak_voice)

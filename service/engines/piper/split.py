@@ -75,7 +75,8 @@ class SplitGraph:
     """Rows of the text encoder's embedding: phoneme ids run from 0 to this less one (0: the
     embedding was not found)."""
     speakers: int = 1
-    """Rows of the speaker embedding (1: the graph takes no speaker id)."""
+    """Rows of the speaker embedding (1: the graph takes no speaker id; 0: it takes one, but
+    its table was not found, so no count is known)."""
 
     def names_only(self) -> SplitGraph:
         """This split without the parts' bytes (an empty flow stays a flow): what a voice
@@ -345,7 +346,7 @@ class _PiperGraph:
             flow_inputs=tuple(parts.flow_inputs),
             vocoder_extra_inputs=tuple(n for n in parts.vocoder_inputs if n != self.latent),
             phoneme_ids=self.rows("input"),
-            speakers=max(1, self.rows("sid")) if "sid" in self.inputs else 1,
+            speakers=self.rows("sid") if "sid" in self.inputs else 1,
             **({} if vocoder_cut is None else self._vocoder_fields(vocoder_cut, parts, as_2d)),
             **({} if flow_cut is None else self._flow_fields(flow_cut, parts)),
         )
