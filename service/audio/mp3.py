@@ -5,7 +5,7 @@ from __future__ import annotations
 import lameenc
 
 MP3_KBPS = 64
-"""Speech at 24 kHz mono is clear at 64 kbit/s (OpenAI's tts-1 sends 24 kHz mono mp3 too)."""
+"""Constant bitrate for one voice, not music (LAME's own default, 128, is for stereo music)."""
 MP3_QUALITY = 5
 """LAME's effort (2 best, 7 fastest): every stream's mp3 is encoded on the event loop, beside
 the model on the same cores, and 5 is LAME's own standard for speech at this bitrate."""

@@ -6,6 +6,7 @@ import base64
 import json
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..audio.mp3 import Mp3Encoder
 from ..audio.settings import AudioSettings, Encoding, resolve_audio_settings
@@ -17,28 +18,23 @@ STREAMING_SIZE = 0xFFFFFFFF
 OpenAI's streamed WAV carries; decoders read to the end of the stream)."""
 
 
+class Body(Protocol):
+    """Turns the session's audio chunks into the response body's bytes."""
+
+    def encode(self, data: bytes) -> bytes: ...
+
+    def finish(self) -> bytes: ...
+
+
 class BodyEncoder:
-    """Turns the session's audio chunks into the response body's bytes (as they are: PCM, and
-    Ogg Opus pages)."""
+    """A body of the chunks as they are (PCM, and Ogg Opus pages); mp3's is audio.mp3's
+    Mp3Encoder."""
 
     def encode(self, data: bytes) -> bytes:
         return data
 
     def finish(self) -> bytes:
         return b""
-
-
-class Mp3Body(BodyEncoder):
-    """MPEG-2 Layer III at 24 kHz mono: each chunk's whole frames at once."""
-
-    def __init__(self) -> None:
-        self._mp3 = Mp3Encoder(RATE)
-
-    def encode(self, data: bytes) -> bytes:
-        return self._mp3.encode(data)
-
-    def finish(self) -> bytes:
-        return self._mp3.finish()
 
 
 class WavBody(BodyEncoder):
@@ -75,7 +71,7 @@ class EventsBody(BodyEncoder):
     speech.audio.delta event for each chunk, its bytes in base64, and speech.audio.done at the
     end. There are no tokens here: the usage counts the input's characters, as tts-1 bills."""
 
-    def __init__(self, audio: BodyEncoder, characters: int) -> None:
+    def __init__(self, audio: Body, characters: int) -> None:
         self._audio = audio
         self._characters = characters
 
@@ -115,9 +111,9 @@ class Format:
     def audio(self) -> AudioSettings:
         return resolve_audio_settings(self.encoding, RATE)
 
-    def body(self) -> BodyEncoder:
+    def body(self) -> Body:
         if self.name == "mp3":
-            return Mp3Body()
+            return Mp3Encoder(RATE)  # MPEG-2 Layer III, 24 kHz mono
         if self.name == "wav":
             return WavBody()
         return BodyEncoder()
