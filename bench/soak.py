@@ -34,11 +34,11 @@ wait for audio to play, so they can load the server past capacity, which it answ
 RESOURCE_EXHAUSTED); anything else is a failure."""
 BACKOFF = (0.5, 1.5)
 """Seconds a refused caller waits before its next call, as a client with retry backoff would."""
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-_SENTENCE_END_CJK = re.compile("[\u3002\uff01\uff1f]")
-"""The full stop, exclamation and question marks of Mandarin and Japanese."""
-_CASE = {"zh": "\uff0c编号", "ja": "、番号"}
-"""What goes before a case number in a Mandarin or Japanese reply (a comma, "number")."""
+_REPLIES = {"en": REPLIES, **REPLIES_BY_LANGUAGE}
+_CJK_END = re.compile("[\u3002\uff01\uff1f]")  # Mandarin's and Japanese's . ! ?
+_SENTENCE_END = {"en": re.compile(r"[.!?](?=\s|$)"), "zh": _CJK_END, "ja": _CJK_END}
+_CASE = {"en": ", case ", "zh": "\uff0c编号", "ja": "、番号"}
+"""What goes before a reply's case number, in each language (a comma, "number")."""
 _STOPPING = {
     "en": "Okay, stopping there.",
     "zh": "好的\uff0c我先说到这里。",
@@ -107,15 +107,11 @@ def proc_sample(pid: int, start: float, metrics: str = "", calls: int = 0) -> Sa
 def reply(rng: random.Random, language: str) -> str:
     """An agent's reply in `language`, most of them new (the phrase cache would serve repeats):
     a case number added to each sentence."""
-    if language == "en":
-        text = rng.choice(REPLIES)
-        if rng.random() < 0.7:
-            text = _SENTENCE_END.sub(lambda m: f", case {rng.randrange(10**6)}{m.group()}", text)
-        return text
-    text = rng.choice(REPLIES_BY_LANGUAGE[language])
+    text = rng.choice(_REPLIES[language])
     if rng.random() < 0.7:
-        text = _SENTENCE_END_CJK.sub(
-            lambda m: f"{_CASE[language]}{rng.randrange(10**4)}{m.group()}", text
+        case = _CASE[language]
+        text = _SENTENCE_END[language].sub(
+            lambda m: f"{case}{rng.randrange(10**6)}{m.group()}", text
         )
     return text
 
