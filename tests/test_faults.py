@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 import pytest
 from voxlite.client import AsyncClient, DeadlineExceeded, FlushDone
+from voxlite.client import _async as client_async
 from voxlite.service.engines.piper import embedded_voice_files
 from voxlite.tts.v1 import tts_pb2 as pb
 from voxlite.tts.v1 import tts_pb2_grpc
@@ -186,13 +187,15 @@ def test_idle_stream_is_closed_with_a_clear_status(idle_server: ServerThread) ->
 
 @pytest.mark.asyncio
 async def test_an_async_stream_keeps_the_servers_status_that_comes_after_grpc_aios_own(
-    idle_server: ServerThread,
+    idle_server: ServerThread, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Bug: a write that failed before the server's status had reached the client made
     grpc.aio set its own INTERNAL "Internal error from Core" (grpc/grpc#36066), and the read
     raised it at once, before the server's status replaced it: a refused text read as a plain
-    VoxliteError (once in CI, under load). The race is driven here: grpc.aio's status is set
-    as its failing write sets it, and the server's (the idle timeout's) comes a second later."""
+    VoxliteError. The race is driven here: grpc.aio's status is set as its failing write sets
+    it, and the server's (the idle timeout's) comes a second later; the wait for it is made
+    long, so that a busy machine's late timer cannot decide the verdict."""
+    monkeypatch.setattr(client_async, "SENT_STATUS_WAIT", 120.0)
     async with (
         AsyncClient(idle_server.address) as aclient,
         aclient.stream(voice="en_US-joe-medium") as session,
