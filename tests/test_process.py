@@ -415,14 +415,20 @@ def test_a_second_sigterm_while_voices_load_exits_without_a_traceback_or_an_abor
     traceback and exit 1 (the drain awaited the load's own future, which cancelling the first
     drain had cancelled); exiting without waiting for the load instead aborted the process
     ("terminate called", exit 134: onnxruntime still ran in the loading thread). The drain
-    waits for the voice in progress, then exits 128 + the signal's number."""
+    waits for the voice in progress, then exits 128 + the signal's number. A long call and an
+    hour's grace hold the first drain open: without them, the drain could end before the
+    second signal came, and that signal then met a process past its handlers."""
     # Kokoro's voices after SERVING: their loads are what aborted (Piper's did not).
-    srv = ServerProcess(cache_dir, tmp_path, "--engines", "piper,kokoro")
+    srv = ServerProcess(cache_dir, tmp_path, "--engines", "piper,kokoro", "--grace-seconds", "3600")
     try:
+        stub = tts_pb2_grpc.TextToSpeechServiceStub(srv.channel)
+        responses = stub.Synthesize(pb.SynthesizeRequest(text=" ".join([LONG_TEXT] * 4)))
+        assert next(responses).WhichOneof("response") == "format"
         srv.proc.send_signal(signal.SIGTERM)
         wait_until(lambda: any("draining" in line for line in srv.log))
         srv.proc.send_signal(signal.SIGTERM)
         assert srv.wait(timeout=600) == 128 + signal.SIGTERM
+        responses.cancel()
         log = "".join(srv.log)
         assert "SIGTERM again" in log
         assert "Traceback" not in log
