@@ -219,6 +219,33 @@ def test_chinese_spans_discounts_and_generations(text: str, spoken: str) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "chinese", "japanese"),
+    [
+        (
+            "价格5€，12.50 €，5$，1,000€",
+            "价格五欧元，十二点五欧元，五美元，一千欧元",
+            "价格5ユーロ，12.50ユーロ，5ドル，1000ユーロ",
+        ),
+        (
+            "$5-10，¥50~100，HK$5-10",
+            "五美元到十美元，五十元到一百元，五港币到十港币",
+            "5ドルから10ドル，50円から100円，5香港ドルから10香港ドル",
+        ),
+        ("5-10€，5-10 USD", "五到十欧元，五到十美元", "5から10ユーロ，5から10米ドル"),
+    ],
+)
+def test_money_with_its_sign_after_or_once_for_a_span(
+    text: str, chinese: str, japanese: str
+) -> None:
+    """Bug: a sign after its amount was dropped (价格5€ was 价格五, 5$ 五), the second amount of
+    a span with one sign read as a minus number ($5-10 was 五美元负十, ¥5-10 in Japanese
+    5円マイナス10) and a hyphen before an amount with its sign after it unread (5-10€ was
+    五十欧元, and in Japanese 5-10 was read digit by digit)."""
+    assert numbers.chinese(text) == chinese
+    assert numbers.japanese(text) == japanese
+
+
+@pytest.mark.parametrize(
     ("text", "code"),
     [
         ("您的验证码是：483920，5分钟内有效。", "四八三九二零"),
@@ -528,6 +555,7 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
             "“重要”苹果、香蕉，A and B、第一名和第二名，满三百减五十",
         ),
         ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
+        ("门票12€/人，会员5$/月", "门票十二欧元每人，会员五美元每月"),
         ("心率72次/分，呼吸18次/分钟", "心率七十二次每分，呼吸十八次每分钟"),
         ("单价5.8万/㎡，牛肉45元/kg", "单价五点八万每平方米，牛肉四十五元每公斤"),
         ("血糖6.1mmol/L，流量5元/GB", "血糖六点一毫摩尔每升，流量五元每GB"),
@@ -577,7 +605,8 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
 def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, written: str) -> None:
     """Bug: the Mandarin G2P dropped the signs of arithmetic, @, ~ and ㎏ unread (three times
     four equals twelve was 三四十二), read a floor's F as a letter (3F), said a price per
-    month (99元/月) with a pause for the slash, not 每, and read x² as x二 (x²+2x+1 was x二二x加一).
+    month (99元/月, 12€/人) with a pause for the slash, not 每, and read x² as x二 (x²+2x+1 was
+    x二二x加一).
     """
     assert said(mandarin, text) == said(mandarin, written)
 
@@ -744,6 +773,7 @@ def test_a_japanese_price_with_its_scale_after_the_sign(japanese: JapaneseG2P) -
         ("料金は980円/月です。", "料金は月980円です。"),
         ("5GBのプラン、20GB/月です。", "5ギガバイトのプラン、月20ギガバイトです。"),
         ("1泊10,000円/人です。", "1泊1人10000円です。"),
+        ("会費は12€/人です。", "会費は1人12ユーロです。"),
         ("2錠/回を服用。", "1回2錠を服用。"),
         ("心拍数は72回/分です。", "心拍数は1分あたり72回です。"),
         ("牛肉は500円/kg、3,000円/m²です。", "牛肉は1kgあたり500円、1m²あたり3000円です。"),

@@ -59,7 +59,10 @@ _K_SPAN = re.compile(
 _PAY = re.compile(r"(?:薪|工资|收入|待遇|报酬|奖|预算|底薪|税前|税后|补贴|[¥￥]|元)")
 # An extension after a phone number ("010-12345678转8001", "95588转0"): its digits one by one.
 _EXTENSION = re.compile(r"(?<=[\d零幺一二三四五六七八九])(\s?转\s?)(\d{1,6})(?![0-9])")
-_MONEY_AFTER = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?)\s?({_CODES})(?![A-Za-z])")
+# An amount before its code or sign ("100 USD", "5€", "12.50 $", as much of Europe writes it).
+_MONEY_AFTER = re.compile(
+    rf"(?<![\d.])(\d+(?:\.\d+)?)\s?((?:{_CODES})(?![A-Za-z])|[¥￥$€£₹](?!\s?\d))"
+)
 _DIGIT_COLON = re.compile(r"(?<=\d)：(?=\d)")
 _YUAN_AFTER = re.compile(r"(?:(?<![\d.])(-))?(\d+)\.(\d{1,2})\s?元")  # -15.30元: 负
 # A span up to such a price ("10-15.5元"): 到, not a minus the reader leaves unsaid.
@@ -140,16 +143,23 @@ _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages, amounts or counted things is a span ("10%~20%",
 # "¥50~100", "14時〜16時"): the G2Ps drop it between two numbers they have written out.
+_SIGN = r"(?:HK\$|US\$|[¥￥$€£₹])"
 _TILDE = re.compile(
     r"(?:(?<=[\d%℃円元])|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
-    r"\s?[~～〜]\s?(?=[-¥￥$€£]?\d)"
+    rf"\s?[~～〜]\s?(?=-?{_SIGN}?\d)"
 )
 # A hyphen between two numbers that each carry their unit or sign ("10%-20%", "20℃-25℃",
-# "3天-5天", "¥100-¥200") is a span; the G2Ps read it as a minus (十负百分之二十).
+# "3天-5天", "¥100-¥200"), or before an amount with its sign or code after it ("5-10€",
+# "5-10 USD"), is a span; the G2Ps read it as a minus (十负百分之二十) or drop it.
 _UNIT_SPAN = re.compile(
     r"(?:(?<=\d[%℃元円])|(?<=\d°C)|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
-    r"\s?[-\N{EN DASH}]\s?(?=\d)|(?<=\d)\s?[-\N{EN DASH}]\s?(?=[¥￥$€£]\d)"
+    rf"\s?[-\N{{EN DASH}}]\s?(?=\d)|(?<=\d)\s?[-\N{{EN DASH}}]\s?(?={_SIGN}\d"
+    rf"|\d[\d,]*(?:\.\d+)?\s?(?:[¥￥$€£₹]|(?:{_CODES})(?![A-Za-z])))"
 )
+# A span whose sign is written once, before its first amount ("$5-10", "¥50~100"): the sign
+# is given to the second as well, so that both are read as money (五美元到十美元), not the
+# second as a minus number (五美元负十).
+_SIGN_SPAN = re.compile(rf"({_SIGN})(\s?\d[\d,]*(?:\.\d+)?\s?[-\N{{EN DASH}}~～〜]\s?)(?=\d)")
 # A span of weekdays ("周一-周五", "星期一~星期五", "月〜金", "月曜日～金曜日"): the G2Ps drop
 # the sign or pause at it, and OpenJTalk reads a lone 月 as ツキ.
 _ZH_WEEKDAYS = re.compile(
@@ -560,7 +570,8 @@ def chinese(text: str) -> str:
     """Arabic numerals and their signs in Chinese text as Chinese words: dates, times, money,
     phone numbers, percentages, fractions, units and plain numbers."""
     text = _codecs_and_next_days(_ascii(text))
-    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", _ZH_WEEKDAYS.sub(r"\1到", text)))
+    text = _ZH_WEEKDAYS.sub(r"\1到", _SIGN_SPAN.sub(r"\1\2\1", text))
+    text = _TILDE.sub("到", _UNIT_SPAN.sub("到", text))
     if "w" in text or "W" in text:
         text = _WAN.sub("万", text)
     text = _ZERO_MINUTE.sub("零", _OFFER.sub(r"\1减", text))
@@ -819,7 +830,8 @@ def japanese(text: str) -> str:
         text = _POSTAL_MARK.sub(r"\1", text)
     if "〒" in text or "郵便番号" in text:
         text = _POSTAL_CODE.sub(lambda m: f"{m[1]}{_ja_digits(m[2])}の{_ja_digits(m[3])}", text)
-    text = _UNIT_SPAN.sub("から", _JA_WEEKDAYS.sub(_ja_weekdays, text))
+    text = _SIGN_SPAN.sub(r"\1\2\1", _JA_WEEKDAYS.sub(_ja_weekdays, text))
+    text = _UNIT_SPAN.sub("から", text)
     if any("\u00bc" <= c <= "\u00be" or "\u2150" <= c <= "\u215e" for c in text):
         text = _VULGAR.sub(lambda m: _vulgar(m, "と", lambda a, b: f"{b}分の{a}"), text)
     text = _SCALED_MONEY.sub(lambda m: m[2] + m[3] + _JA_CURRENCY[m[1]], text)

@@ -263,14 +263,14 @@ def _address(address: str, language: int) -> str:
 # A slash between two words written in Han or kana is a pause, as 、 ("苹果/香蕉", "月/水/金");
 # an ampersand is "and": between Latin letters in English (Q&A), else 和 (OpenJTalk says
 # アンド itself).
-# A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5元/斤") is 每 in
+# A slash after an amount before what it is counted by ("99元/月", "¥35/人", "5€/月") is 每 in
 # Chinese: read as a pause between words (below), it would say "99元、月".
 # In Japanese, what it is counted by goes first: "980円/月" is 月980円, "3回/日" 1日3回,
 # "10,000円/人" 1人10,000円 (a pause for the slash would say "980円、ツキ", the moon). Not before a
 # kanji that makes another word (月曜, 人数).
 _JA_PER = re.compile(
     r"(?<![\d.,])((?:[¥￥$€£]\s?)?\d[\d,]*(?:\.\d+)?\s?"
-    r"(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%|[KMGT]B)?)"
+    r"(?:[\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4}|%|[KMGT]B|[¥￥$€£₹])?)"
     r"\s?/\s?(月|年|週|日|人|名|泊|回|時間|分|秒|個|枚|本|台|杯|部屋|室|錠|kg|km|ml|m²|㎡|GB|MB|g|m|L)"
     r"(?![\u4e00-\u9fffA-Za-z0-9²])"
 )
@@ -285,7 +285,7 @@ _JA_PER_UNITS = {
 _JA_UNIT_PER = re.compile(r"(?<=[A-Za-zμ])\s?/\s?(kg|g|L|mL|ml|dL|min|h|s|m)(?![A-Za-z])")
 _JA_PER_WORDS = {"月": "月", "年": "年", "週": "週", "分": "1分あたり", "秒": "1秒あたり"}
 _ZH_PER = re.compile(
-    r"(?<=[\d元块次万千])\s?/\s?(?:(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克"
+    r"(?<=[\d元块次万千¥￥$€£₹])\s?/\s?(?:(?=(?:月|年|天|日|晚|夜|次|人|位|小时|分钟|周|星期|个|件|斤|公斤|千克"
     r"|克|瓶|盒|张|份|台|间|套|吨|升|平米|平方米|米|公里|页|节|杯|课时|人次|分(?!钟)|秒))"
     r"|(kg|km|ml|mL|m²|m2|㎡|GB|MB|TB|g|m|L|l|t)(?![A-Za-z0-9²]))"
 )
