@@ -63,10 +63,12 @@ def parser(description: str, *, quick_help: str) -> argparse.ArgumentParser:
 _INT8_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni")
 
 
-def cpu() -> str:
-    """The CPU's model name and its 8-bit product features, from /proc/cpuinfo."""
+def cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name, family and model numbers (a virtual machine may name only the
+    vendor: "AMD EPYC" is Zen 4 as family 25, Zen 5 as 26, whose 8-bit products differ in
+    speed) and its 8-bit product features, from `cpuinfo`."""
     try:
-        info = Path("/proc/cpuinfo").read_text()
+        info = cpuinfo.read_text()
     except OSError:
         return platform.processor() or platform.machine()
     fields: dict[str, str] = {}
@@ -75,7 +77,10 @@ def cpu() -> str:
         fields.setdefault(key.strip(), value.strip())
     flags = set(fields.get("flags", "").split())
     int8 = [f for f in _INT8_FLAGS if f in flags] or ["no VNNI or AMX"]
-    return f"{fields.get('model name', platform.machine())} ({', '.join(int8)})"
+    family = ""
+    if "cpu family" in fields:
+        family = f"family {fields['cpu family']} model {fields.get('model', '?')}; "
+    return f"{fields.get('model name', platform.machine())} ({family}{', '.join(int8)})"
 
 
 def machine() -> dict[str, Any]:
