@@ -80,6 +80,10 @@ def said(language: str, text: str) -> str:
     ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
     ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),
     ("fr", "Il fait 72 °F.", "Il fait 72 degrés Fahrenheit."),
+    # Bug: the sign of a rate per thousand went unsaid in es, fr and pt.
+    ("es", "Un 5 ‰ y un 1‰.", "Un 5 por mil y un uno por mil."),
+    ("fr", "Un taux de 5‰.", "Un taux de 5 pour mille."),
+    ("pt", "Uma taxa de 5‰.", "Uma taxa de 5 por mil."),
     # "2x1" and "20 x 30" with "por" (not "equis"); Brazil's instalments ("3x sem juros").
     ("es", "Oferta 2x1, 20 x 30 cm.", "Oferta 2 por 1, 20 por 30 centímetros."),
     ("pt", "Em 3x sem juros.", "Em 3 vezes sem juros."),

@@ -127,6 +127,7 @@ def test_the_stars_of_a_rating_stay_for_the_voice(text: str, said: str) -> None:
         ("价格\u0663元\uff0c\u0967\u0968个", "价格3元\uff0c12个"),
         ("\u2460首先\uff0c\u2461其次", "1首先\uff0c2其次"),
         ("\u2474 a \u2488 b \u24b6 \u3251", "(1) a 1 b A 21"),
+        ("5\u2103, 41\u2109", "5°C, 41°F"),
         # Signs and fractions are no letters or digits: the voices read them as they are.
         ("m\u00b2, \u00bd, \u2122, \uff0c", "m\u00b2, \u00bd, \u2122, \uff0c"),
     ],
@@ -134,7 +135,7 @@ def test_the_stars_of_a_rating_stay_for_the_voice(text: str, said: str) -> None:
 def test_other_forms_of_letters_and_digits_are_read_as_the_plain_ones(text: str, said: str) -> None:
     """Bug: the English voice read full-width "Hello." as code points and dropped the
     full-width 12 of "Room 12."; an Arabic-Indic 3 in "价格3元" failed the Mandarin voice with
-    UNKNOWN."""
+    UNKNOWN; the English and Romance voices said nothing for ℃ ("It is 5℃" was "It is five")."""
     assert spoken(text) == said
 
 

@@ -87,6 +87,7 @@ from voxlite.service.engines.piper.english import english
             "It is -5°C or 23°F, 1°C up.",
             "It is -5 degrees Celsius or 23 degrees Fahrenheit, 1 degree Celsius up.",
         ),
+        ("A rate of 5‰.", "A rate of 5 per mille."),
         ("Meet 2-3pm or 10:30-11:30 AM.", "Meet 2 to 3pm or 10 30 to 11 30 AM."),
         ("Open 9:00 to 17:30, not 00:15.", "Open 9 o'clock to 5 30 PM, not 12 15 AM."),
         ("Get v2.0 or Vol. 3, 2.5x a day.", "Get version 2.0 or volume 3, 2.5 times a day."),
@@ -266,7 +267,7 @@ def test_what_espeak_misreads_is_written_out(text: str, written: str) -> None:
     number in one run (5551234567, +447911123456) and a card's sixteen digits as amounts,
     "555-1234" and "CS-2024-0042" as spans ("2024 to 0042"), "1h 30m" as "30 meters", and
     "World War II" as "World War Roman two", "1 1/2" as "one one half", "2026/12/06" digit by
-    digit and "mi" as "my"."""
+    digit, "mi" as "my" and "5‰" as "five"."""
     assert english(text) == written
 
 

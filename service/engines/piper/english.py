@@ -134,6 +134,7 @@ _UNITS = {
     "Gbps": ("gigabit per second", "gigabits per second"),
     "°C": ("degree Celsius", "degrees Celsius"),
     "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
+    "‰": ("per mille", "per mille"),
 }
 # A one-letter unit right after its number, or after a space where a lowercase word or a mark
 # follows it ("a 65 W charger"): "10 W 42nd St" is West. A short form's full stop inside a

@@ -97,7 +97,7 @@ _LANGUAGES = {
          "min": ("un minuto", "minutos"), "s": ("un segundo", "segundos"),
          "seg": ("un segundo", "segundos"), "°C": ("un grado", "grados"),
          "GB": ("un giga", "gigas"), "MB": ("un mega", "megas"), "TB": ("un tera", "teras"),
-         "°F": ("un grado Fahrenheit", "grados Fahrenheit")},
+         "°F": ("un grado Fahrenheit", "grados Fahrenheit"), "‰": ("uno por mil", "por mil")},
         # 2.º and 1.ª: espeak-ng reads the ordinal letter alone, and the point as a pause.
         ((r"(\d)\.(?=[ºª])", r"\1"), (r"(?<!\d)1\.?er\b", "primer"),
          (r"(?<!\d)3\.?er\b", "tercer")),
@@ -119,7 +119,7 @@ _LANGUAGES = {
          "Go": ("un giga", "gigas"), "Mo": ("un méga", "mégas"), "To": ("un téra", "téras"),
          "GB": ("un giga", "gigas"), "MB": ("un méga", "mégas"), "TB": ("un téra", "téras"),
          "°C": ("un degré", "degrés"),
-         "°F": ("un degré Fahrenheit", "degrés Fahrenheit")},
+         "°F": ("un degré Fahrenheit", "degrés Fahrenheit"), "‰": ("un pour mille", "pour mille")},
         # 2e, 3ème, 1re: espeak-ng says the letters (deux e); it reads 2ème and 1ère.
         ((r"(?<!\d)1(?:re|ʳᵉ)(?!\w)", "1ère"), (r"(?<!\d)1ᵉʳ(?!\w)", "1er"),
          (r"(?<!\d)2(?:nde)(?!\w)", "seconde"), (r"(?<!\d)2(?:nd)(?!\w)", "second"),
@@ -141,7 +141,7 @@ _LANGUAGES = {
          "min": ("un minuto", "minuti"), "s": ("un secondo", "secondi"),
          "GB": ("un giga", "giga"), "MB": ("un mega", "mega"), "TB": ("un tera", "tera"),
          "°C": ("un grado", "gradi"),
-         "°F": ("un grado Fahrenheit", "gradi Fahrenheit")},
+         "°F": ("un grado Fahrenheit", "gradi Fahrenheit"), "‰": ("uno per mille", "per mille")},
         # The article elided before 8 and 11 ("tra l'8 e l'11", "dall'8"): espeak-ng says the
         # l as a letter (*elle otto*); written with the number's word, it is *lotto*.
         ((r"(?<!\w)((?i:l|dall|all|nell|sull|dell))['\u2019]8(?![\d:.,]?\d)", r"\1'otto"),
@@ -164,7 +164,7 @@ _LANGUAGES = {
          "min": ("um minuto", "minutos"), "s": ("um segundo", "segundos"),
          "GB": ("um giga", "gigas"), "MB": ("um mega", "megas"), "TB": ("um tera", "teras"),
          "°C": ("um grau", "graus"),
-         "°F": ("um grau Fahrenheit", "graus Fahrenheit")},
+         "°F": ("um grau Fahrenheit", "graus Fahrenheit"), "‰": ("um por mil", "por mil")},
         # "em 3x sem juros": three instalments, said "três vezes".
         ((r"(\d)\.(?=[ºª])", r"\1"),
          (r"(?<![\w.,])(\d+)x(?=\s|$|[.,;])(?!\s*[-+=<>])", r"\1 vezes")),
@@ -185,7 +185,7 @@ _PRICE = re.compile(
 # a one-letter unit (m, g, l, s) must be spaced, so that "80s" or "5g" (a network) stay words.
 _AMOUNT = rf"(?P<amount>(?:{_INTEGER})(?:,\d+)?)"
 _UNIT = re.compile(
-    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º][CF]"
+    rf"(?<![\w.,:/]){_AMOUNT}(?:\s?(?P<unit>km/h|km|cm|mm|m²|m³|kg|mg|ml|min|seg|[°º][CF]|‰"
     r"|[GMT]B|[GMT]o)"
     r"|\s(?P<letter>[mgls]))(?![\w/²³])"
 )
