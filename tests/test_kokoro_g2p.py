@@ -84,6 +84,12 @@ def texts(words: list[Word]) -> list[str]:
         ),
         ("2L水，10W+阅读", "两升水，十万多阅读"),
         ("能量2000kJ，约478kcal", "能量两千千焦，约四百七十八千卡"),
+        # Bug: these units were spelled in English letters (七N M芯片, 三十五D B).
+        (
+            "7nm芯片，噪音35dB，胎压2.4bar，2.5MPa，1013hPa，5ft，3lbs，8oz，60mph，3000rpm",
+            "七纳米芯片，噪音三十五分贝，胎压二点四巴，二点五兆帕，一千零一十三百帕，五英尺，"
+            "三磅，八盎司，六十英里每小时，三千转每分钟",
+        ),
         # one of a count, not a fraction (第五分之二页)
         ("第2/5页，步骤1/3，约1/3的人", "第二页，共五页，步骤一，共三步，约三分之一的人"),
         ("100 USD，RMB 300元，HK$100，₹200", "一百美元，三百元，一百港币，二百卢比"),
@@ -556,6 +562,11 @@ def test_latin_words_openjtalk_knows_keep_its_reading(
         ),
         ("会员¥99/月，白菜5元/斤，半天1/2天", "会员九十九元每月，白菜五元每斤，半天二分之一天"),
         ("门票12€/人，会员5$/月", "门票十二欧元每人，会员五美元每月"),
+        # Bug: a square or cubic centimetre was C and then square metres (五C平方米).
+        (
+            "面积30cm²，体积500cm³，截面2.5mm²",
+            "面积三十平方厘米，体积五百立方厘米，截面二点五平方毫米",
+        ),
         ("心率72次/分，呼吸18次/分钟", "心率七十二次每分，呼吸十八次每分钟"),
         ("单价5.8万/㎡，牛肉45元/kg", "单价五点八万每平方米，牛肉四十五元每公斤"),
         ("血糖6.1mmol/L，流量5元/GB", "血糖六点一毫摩尔每升，流量五元每GB"),
@@ -629,6 +640,14 @@ def test_mandarin_signs_and_units_are_read(mandarin: MandarinG2P, text: str, wri
         ),
         ("ビタミンCが多い。", "ビタミンシーが多い。"),
         ("重さは5kgで容量は3Lです。", "重さは5キログラムで容量は3リットルです。"),
+        (
+            "面積は30cm²、体積は500cm³です。",
+            "面積は30 平方センチメートル、体積は500 立方センチメートルです。",
+        ),
+        (
+            "2.5MPaで5ms、5ftと3lbs、1galです。",
+            "2.5メガパスカルで5ミリ秒、5フィートと3ポンド、1ガロンです。",
+        ),
         ("電池は5000mAhです。", "電池は5000ミリアンペアアワーです。"),
         ("1+1=2です。", "1たす1イコール2です。"),
         ("1/3と10%~20%です。", "3分の1と10%から20%です。"),
@@ -666,8 +685,8 @@ def test_japanese_letters_units_and_signs_are_read(
     """Bug: a letter alone was left out ("プランB" was プラン, "ビタミンC" ビタミン), a unit
     after a number dropped or spelled ("3L" was 3, "5kg" ゴケージー), +, =, / and ~ unread,
     "50%オフ" was 50 off, "3F" (the third floor) lost its F, 3:00PM was 3時ピーエム, 12/24(火)
-    24分の12, Ver.2.0 バー、2.0, a tilde after ℃ or 円 or after a price (from) a pause, and
-    "pt" spelled."""
+    24分の12, Ver.2.0 バー、2.0, a tilde after ℃ or 円 or after a price (from) a pause,
+    "pt" spelled, "cm²" シー and then square metres, and MPa, ms, ft, lbs and gal spelled."""
     assert said(japanese, text) == said(japanese, written)
 
 

@@ -361,6 +361,9 @@ _UNITS = {
     "mAh": "毫安时", "kW": "千瓦", "kWh": "千瓦时", "mmHg": "毫米汞柱", "mmol/L": "毫摩尔每升",
     "mL": "毫升", "L": "升", "W": "瓦", "V": "伏", "kV": "千伏", "mV": "毫伏", "mA": "毫安",
     "kJ": "千焦", "kcal": "千卡", "μg": "微克", "ug": "微克", "mmol": "毫摩尔",
+    "nm": "纳米", "dB": "分贝", "Pa": "帕", "kPa": "千帕", "hPa": "百帕", "MPa": "兆帕",
+    "bar": "巴", "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司", "mph": "英里每小时",
+    "rpm": "转每分钟",
 }  # fmt: skip
 # Not before "+": "10W+" is internet writing for 十万多.
 _UNIT = re.compile(
@@ -693,6 +696,7 @@ _JA_SEAT = re.compile(
 _JA_UNITS = {
     "L": "リットル", "kB": "キロバイト", "mAh": "ミリアンペアアワー", "pt": "ポイント",
     "mmHg": "ミリエイチジー", "mcg": "マイクログラム", "GB": "ギガバイト", "mmol": "ミリモル",
+    "MPa": "メガパスカル", "ms": "ミリ秒", "ft": "フィート", "lbs": "ポンド", "gal": "ガロン",
 }  # fmt: skip
 _JA_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(sorted(_JA_UNITS, key=len, reverse=True)) + r")(?![A-Za-z])"
