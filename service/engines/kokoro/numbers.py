@@ -43,13 +43,15 @@ _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 # The sign or code, the amount, and the unit written after it as well ("¥1299元", "$5美元",
 # "¥1,000円"), which is not read again; and an amount before its code ("100 USD").
 _CODES = "USD|RMB|CNY|EUR|GBP|JPY|HKD|INR"
+# A currency's sign, which may stand before an amount or after it ("$5", "5€").
+_SIGN = r"(?:HK\$|US\$|[¥￥$€£₹])"
 _MONEY_BEFORE = re.compile(
-    rf"(HK\$|US\$|[¥￥$€£₹]|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)"
+    rf"({_SIGN}|(?<![A-Za-z])(?:{_CODES})(?=\s?\d))\s?(\d+(?:\.\d+)?)"
     r"(\s?(?:元|美元|欧元|英镑|港币|日元|卢比|円|米ドル|ドル|ユーロ|ポンド|ルピー|人民元))?"
 )
 # An amount with its scale after the sign ("¥5.5万", "$1.2亿"): the scale before the currency
 # (五点五万元), not 五元五角 then 万.
-_SCALED_MONEY = re.compile(r"(HK\$|US\$|[¥￥$€£₹])\s?(\d+(?:\.\d+)?)\s?(千万|百万|[千万亿])")
+_SCALED_MONEY = re.compile(rf"({_SIGN})\s?(\d+(?:\.\d+)?)\s?(千万|百万|[千万亿])")
 # A salary or a budget in thousands ("月薪15k-20k", "年终奖2.5K"): 一万五千, 两千五百. Only after a
 # word for pay (_PAY) or in a span of them: "4K电视" is a screen, "5K跑" a race.
 _K = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)[kK](?![A-Za-z])")
@@ -143,7 +145,6 @@ _DOTTED = re.compile(r"(?<![0-9.])\d+(?:\.\d+){2,}(?![0-9]|\.\d)")
 _NO = re.compile(r"(?<![A-Za-z])(?:No|NO)\.\s?(\d+)")
 # A tilde between numbers, percentages, amounts or counted things is a span ("10%~20%",
 # "¥50~100", "14時〜16時"): the G2Ps drop it between two numbers they have written out.
-_SIGN = r"(?:HK\$|US\$|[¥￥$€£₹])"
 _TILDE = re.compile(
     r"(?:(?<=[\d%℃円元])|(?<=\d[\u4e00-\u9fff])|(?<=\d[\u4e00-\u9fff]{2}))"
     rf"\s?[~～〜]\s?(?=-?{_SIGN}?\d)"
