@@ -80,6 +80,9 @@ def said(language: str, text: str) -> str:
     ("es", "Su saldo es de -25,30 €.", "Su saldo es de menos 25 euros con 30."),
     ("fr", "Il fait \N{MINUS SIGN}3 °C.", "Il fait moins 3 degrés."),
     ("fr", "Il fait 72 °F.", "Il fait 72 degrés Fahrenheit."),
+    # Bug: a span of prices with one sign lost its "a" (cinco dólares diez).
+    ("es", "Cuesta $5-10 o €5-€10.", "Cuesta 5 dólares a 10 dólares o 5 euros a 10 euros."),
+    ("pt", "Custa R$ 5-10.", "Custa 5 reais a 10 reais."),
     # Bug: the sign of a rate per thousand went unsaid in es, fr and pt.
     ("es", "Un 5 ‰ y un 1‰.", "Un 5 por mil y un uno por mil."),
     ("fr", "Un taux de 5‰.", "Un taux de 5 pour mille."),

@@ -177,6 +177,11 @@ _LANGUAGES = {
 _INTEGER = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?!\d)|\d+"
 _SIGN = r"US\$|R\$|[$€£]"
 _CENTS = r"(?:[,.](?P<{}>\d{{1,2}})(?!\d))?"
+# A span of prices with the sign before the first ("$5-10", "€5-€10"): the sign before the
+# second as well and the span's word between, or espeak-ng says "cinco dólares diez".
+_SIGN_SPAN = re.compile(
+    rf"(?<![\w.,])({_SIGN})\s?((?:{_INTEGER})(?:,\d{{1,2}})?)\s?[-\u2013]\s?(?:{_SIGN})?\s?(?=\d)"
+)
 _PRICE = re.compile(
     rf"(?<![\w.,])(?:(?P<before>{_SIGN})\s?(?P<a>{_INTEGER}){_CENTS.format('ac')}(?![,.]?\d)"
     rf"|(?P<b>{_INTEGER}){_CENTS.format('bc')}\s?(?P<after>{_SIGN})(?!\w))"
@@ -294,7 +299,7 @@ def spoken(text: str, language: str) -> str:
     if "/" in text:
         text = _OF_TOTAL[language].sub(rf"\1 {_OF[language]} \2", text)
         text = _PER.sub(lambda m: _per(m, rules), text)
-    text = _MINUS.sub(f"{rules.minus} ", text)
+    text = _MINUS.sub(f"{rules.minus} ", _SIGN_SPAN.sub(rf"\1\2 {rules.to} \1", text))
     text = _PRICE.sub(lambda m: _price(m, rules, language), text)
     if language == "pt":
         text = _BR_PHONE.sub(lambda m: ", ".join(" ".join(g) for g in m.groups() if g), text)
