@@ -255,13 +255,13 @@ def _describe(exc: VoxliteError, args: argparse.Namespace, *, answered: bool = F
                 "--http-port serves OpenAI's HTTP API); give the server's gRPC port (its --port, "
                 f"50051 by default) (gRPC: {details})"
             )
-        if any(words in details.lower() for words in _NOT_LISTENING) and names_no_port(server):
-            return (
-                f"{server} names no port, so gRPC tried 443, where nothing answers: add the "
-                f"server's port, 50051 unless its --port says otherwise ({server}:50051) "
-                f"(gRPC: {details})"
-            )
         if any(words in details.lower() for words in _NOT_LISTENING):
+            if names_no_port(server):
+                return (
+                    f"{server} names no port, so gRPC tried 443, where nothing answers: add the "
+                    f"server's port, 50051 unless its --port says otherwise ({server}:50051) "
+                    f"(gRPC: {details})"
+                )
             return (
                 f"{server} is unavailable: nothing answers there; start voxlite-server "
                 "(scripts/serve in a checkout), or name another with --server or "

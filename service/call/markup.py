@@ -69,10 +69,10 @@ _SCHEME = re.compile(r"(?<![A-Za-z])https?://(?=\w)")
 _REFERENCE = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 # Letters and digits written in another form of the plain ones: full-width Latin (common in
 # Chinese and Japanese text), the styled letters of the mathematical block (bold, italic) and
-# circled or bracketed numbers and letters (① ⑴ Ⓐ) and the degree signs with their letter (℃
-# ℉, which the English and Romance voices left unsaid), which espeak-ng reads as their code
-# points or not at all; and the decimal digits of any script (Arabic-Indic, Devanagari, styled),
-# on which the Chinese and Japanese number readers fail.
+# circled or bracketed numbers and letters (① ⑴ Ⓐ) and the degree signs with their letter
+# (℃ ℉), which espeak-ng reads as their code points or not at all; and the decimal digits of
+# any script (Arabic-Indic, Devanagari, styled), on which the Chinese and Japanese number
+# readers fail.
 _FORMS = re.compile(
     "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\u2460-\u24ff\u3251-\u325f\u32b1-\u32bf\u2103\u2109"
     "\U0001d400-\U0001d7ff]|(?![0-9])\\d"

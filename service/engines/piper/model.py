@@ -90,9 +90,9 @@ def check_fits(info: VoiceInfo, config: Any, split: SplitGraph) -> None:
             f"phoneme_id_map has ids up to {highest}, but {model} knows ids 0 to "
             f"{split.phoneme_ids - 1}: {fix}",
         )
-    speaker_ids = [config.num_speakers - 1, *config.speaker_id_map.values()]
     if not split.speakers:  # a speaker id, but a table of unknown size: nothing to check
         return
+    speaker_ids = [config.num_speakers - 1, *config.speaker_id_map.values()]
     if (config.num_speakers > 1) != (split.speakers > 1) or max(speaker_ids) >= split.speakers:
         raise ModelError(
             where,
